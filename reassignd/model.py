@@ -1,0 +1,656 @@
+"""Immutable domain types shared by every layer, and their JSON forms.
+
+Everything here is pure: snapshots are parsed at the edge (adapters, files) into frozen values that the
+engine and the placers can hash, compare and share between decisions without copying. Parsing collects
+every problem before failing, so an operator fixes a bad file in one round instead of one error at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Final
+
+PLAN_VERSION: Final = 1
+SNAPSHOT_VERSION: Final = 1
+NO_LEADER: Final = -1
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+def _frozen(mapping: Mapping[Any, Any] | None) -> Mapping[Any, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Errors
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with an input, located precisely enough to fix without reading the code."""
+
+    where: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field}: {self.message}"
+
+
+class InvalidInputError(ValueError):
+    """Raised with every problem found, never with a half-parsed value."""
+
+    def __init__(self, what: str, problems: Iterable[Problem]) -> None:
+        self.what = what
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid {what} ({len(self.problems)} problem(s)):\n{lines}")
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[Problem] = []
+
+    def add(self, where: str, fld: str, message: str) -> None:
+        self.items.append(Problem(where, fld, message))
+
+    def raise_if_any(self, what: str) -> None:
+        if self.items:
+            raise InvalidInputError(what, self.items)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Core values
+
+
+def parse_rack_path(rack: str | None) -> tuple[str, ...]:
+    """`/dc1/rack2/host3` -> ("dc1", "rack2", "host3"); a plain `rack-a` is a one-level path (KIP-879)."""
+    if not rack:
+        return ()
+    return tuple(part for part in rack.split("/") if part)
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    id: int
+    rack: str | None = None
+    online: bool = True
+
+    @property
+    def rack_levels(self) -> tuple[str, ...]:
+        return parse_rack_path(self.rack)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """A partition as the cluster reports it.
+
+    `replicas` is Kafka's replica list: during a reassignment that is the target followed by the replicas
+    being removed (KRaft PartitionReassignmentReplicas). `replica_sizes` holds the bytes each replica has on
+    its broker (DescribeLogDirs); a missing entry means unknown.
+    """
+
+    tp: TopicPartition
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int = NO_LEADER
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+    size_bytes: int = 0
+    replica_sizes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+    produce_bytes_per_sec: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.replica_sizes, MappingProxyType):
+            object.__setattr__(self, "replica_sizes", _frozen(self.replica_sizes))
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    @property
+    def has_leader(self) -> bool:
+        return self.leader != NO_LEADER
+
+    @property
+    def preferred_leader(self) -> int | None:
+        return self.replicas[0] if self.replicas else None
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """What the partition ends as: the replica list without the replicas being removed."""
+        if not self.removing:
+            return self.replicas
+        removing = set(self.removing)
+        return tuple(r for r in self.replicas if r not in removing)
+
+    @property
+    def original_replicas(self) -> tuple[int, ...]:
+        """What a cancel reverts to: the replica list without the replicas being added (KIP-455)."""
+        if not self.adding:
+            return self.replicas
+        adding = set(self.adding)
+        return tuple(r for r in self.replicas if r not in adding)
+
+    def size_on(self, broker: int) -> int | None:
+        return self.replica_sizes.get(broker)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    name: str
+    topic_id: str | None = None
+    configs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.configs, MappingProxyType):
+            object.__setattr__(self, "configs", _frozen(self.configs))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """The whole cluster at one instant, as far as reassignment decisions need it."""
+
+    brokers: Mapping[int, Broker]
+    partitions: Mapping[TopicPartition, PartitionState]
+    topics: Mapping[str, TopicInfo] = field(default_factory=lambda: MappingProxyType({}))
+    broker_configs: Mapping[int, Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))
+    cluster_configs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    cluster_id: str | None = None
+    controller_id: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("brokers", "partitions", "topics", "cluster_configs"):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, _frozen(value))
+        if not isinstance(self.broker_configs, MappingProxyType) or any(
+            not isinstance(v, MappingProxyType) for v in self.broker_configs.values()
+        ):
+            object.__setattr__(
+                self, "broker_configs", _frozen({b: _frozen(c) for b, c in self.broker_configs.items()})
+            )
+
+    @classmethod
+    def build(
+        cls,
+        brokers: Iterable[Broker],
+        partitions: Iterable[PartitionState],
+        topics: Iterable[TopicInfo] = (),
+        **kwargs: Any,
+    ) -> ClusterSnapshot:
+        return cls(
+            brokers={b.id: b for b in brokers},
+            partitions={p.tp: p for p in partitions},
+            topics={t.name: t for t in topics},
+            **kwargs,
+        )
+
+    def online_broker_ids(self) -> frozenset[int]:
+        return frozenset(b.id for b in self.brokers.values() if b.online)
+
+    def topic_config(self, topic: str, key: str) -> str | None:
+        info = self.topics.get(topic)
+        return info.configs.get(key) if info else None
+
+    def min_insync_replicas(self, topic: str) -> int:
+        """The topic's min.insync.replicas, falling back to the cluster default and then Kafka's (1)."""
+        value = self.topic_config(topic, "min.insync.replicas") or self.cluster_configs.get(
+            "min.insync.replicas"
+        )
+        try:
+            return max(1, int(value)) if value is not None else 1
+        except ValueError:
+            return 1
+
+    def broker_config(self, broker: int, key: str) -> str | None:
+        return self.broker_configs.get(broker, _EMPTY).get(key)
+
+    def partitions_of(self, topic: str) -> Iterator[PartitionState]:
+        return (p for p in self.partitions.values() if p.tp.topic == topic)
+
+    def with_partitions(self, updated: Iterable[PartitionState]) -> ClusterSnapshot:
+        merged = dict(self.partitions)
+        merged.update((p.tp, p) for p in updated)
+        return replace(self, partitions=merged)
+
+    def with_brokers(self, updated: Iterable[Broker]) -> ClusterSnapshot:
+        merged = dict(self.brokers)
+        merged.update((b.id, b) for b in updated)
+        return replace(self, brokers=merged)
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentPlan:
+    """Final target replicas per partition, in Kafka's reassignment JSON form."""
+
+    targets: Mapping[TopicPartition, tuple[int, ...]]
+    log_dirs: Mapping[TopicPartition, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        for name in ("targets", "log_dirs"):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, _frozen(value))
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def topics(self) -> frozenset[str]:
+        return frozenset(tp.topic for tp in self.targets)
+
+    def to_dict(self) -> dict[str, Any]:
+        entries: list[dict[str, Any]] = []
+        for tp in sorted(self.targets):
+            entry: dict[str, Any] = {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "replicas": list(self.targets[tp]),
+            }
+            if tp in self.log_dirs:
+                entry["log_dirs"] = list(self.log_dirs[tp])
+            entries.append(entry)
+        return {"version": PLAN_VERSION, "partitions": entries}
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> ReassignmentPlan:
+        return cls.from_dict(_load_json(text, "reassignment plan"))
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ReassignmentPlan:
+        problems = _Problems()
+        targets: dict[TopicPartition, tuple[int, ...]] = {}
+        log_dirs: dict[TopicPartition, tuple[str, ...]] = {}
+        if not isinstance(data, dict):
+            problems.add("plan", "(document)", f"must be a JSON object, got {_type_name(data)}")
+            problems.raise_if_any("reassignment plan")
+        version = data.get("version")
+        if version != PLAN_VERSION:
+            problems.add("plan", "version", f"must be {PLAN_VERSION}, got {version!r}")
+        entries = data.get("partitions")
+        if not isinstance(entries, list):
+            problems.add("plan", "partitions", f"must be a list, got {_type_name(entries)}")
+            entries = []
+        for index, entry in enumerate(entries):
+            where = f"partitions[{index}]"
+            tp = _parse_tp(entry, where, problems)
+            if tp is not None:
+                where = f"partitions[{index}] ({tp})"
+            replicas = _parse_replica_list(entry, "replicas", where, problems, allow_empty=False)
+            dirs = entry.get("log_dirs") if isinstance(entry, dict) else None
+            dirs_tuple: tuple[str, ...] | None = None
+            if dirs is not None:
+                if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+                    problems.add(where, "log_dirs", f"must be a list of strings, got {dirs!r}")
+                elif replicas is not None and len(dirs) != len(replicas):
+                    problems.add(
+                        where, "log_dirs", f"has {len(dirs)} entries for {len(replicas)} replicas: {dirs!r}"
+                    )
+                else:
+                    dirs_tuple = tuple(dirs)
+            if tp is None or replicas is None:
+                continue
+            if tp in targets:
+                problems.add(where, "partition", f"duplicate entry for {tp}")
+                continue
+            targets[tp] = replicas
+            if dirs_tuple is not None and any(d != "any" for d in dirs_tuple):
+                log_dirs[tp] = dirs_tuple
+        problems.raise_if_any("reassignment plan")
+        return cls(targets=targets, log_dirs=log_dirs)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Snapshot JSON (documented in docs/snapshot-format.md)
+
+
+def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    partitions: list[dict[str, Any]] = []
+    for tp in sorted(snapshot.partitions):
+        p = snapshot.partitions[tp]
+        entry: dict[str, Any] = {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "replicas": list(p.replicas),
+            "isr": list(p.isr),
+            "leader": p.leader,
+            "size_bytes": p.size_bytes,
+        }
+        if p.adding:
+            entry["adding"] = list(p.adding)
+        if p.removing:
+            entry["removing"] = list(p.removing)
+        if p.replica_sizes:
+            entry["replica_sizes"] = {str(b): s for b, s in sorted(p.replica_sizes.items())}
+        if p.produce_bytes_per_sec:
+            entry["produce_bytes_per_sec"] = p.produce_bytes_per_sec
+        partitions.append(entry)
+    return {
+        "version": SNAPSHOT_VERSION,
+        "cluster_id": snapshot.cluster_id,
+        "controller_id": snapshot.controller_id,
+        "brokers": [
+            {"id": b.id, "rack": b.rack, "online": b.online}
+            for b in sorted(snapshot.brokers.values(), key=lambda b: b.id)
+        ],
+        "topics": [
+            {"name": t.name, "topic_id": t.topic_id, "configs": dict(t.configs)}
+            for t in sorted(snapshot.topics.values(), key=lambda t: t.name)
+        ],
+        "partitions": partitions,
+        "broker_configs": {str(b): dict(c) for b, c in sorted(snapshot.broker_configs.items())},
+        "cluster_configs": dict(snapshot.cluster_configs),
+    }
+
+
+def snapshot_to_json(snapshot: ClusterSnapshot, indent: int | None = None) -> str:
+    return json.dumps(snapshot_to_dict(snapshot), indent=indent)
+
+
+def snapshot_from_json(text: str) -> ClusterSnapshot:
+    return snapshot_from_dict(_load_json(text, "cluster snapshot"))
+
+
+def snapshot_from_dict(data: Any) -> ClusterSnapshot:
+    """Parse and cross-check a snapshot; every problem is reported at once."""
+    what = "cluster snapshot"
+    problems = _Problems()
+    if not isinstance(data, dict):
+        problems.add("snapshot", "(document)", f"must be a JSON object, got {_type_name(data)}")
+        problems.raise_if_any(what)
+    version = data.get("version", SNAPSHOT_VERSION)
+    if version != SNAPSHOT_VERSION:
+        problems.add("snapshot", "version", f"must be {SNAPSHOT_VERSION}, got {version!r}")
+
+    brokers = _parse_brokers(data.get("brokers"), problems)
+    topics = _parse_topics(data.get("topics", []), problems)
+    partitions: dict[TopicPartition, PartitionState] = {}
+    raw_partitions = data.get("partitions")
+    if not isinstance(raw_partitions, list):
+        problems.add("snapshot", "partitions", f"must be a list, got {_type_name(raw_partitions)}")
+        raw_partitions = []
+    for index, entry in enumerate(raw_partitions):
+        state = _parse_partition(entry, index, brokers, problems)
+        if state is None:
+            continue
+        if state.tp in partitions:
+            problems.add(f"partitions[{index}] ({state.tp})", "partition", f"duplicate entry for {state.tp}")
+            continue
+        partitions[state.tp] = state
+    for tp in partitions:
+        if tp.topic not in topics:
+            topics[tp.topic] = TopicInfo(name=tp.topic)
+
+    broker_configs: dict[int, Mapping[str, str]] = {}
+    raw_bc = data.get("broker_configs", {})
+    if not isinstance(raw_bc, dict):
+        problems.add("snapshot", "broker_configs", f"must be an object, got {_type_name(raw_bc)}")
+        raw_bc = {}
+    for key, configs in raw_bc.items():
+        broker_id = _as_int(key)
+        if broker_id is None or broker_id < 0:
+            problems.add("broker_configs", str(key), "key must be a non-negative broker id")
+            continue
+        parsed = _parse_str_map(configs, f"broker_configs[{key}]", problems)
+        if parsed is not None:
+            broker_configs[broker_id] = parsed
+    cluster_configs = _parse_str_map(data.get("cluster_configs", {}), "snapshot", problems, "cluster_configs")
+
+    cluster_id = data.get("cluster_id")
+    if cluster_id is not None and not isinstance(cluster_id, str):
+        problems.add("snapshot", "cluster_id", f"must be a string or null, got {cluster_id!r}")
+    controller_id = data.get("controller_id")
+    if controller_id is not None and (_as_strict_int(controller_id) is None):
+        problems.add("snapshot", "controller_id", f"must be an integer or null, got {controller_id!r}")
+    problems.raise_if_any(what)
+    return ClusterSnapshot(
+        brokers=brokers,
+        partitions=partitions,
+        topics=topics,
+        broker_configs=broker_configs,
+        cluster_configs=cluster_configs or {},
+        cluster_id=cluster_id,
+        controller_id=controller_id,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Parsing helpers
+
+
+def _load_json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            what, [Problem("(document)", f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}")]
+        ) from None
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _as_strict_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return _as_strict_int(value)
+
+
+def _parse_tp(entry: Any, where: str, problems: _Problems) -> TopicPartition | None:
+    if not isinstance(entry, dict):
+        problems.add(where, "(entry)", f"must be an object, got {_type_name(entry)}")
+        return None
+    topic = entry.get("topic")
+    partition = entry.get("partition")
+    ok = True
+    if not isinstance(topic, str) or not topic:
+        problems.add(where, "topic", f"must be a non-empty string, got {topic!r}")
+        ok = False
+    part = _as_strict_int(partition)
+    if part is None:
+        problems.add(where, "partition", f"must be an integer, got {partition!r}")
+        ok = False
+    elif part < 0:
+        problems.add(where, "partition", f"must not be negative, got {part}")
+        ok = False
+    return TopicPartition(topic, part) if ok and isinstance(topic, str) and part is not None else None
+
+
+def _parse_replica_list(
+    entry: Any, name: str, where: str, problems: _Problems, *, allow_empty: bool, required: bool = True
+) -> tuple[int, ...] | None:
+    if not isinstance(entry, dict):
+        return None
+    if name not in entry and not required:
+        return ()
+    value = entry.get(name)
+    if not isinstance(value, list):
+        problems.add(where, name, f"must be a list of broker ids, got {value!r}")
+        return None
+    ok = True
+    ids: list[int] = []
+    for item in value:
+        broker = _as_strict_int(item)
+        if broker is None:
+            problems.add(where, name, f"broker ids must be integers, got {item!r} in {value!r}")
+            ok = False
+        elif broker < 0:
+            problems.add(where, name, f"broker ids must not be negative, got {broker} in {value!r}")
+            ok = False
+        else:
+            ids.append(broker)
+    if not value and not allow_empty:
+        problems.add(where, name, "must not be empty")
+        ok = False
+    duplicates = sorted({b for b in ids if ids.count(b) > 1})
+    if duplicates:
+        problems.add(where, name, f"duplicate broker id(s) {duplicates} in {value!r}")
+        ok = False
+    return tuple(ids) if ok else None
+
+
+def _parse_str_map(
+    value: Any, where: str, problems: _Problems, name: str = "configs"
+) -> dict[str, str] | None:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.add(where, name, f"must be an object of strings, got {_type_name(value)}")
+        return None
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if item is None:
+            continue
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            problems.add(where, f"{name}.{key}", f"must be a string, got {item!r}")
+            continue
+        out[str(key)] = str(item)
+    return out
+
+
+def _parse_brokers(raw: Any, problems: _Problems) -> dict[int, Broker]:
+    brokers: dict[int, Broker] = {}
+    if not isinstance(raw, list):
+        problems.add("snapshot", "brokers", f"must be a list, got {_type_name(raw)}")
+        return brokers
+    for index, entry in enumerate(raw):
+        where = f"brokers[{index}]"
+        if not isinstance(entry, dict):
+            problems.add(where, "(entry)", f"must be an object, got {_type_name(entry)}")
+            continue
+        broker_id = _as_strict_int(entry.get("id"))
+        rack = entry.get("rack")
+        online = entry.get("online", True)
+        ok = True
+        if broker_id is None or broker_id < 0:
+            problems.add(where, "id", f"must be a non-negative integer, got {entry.get('id')!r}")
+            ok = False
+        if rack is not None and not isinstance(rack, str):
+            problems.add(where, "rack", f"must be a string or null, got {rack!r}")
+            ok = False
+        if not isinstance(online, bool):
+            problems.add(where, "online", f"must be true or false, got {online!r}")
+            ok = False
+        if not ok or broker_id is None:
+            continue
+        if broker_id in brokers:
+            problems.add(where, "id", f"duplicate broker id {broker_id}")
+            continue
+        brokers[broker_id] = Broker(broker_id, rack or None, online)
+    return brokers
+
+
+def _parse_topics(raw: Any, problems: _Problems) -> dict[str, TopicInfo]:
+    topics: dict[str, TopicInfo] = {}
+    if not isinstance(raw, list):
+        problems.add("snapshot", "topics", f"must be a list, got {_type_name(raw)}")
+        return topics
+    for index, entry in enumerate(raw):
+        where = f"topics[{index}]"
+        if not isinstance(entry, dict):
+            problems.add(where, "(entry)", f"must be an object, got {_type_name(entry)}")
+            continue
+        name = entry.get("name")
+        topic_id = entry.get("topic_id")
+        if not isinstance(name, str) or not name:
+            problems.add(where, "name", f"must be a non-empty string, got {name!r}")
+            continue
+        where = f"topics[{index}] ({name})"
+        if topic_id is not None and not isinstance(topic_id, str):
+            problems.add(where, "topic_id", f"must be a string or null, got {topic_id!r}")
+            continue
+        configs = _parse_str_map(entry.get("configs", {}), where, problems)
+        if configs is None:
+            continue
+        if name in topics:
+            problems.add(where, "name", f"duplicate topic {name!r}")
+            continue
+        topics[name] = TopicInfo(name=name, topic_id=topic_id, configs=configs)
+    return topics
+
+
+def _parse_partition(
+    entry: Any, index: int, brokers: Mapping[int, Broker], problems: _Problems
+) -> PartitionState | None:
+    where = f"partitions[{index}]"
+    tp = _parse_tp(entry, where, problems)
+    if tp is not None:
+        where = f"partitions[{index}] ({tp})"
+    before = len(problems.items)
+    replicas = _parse_replica_list(entry, "replicas", where, problems, allow_empty=False)
+    isr = _parse_replica_list(entry, "isr", where, problems, allow_empty=True)
+    adding = _parse_replica_list(entry, "adding", where, problems, allow_empty=True, required=False)
+    removing = _parse_replica_list(entry, "removing", where, problems, allow_empty=True, required=False)
+    if tp is None or not isinstance(entry, dict):
+        return None
+    leader_raw = entry.get("leader", NO_LEADER)
+    leader = NO_LEADER if leader_raw is None else _as_strict_int(leader_raw)
+    if leader is None or leader < NO_LEADER:
+        problems.add(where, "leader", f"must be a broker id, or -1/null for none, got {leader_raw!r}")
+    size_raw = entry.get("size_bytes", 0)
+    size = _as_strict_int(size_raw)
+    if size is None or size < 0:
+        problems.add(where, "size_bytes", f"must be a non-negative integer, got {size_raw!r}")
+    produce_raw = entry.get("produce_bytes_per_sec", 0.0)
+    if isinstance(produce_raw, bool) or not isinstance(produce_raw, int | float) or produce_raw < 0:
+        problems.add(where, "produce_bytes_per_sec", f"must be a non-negative number, got {produce_raw!r}")
+    replica_sizes: dict[int, int] = {}
+    raw_sizes = entry.get("replica_sizes", {})
+    if not isinstance(raw_sizes, dict):
+        problems.add(where, "replica_sizes", f"must be an object of broker id to bytes, got {raw_sizes!r}")
+    else:
+        for key, value in raw_sizes.items():
+            broker_id, nbytes = _as_int(key), _as_strict_int(value)
+            if broker_id is None or nbytes is None or broker_id < 0 or nbytes < 0:
+                problems.add(where, f"replica_sizes.{key}", f"must map a broker id to bytes, got {value!r}")
+            else:
+                replica_sizes[broker_id] = nbytes
+    if replicas is not None:
+        unknown = sorted({r for r in replicas if r not in brokers})
+        if unknown and brokers:
+            problems.add(where, "replicas", f"unknown broker id(s) {unknown} (list them under brokers)")
+        replica_set = set(replicas)
+        for name, subset in (("isr", isr), ("adding", adding), ("removing", removing)):
+            if subset is not None and not set(subset) <= replica_set:
+                outside = sorted(set(subset) - replica_set)
+                problems.add(where, name, f"broker id(s) {outside} are not in replicas {list(replicas)}")
+        if leader is not None and leader != NO_LEADER and leader not in replica_set:
+            problems.add(where, "leader", f"{leader} is not one of the replicas {list(replicas)}")
+    if len(problems.items) != before:
+        return None
+    assert replicas is not None and isr is not None and adding is not None and removing is not None
+    assert leader is not None and size is not None
+    return PartitionState(
+        tp=tp,
+        replicas=replicas,
+        isr=isr,
+        leader=leader,
+        adding=adding,
+        removing=removing,
+        size_bytes=size,
+        replica_sizes=replica_sizes,
+        produce_bytes_per_sec=float(produce_raw),
+    )

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: Debian packages the tests need, then .venv with every extra.
+# When everything is present it takes seconds: each step checks before it acts, and pip keeps its cache.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+DEBS=(zookeeper mosquitto mosquitto-clients prometheus)
+
+missing=()
+for pkg in "${DEBS[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    # zookeeper, not zookeeperd: zookeeperd's post-install starts a server on 0.0.0.0:2181.
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+    .venv/bin/pip install -q --upgrade pip wheel setuptools
+fi
+# Reinstall only when the project's metadata changed since the last install.
+stamp=.venv/.reassignd-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c "import reassignd" 2>/dev/null; then
+    echo "setup: installing reassignd and its extras into .venv"
+    .venv/bin/pip install -q -e ".[pipeline,charts,dev]"
+    echo "$want" > "$stamp"
+fi
+echo "setup: ready"
