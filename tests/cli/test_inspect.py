@@ -1,0 +1,58 @@
+"""`validate-plan` / `validate-snapshot` as a user runs them: exit codes and messages, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.model.test_snapshot import GOOD
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reassignd", *args], check=False, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_valid_plan_against_snapshot(tmp_path: Path) -> None:
+    (tmp_path / "snap.json").write_text(json.dumps(GOOD))
+    plan = {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [2, 1]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    result = _run(
+        "validate-plan", str(tmp_path / "plan.json"), "--snapshot", str(tmp_path / "snap.json"), "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"valid": True, "partitions": 1, "topics": 1, "replicas_to_add": 0}
+
+
+def test_invalid_plan_lists_every_problem_without_traceback(tmp_path: Path) -> None:
+    (tmp_path / "snap.json").write_text(json.dumps(GOOD))
+    plan = {
+        "version": 1,
+        "partitions": [
+            {"topic": "orders", "partition": 0, "replicas": [1, 9]},
+            {"topic": "nope", "partition": 0, "replicas": [1]},
+        ],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    result = _run("validate-plan", str(tmp_path / "plan.json"), "--snapshot", str(tmp_path / "snap.json"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "orders-0: replicas: unknown broker id(s) [9]" in result.stderr
+    assert "nope-0: partition: unknown topic or partition" in result.stderr
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = _run("validate-snapshot", str(tmp_path / "absent.json"))
+    assert result.returncode == 2
+    assert "absent.json" in result.stderr and "No such file" in result.stderr
+
+
+def test_snapshot_summary(tmp_path: Path) -> None:
+    (tmp_path / "snap.json").write_text(json.dumps(GOOD))
+    result = _run("validate-snapshot", str(tmp_path / "snap.json"), "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["brokers"] == 3 and summary["online_brokers"] == 2 and summary["partitions"] == 2
