@@ -84,7 +84,7 @@ class ControllerService(Protocol):
         ...
 
     def throttles(self) -> JSON:
-        """{"leader.reassignment.throttled.rate", "follower.reassignment.throttled.rate", "applied": {broker: {...}}}."""
+        """The rates in force by their KIP names, and per broker what is applied: {"applied": {...}}."""
         ...
 
     async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
