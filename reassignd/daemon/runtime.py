@@ -1,0 +1,158 @@
+"""Asyncio runtime pieces: a fixed-rate loop that can be woken early, a task supervisor, signal flags.
+
+Kept apart from the controller so the scheduling behaviour (no drift, early wake-ups, overrun warnings,
+graceful then forced stop) is tested on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from reassignd.logs import get_logger
+
+log = get_logger("reassignd.runtime")
+
+
+class FixedRateLoop:
+    """Runs `cycle()` every `interval` seconds, scheduled from the previous start (no drift).
+
+    `wake()` starts the next cycle at once (an API call, a completed step). A cycle that raises is logged and
+    the loop goes on: one bad cycle never kills the daemon. Each cycle returns a short status that is logged.
+    """
+
+    def __init__(
+        self,
+        cycle: Callable[[], Awaitable[str]],
+        interval: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_result: Callable[[str | None, float, BaseException | None], None] | None = None,
+    ) -> None:
+        self._cycle = cycle
+        self.interval = interval
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._on_result = on_result
+        self.cycles = 0
+        self.failures = 0
+        self.last_status: str | None = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    async def run(self) -> None:
+        next_run = self._clock()
+        while not self._stop.is_set():
+            started = self._clock()
+            self._wake.clear()
+            status: str | None = None
+            error: BaseException | None = None
+            try:
+                status = await self._cycle()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                error = exc
+                self.failures += 1
+                log.error("cycle failed", error=repr(exc), exc_info=True)
+            self.cycles += 1
+            elapsed = self._clock() - started
+            self.last_status = status if error is None else f"error: {error!r}"
+            if self._on_result is not None:
+                self._on_result(status, elapsed, error)
+            if error is None:
+                log.info("cycle", status=status, seconds=round(elapsed, 4))
+            next_run += self.interval
+            now = self._clock()
+            if next_run < now:
+                if elapsed > self.interval:
+                    log.warning(
+                        "cycle overran its interval", seconds=round(elapsed, 3), interval=self.interval
+                    )
+                next_run = now
+            if self._stop.is_set():
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, next_run - self._clock()))
+            if self._wake.is_set():
+                next_run = self._clock()
+
+
+@dataclass
+class Supervisor:
+    """Runs the daemon's background tasks; the first one to fail unexpectedly stops them all.
+
+    A task that ends with an exception is surfaced (logged and re-raised from `run`), never swallowed, so
+    the process exits non-zero and systemd/the container runtime restarts it.
+    """
+
+    tasks: dict[str, Coroutine[Any, Any, None]] = field(default_factory=dict)
+
+    def add(self, name: str, coro: Coroutine[Any, Any, None]) -> None:
+        self.tasks[name] = coro
+
+    async def run(self, stop: asyncio.Event) -> None:
+        running: dict[asyncio.Task[Any], str] = {
+            asyncio.create_task(coro, name=name): name for name, coro in self.tasks.items()
+        }
+        stopper: asyncio.Task[Any] = asyncio.create_task(stop.wait(), name="stop-signal")
+        try:
+            done, _ = await asyncio.wait([*running, stopper], return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task is stopper or task.cancelled():
+                    continue
+                exc = task.exception()
+                if exc is not None:
+                    log.error("background task failed", task=running[task], error=repr(exc))
+                    raise exc
+                log.warning("background task ended", task=running[task])
+        finally:
+            stopper.cancel()
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, stopper, return_exceptions=True)
+
+
+class SignalFlags:
+    """Signal handlers only set flags; the daemon acts on them in its own time (uvicorn's handle_exit).
+
+    SIGTERM/SIGINT ask for a graceful stop; a second one forces. SIGHUP asks for a config reload.
+    """
+
+    def __init__(self) -> None:
+        self.stop = asyncio.Event()
+        self.force = asyncio.Event()
+        self.reload = asyncio.Event()
+        self._installed: list[int] = []
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_stop, sig)
+            self._installed.append(sig)
+        loop.add_signal_handler(signal.SIGHUP, self.reload.set)
+        self._installed.append(signal.SIGHUP)
+
+    def uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        self._installed.clear()
+
+    def _on_stop(self, sig: int) -> None:
+        if self.stop.is_set():
+            self.force.set()
+        self.stop.set()

@@ -1,0 +1,116 @@
+"""The fixed-rate loop, the supervisor and the signal flags."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+
+import pytest
+
+from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
+
+
+async def test_loop_runs_at_fixed_rate_and_survives_failing_cycles() -> None:
+    calls: list[float] = []
+    loop_clock = asyncio.get_running_loop().time
+
+    async def cycle() -> str:
+        calls.append(loop_clock())
+        if len(calls) == 2:
+            raise RuntimeError("cluster unreachable")
+        if len(calls) == 5:
+            runner.stop()
+        return f"cycle {len(calls)}"
+
+    results: list[tuple[str | None, BaseException | None]] = []
+    runner = FixedRateLoop(cycle, 0.05, clock=loop_clock, on_result=lambda s, _, e: results.append((s, e)))
+    await asyncio.wait_for(runner.run(), timeout=5)
+    assert len(calls) == 5
+    assert runner.failures == 1 and isinstance(results[1][1], RuntimeError)
+    assert results[4][0] == "cycle 5"
+    gaps = [b - a for a, b in itertools.pairwise(calls)]
+    assert all(0.04 <= gap < 0.5 for gap in gaps), gaps
+
+
+async def test_wake_starts_the_next_cycle_early() -> None:
+    calls = 0
+
+    async def cycle() -> str:
+        nonlocal calls
+        calls += 1
+        return "ok"
+
+    runner = FixedRateLoop(cycle, 3600)
+    task = asyncio.create_task(runner.run())
+    await asyncio.sleep(0.05)
+    assert calls == 1
+    runner.wake()
+    await asyncio.sleep(0.05)
+    assert calls == 2
+    runner.stop()
+    await asyncio.wait_for(task, timeout=2)
+
+
+async def test_loop_propagates_cancellation() -> None:
+    async def cycle() -> str:
+        await asyncio.sleep(10)
+        return "never"
+
+    task = asyncio.create_task(FixedRateLoop(cycle, 1).run())
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_supervisor_surfaces_the_first_failure_and_cancels_the_rest() -> None:
+    cancelled = asyncio.Event()
+
+    async def healthy() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async def failing() -> None:
+        await asyncio.sleep(0.01)
+        raise ValueError("boom")
+
+    supervisor = Supervisor()
+    supervisor.add("healthy", healthy())
+    supervisor.add("failing", failing())
+    with pytest.raises(ValueError, match="boom"):
+        await asyncio.wait_for(supervisor.run(asyncio.Event()), timeout=2)
+    assert cancelled.is_set()
+
+
+async def test_supervisor_stops_on_request() -> None:
+    async def forever() -> None:
+        await asyncio.sleep(10)
+
+    stop = asyncio.Event()
+    supervisor = Supervisor({"forever": forever()})
+    task = asyncio.create_task(supervisor.run(stop))
+    await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(task, timeout=2)
+
+
+async def test_signals_set_flags_and_a_second_stop_forces() -> None:
+    loop = asyncio.get_running_loop()
+    flags = SignalFlags()
+    flags.install(loop)
+    try:
+        os.kill(os.getpid(), signal.SIGHUP)
+        await asyncio.wait_for(flags.reload.wait(), timeout=2)
+        assert not flags.stop.is_set()
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.wait_for(flags.stop.wait(), timeout=2)
+        assert not flags.force.is_set()
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.wait_for(flags.force.wait(), timeout=2)
+    finally:
+        flags.uninstall(loop)
