@@ -1,0 +1,42 @@
+"""`reassignd sim`: serve a simulated Kafka cluster on loopback (Kafka protocol + control API)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from reassignd.model import InvalidInputError, Problem
+
+
+def register(subparsers: Any) -> None:
+    sim = subparsers.add_parser(
+        "sim",
+        help="serve a simulated Kafka cluster on loopback",
+        description="Prints `bootstrap.servers=...` and `control=http://...` when ready; runs until "
+        "SIGTERM or SIGINT.",
+    )
+    sim.add_argument("--scenario", required=True, help="scenario JSON or cluster snapshot JSON file")
+    sim.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="simulated seconds per wall second (default 1; 0 starts paused)",
+    )
+    sim.add_argument("--seed", type=int, default=None, help="random seed (overrides the scenario's)")
+    sim.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if not math.isfinite(args.time_scale) or args.time_scale < 0:
+        raise InvalidInputError(
+            "arguments",
+            [Problem("--time-scale", "time_scale", f"must be a number >= 0, got {args.time_scale}")],
+        )
+    from reassignd.sim.model import SimCluster
+    from reassignd.sim.runner import run_simulator
+    from reassignd.sim.scenario import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    cluster = SimCluster.from_scenario(scenario, seed=args.seed)
+    return run_simulator(cluster, time_scale=args.time_scale)

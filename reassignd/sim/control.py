@@ -1,0 +1,162 @@
+"""The simulator's control API: JSON over HTTP on loopback, for tests, demos and rehearsals.
+
+GET /state, GET /snapshot; POST /brokers/{id}/stop, /brokers/{id}/start, /produce, /time-scale, /advance.
+Bad input is answered with HTTP 400 (404 for an unknown broker, 409 for a conflict with the current state)
+and a JSON body naming the field and the value: {"error": ..., "field": ..., "value": ...}.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from reassignd.model import snapshot_to_dict
+from reassignd.sim.errors import KafkaError
+
+if TYPE_CHECKING:
+    from reassignd.sim.runner import SimRuntime
+
+RUNTIME_KEY: web.AppKey[SimRuntime] = web.AppKey("runtime")
+
+
+class ControlError(Exception):
+    def __init__(self, status: int, message: str, field: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.field, self.value = status, message, field, value
+
+    def response(self) -> web.Response:
+        body: dict[str, Any] = {"error": self.message}
+        if self.field is not None:
+            body["field"] = self.field
+            body["value"] = self.value
+        return web.json_response(body, status=self.status)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except ControlError as exc:
+        return exc.response()
+    except KafkaError as exc:
+        return ControlError(400, exc.message or exc.name, "kafka_error", exc.name).response()
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    text = await request.text()
+    if not text.strip():
+        return {}
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ControlError(400, f"request body is not JSON: {exc.msg}", "(body)", text[:200]) from None
+    if not isinstance(body, dict):
+        raise ControlError(400, "request body must be a JSON object", "(body)", body)
+    return body
+
+
+def _number(body: dict[str, Any], field: str, minimum: float = 0.0, required: bool = True) -> float | None:
+    if field not in body:
+        if required:
+            raise ControlError(400, f"missing field {field!r}", field, None)
+        return None
+    value = body[field]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ControlError(400, f"{field} must be a finite number", field, value)
+    if value < minimum:
+        raise ControlError(400, f"{field} must be >= {minimum:g}", field, value)
+    return float(value)
+
+
+def _broker_id(request: web.Request) -> int:
+    raw = request.match_info["broker_id"]
+    try:
+        broker_id = int(raw)
+    except ValueError:
+        raise ControlError(400, "broker id must be an integer", "broker_id", raw) from None
+    if broker_id not in request.app[RUNTIME_KEY].cluster.brokers:
+        raise ControlError(404, f"no broker {broker_id}", "broker_id", broker_id)
+    return broker_id
+
+
+async def get_state(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME_KEY]
+    state = dict(runtime.cluster.state_dict())
+    state["time_scale"] = runtime.time_scale
+    state["listeners"] = {str(e.broker_id): e.port for e in runtime.listeners.endpoints.values()}
+    return web.json_response(state)
+
+
+async def get_snapshot(request: web.Request) -> web.Response:
+    return web.json_response(snapshot_to_dict(request.app[RUNTIME_KEY].cluster.to_snapshot()))
+
+
+async def stop_broker(request: web.Request) -> web.Response:
+    broker_id = _broker_id(request)
+    await request.app[RUNTIME_KEY].stop_broker(broker_id)
+    return web.json_response({"broker": broker_id, "online": False})
+
+
+async def start_broker(request: web.Request) -> web.Response:
+    broker_id = _broker_id(request)
+    await request.app[RUNTIME_KEY].start_broker(broker_id)
+    return web.json_response({"broker": broker_id, "online": True})
+
+
+async def produce(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME_KEY]
+    body = await _json_body(request)
+    topic = body.get("topic")
+    if not isinstance(topic, str) or not topic:
+        raise ControlError(400, "topic must be a non-empty string", "topic", topic)
+    if topic not in runtime.cluster.topics:
+        raise ControlError(404, f"no topic {topic!r}", "topic", topic)
+    partition = body.get("partition")
+    if partition is not None:
+        count = len(runtime.cluster.topics[topic].partitions)
+        if isinstance(partition, bool) or not isinstance(partition, int) or not 0 <= partition < count:
+            raise ControlError(400, f"partition must be an integer in [0, {count})", "partition", partition)
+    rate = _number(body, "bytes_per_sec")
+    assert rate is not None
+    runtime.cluster.set_produce_rate(topic, partition, rate)
+    return web.json_response({"topic": topic, "partition": partition, "bytes_per_sec": rate})
+
+
+async def set_time_scale(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME_KEY]
+    scale = _number(await _json_body(request), "scale")
+    assert scale is not None
+    runtime.set_time_scale(scale)
+    return web.json_response({"time_scale": runtime.time_scale, "now": runtime.cluster.now})
+
+
+async def advance(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME_KEY]
+    seconds = _number(await _json_body(request), "seconds")
+    assert seconds is not None
+    if runtime.time_scale != 0:
+        raise ControlError(
+            409,
+            'advance only while paused: POST /time-scale {"scale": 0} first',
+            "time_scale",
+            runtime.time_scale,
+        )
+    runtime.advance(seconds)
+    return web.json_response({"now": runtime.cluster.now})
+
+
+def build_app(runtime: SimRuntime) -> web.Application:
+    app = web.Application(middlewares=[_errors])
+    app[RUNTIME_KEY] = runtime
+    app.router.add_get("/state", get_state)
+    app.router.add_get("/snapshot", get_snapshot)
+    app.router.add_post("/brokers/{broker_id}/stop", stop_broker)
+    app.router.add_post("/brokers/{broker_id}/start", start_broker)
+    app.router.add_post("/produce", produce)
+    app.router.add_post("/time-scale", set_time_scale)
+    app.router.add_post("/advance", advance)
+    return app

@@ -1,0 +1,304 @@
+"""Metadata and DescribeCluster: what the brokers and partitions look like from a client.
+
+Follows Kafka's KRaftMetadataCache (core/src/main/scala/kafka/server/metadata/KRaftMetadataCache.scala):
+only registered, unfenced brokers are listed; a partition whose leader is not alive reports
+LEADER_NOT_AVAILABLE with leader -1; replicas and ISR are not filtered for v1+ (`errorUnavailableEndpoints`
+is only set for v0, where unavailable replicas are dropped and REPLICA_NOT_AVAILABLE reported); an unknown
+topic name is UNKNOWN_TOPIC_OR_PARTITION and an unknown id UNKNOWN_TOPIC_ID. Topics are never created by
+Metadata (the simulator behaves as `auto.create.topics.enable=false`).
+
+Metadata for every topic of a large cluster is the hot path (the daemon polls it), so its body is encoded by
+`encode_metadata_body`, a direct encoder kept byte-identical to kafka-python's schema encoding
+(`metadata_response`, checked by tests/sim/test_server_protocol.py).
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec
+
+NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
+REPLICA_NOT_AVAILABLE = 9
+UNKNOWN_TOPIC_ID = 100
+ZERO_UUID = uuid.UUID(int=0)
+METADATA_MAX_VERSION = 12
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I32x2 = struct.Struct(">ii")
+_I32x3 = struct.Struct(">iii")
+
+
+class PartitionRow(NamedTuple):
+    error_code: int
+    partition_index: int
+    leader: int
+    leader_epoch: int
+    replicas: Sequence[int]
+    isr: Sequence[int]
+    offline: Sequence[int]
+
+
+class TopicRow(NamedTuple):
+    error_code: int
+    name: str | None
+    topic_id: uuid.UUID
+    partitions: Sequence[PartitionRow]
+
+
+class BrokerRow(NamedTuple):
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What the cluster looks like
+
+
+def broker_rows(ctx: RequestContext) -> list[BrokerRow]:
+    rows = []
+    for broker_id, endpoint in sorted(ctx.endpoints.items()):
+        broker = ctx.cluster.brokers.get(broker_id)
+        if broker is not None and broker.online:
+            rows.append(BrokerRow(broker_id, endpoint.host, endpoint.port, broker.rack))
+    return rows
+
+
+def topic_row(topic: Any, online: set[int], version: int) -> TopicRow:
+    partitions = []
+    for p in topic.partitions:
+        replicas, isr = list(p.replicas), list(p.isr)
+        offline = [r for r in replicas if r not in online]
+        error = NONE
+        leader = p.leader
+        if leader not in online:
+            error, leader = LEADER_NOT_AVAILABLE, -1
+        elif version == 0 and offline:
+            error = REPLICA_NOT_AVAILABLE
+            replicas = [r for r in replicas if r in online]
+            isr = [r for r in isr if r in online]
+        partitions.append(PartitionRow(error, p.index, leader, p.leader_epoch, replicas, isr, offline))
+    return TopicRow(NONE, topic.name, topic.topic_id, partitions)
+
+
+def requested_topics(ctx: RequestContext, request: Any) -> list[TopicRow]:
+    cluster, version = ctx.cluster, ctx.api_version
+    online = {b for b, broker in cluster.brokers.items() if broker.online}
+    wanted = request.topics
+    if wanted is None or (version == 0 and not wanted):
+        return [topic_row(t, online, version) for _, t in sorted(cluster.topics.items())]
+    by_id = None
+    rows = []
+    for item in wanted:
+        name = item.name
+        if name is None and version >= 10:
+            if by_id is None:
+                by_id = {t.topic_id: t for t in cluster.topics.values()}
+            topic = by_id.get(item.topic_id)
+            if topic is None:
+                rows.append(TopicRow(UNKNOWN_TOPIC_ID, None, item.topic_id or ZERO_UUID, []))
+                continue
+        else:
+            topic = cluster.topics.get(name)
+            if topic is None:
+                rows.append(TopicRow(UNKNOWN_TOPIC_OR_PARTITION, name, ZERO_UUID, []))
+                continue
+        rows.append(topic_row(topic, online, version))
+    return rows
+
+
+def handle_metadata(ctx: RequestContext, request: Any) -> bytes:
+    return encode_metadata_body(
+        ctx.api_version,
+        broker_rows(ctx),
+        ctx.cluster.cluster_id,
+        _controller(ctx),
+        requested_topics(ctx, request),
+    )
+
+
+def _controller(ctx: RequestContext) -> int:
+    controller = ctx.cluster.controller_id
+    return controller if controller is not None else -1
+
+
+def handle_describe_cluster(ctx: RequestContext, request: Any) -> Any:
+    response = DescribeClusterResponse
+    include_fenced = ctx.api_version >= 2 and request.include_fenced_brokers
+    brokers = []
+    for broker_id, endpoint in sorted(ctx.endpoints.items()):
+        broker = ctx.cluster.brokers.get(broker_id)
+        if broker is None or (not broker.online and not include_fenced):
+            continue
+        brokers.append(
+            response.DescribeClusterBroker(
+                broker_id=broker_id,
+                host=endpoint.host,
+                port=endpoint.port,
+                rack=broker.rack,
+                is_fenced=not broker.online,
+            )
+        )
+    error_code, message = NONE, None
+    if ctx.api_version >= 1 and request.endpoint_type != 1:
+        # Kafka 3.7+ (KIP-919): brokers answer only for the BROKERS endpoint type (1).
+        error_code, message = 42, f"Unsupported endpoint_type {request.endpoint_type}: this is a broker"
+    return response(
+        version=ctx.api_version,
+        throttle_time_ms=0,
+        error_code=error_code,
+        error_message=message,
+        endpoint_type=1,
+        cluster_id=ctx.cluster.cluster_id,
+        controller_id=_controller(ctx),
+        brokers=brokers,
+        cluster_authorized_operations=None,
+    )
+
+
+def specs() -> list[ApiSpec]:
+    return [
+        api_spec(MetadataRequest, MetadataResponse, handle_metadata, cap=METADATA_MAX_VERSION),
+        api_spec(DescribeClusterRequest, DescribeClusterResponse, handle_describe_cluster),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The schema encoding (reference) and the direct encoding (hot path)
+
+
+def metadata_response(
+    version: int,
+    brokers: Iterable[BrokerRow],
+    cluster_id: str | None,
+    controller_id: int,
+    topics: Iterable[TopicRow],
+) -> Any:
+    r = MetadataResponse
+    return r(
+        version=version,
+        throttle_time_ms=0,
+        brokers=[
+            r.MetadataResponseBroker(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
+            for b in brokers
+        ],
+        cluster_id=cluster_id,
+        controller_id=controller_id,
+        topics=[
+            r.MetadataResponseTopic(
+                error_code=t.error_code,
+                name=t.name,
+                topic_id=t.topic_id,
+                is_internal=False,
+                partitions=[
+                    r.MetadataResponseTopic.MetadataResponsePartition(
+                        error_code=p.error_code,
+                        partition_index=p.partition_index,
+                        leader_id=p.leader,
+                        leader_epoch=p.leader_epoch,
+                        replica_nodes=list(p.replicas),
+                        isr_nodes=list(p.isr),
+                        offline_replicas=list(p.offline),
+                    )
+                    for p in t.partitions
+                ],
+                authorized_operations=None,
+            )
+            for t in topics
+        ],
+        authorized_operations=None,
+    )
+
+
+def _uvarint(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_SMALL_UVARINT = [bytes((n,)) for n in range(0x80)]
+_AUTH_OPS_NONE = _I32.pack(-(2**31))
+_TAGS_NONE = b"\x00"
+
+
+def encode_metadata_body(
+    version: int,
+    brokers: Sequence[BrokerRow],
+    cluster_id: str | None,
+    controller_id: int,
+    topics: Sequence[TopicRow],
+) -> bytes:
+    """The response body (no header), byte-identical to `metadata_response(...).encode()`."""
+    flexible = version >= 9
+
+    def length(n: int) -> bytes:
+        if flexible:
+            return _SMALL_UVARINT[n + 1] if n + 1 < 0x80 else _uvarint(n + 1)
+        return _I32.pack(n)
+
+    def string(s: str | None) -> bytes:
+        if s is None:
+            return b"\x00" if flexible else b"\xff\xff"
+        raw = s.encode()
+        return (_uvarint(len(raw) + 1) if flexible else _I16.pack(len(raw))) + raw
+
+    tags = _TAGS_NONE if flexible else b""
+
+    def int_array(values: Sequence[int]) -> bytes:
+        return length(len(values)) + struct.pack(f">{len(values)}i", *values)
+
+    out: list[bytes] = []
+    if version >= 3:
+        out.append(_I32.pack(0))
+    out.append(length(len(brokers)))
+    for b in brokers:
+        out.append(_I32.pack(b.node_id) + string(b.host) + _I32.pack(b.port))
+        if version >= 1:
+            out.append(string(b.rack))
+        out.append(tags)
+    if version >= 2:
+        out.append(string(cluster_id))
+    if version >= 1:
+        out.append(_I32.pack(controller_id))
+    out.append(length(len(topics)))
+    for t in topics:
+        out.append(_I16.pack(t.error_code) + string(t.name))
+        if version >= 10:
+            out.append(t.topic_id.bytes)
+        if version >= 1:
+            out.append(b"\x00")  # is_internal
+        out.append(length(len(t.partitions)))
+        for p in t.partitions:
+            out.append(_I16.pack(p.error_code))
+            if version >= 7:
+                out.append(_I32x3.pack(p.partition_index, p.leader, p.leader_epoch))
+            else:
+                out.append(_I32x2.pack(p.partition_index, p.leader))
+            out.append(int_array(p.replicas))
+            out.append(int_array(p.isr))
+            if version >= 5:
+                out.append(int_array(p.offline))
+            out.append(tags)
+        if version >= 8:
+            out.append(_AUTH_OPS_NONE)
+        out.append(tags)
+    if 8 <= version <= 10:
+        out.append(_AUTH_OPS_NONE)
+    out.append(tags)
+    return b"".join(out)
