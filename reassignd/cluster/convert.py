@@ -1,0 +1,180 @@
+"""Pure conversions from what the clients return to the adapter's immutable values.
+
+Kept apart from the I/O so the snapshot assembly (offline brokers, sizes, config levels) is testable with
+plain values and stays readable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
+from reassignd.model import NO_LEADER, Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class RawPartition:
+    index: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RawTopic:
+    name: str
+    topic_id: str | None
+    partitions: tuple[RawPartition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    """DescribeCluster: the live brokers (with racks), the controller, the cluster id."""
+
+    cluster_id: str | None
+    controller_id: int | None
+    racks: Mapping[int, str | None]
+
+
+def config_source(raw: Any) -> ConfigSource:
+    code = int(getattr(raw, "value", raw))
+    try:
+        return ConfigSource(code)
+    except ValueError:
+        return ConfigSource.UNKNOWN
+
+
+def config_value(entry: Any) -> ConfigValue:
+    """A confluent_kafka ConfigEntry (with its synonyms, which librdkafka keys by name)."""
+    synonyms = tuple(
+        (config_source(s.source), s.value)
+        for s in (entry.synonyms or {}).values()
+        if config_source(s.source) != config_source(entry.source) or s.value != entry.value
+    )
+    return ConfigValue(
+        name=str(entry.name),
+        value=None if entry.value is None else str(entry.value),
+        source=config_source(entry.source),
+        read_only=bool(entry.is_read_only),
+        sensitive=bool(entry.is_sensitive),
+        synonyms=synonyms,
+    )
+
+
+def config_description(entries: Mapping[str, Any], keys: Collection[str] | None) -> ConfigDescription:
+    wanted = None if keys is None else frozenset(keys)
+    return ConfigDescription(
+        values={name: config_value(e) for name, e in entries.items() if wanted is None or name in wanted}
+    )
+
+
+def log_dir_replicas(
+    broker: int, response: Iterable[Mapping[str, Any]], wanted: Collection[TopicPartition] | None = None
+) -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+    """kafka-python describe_log_dirs output for one broker -> {(tp, broker): ReplicaLogDir}.
+
+    A replica being moved between log dirs of one broker appears twice (the future log with is_future);
+    the current one wins, since that is what serves fetches.
+    """
+    keep = None if wanted is None else frozenset(wanted)
+    out: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+    for entry in response:
+        for log_dir in entry.get("log_dirs", ()):
+            if int(log_dir.get("error_code", 0)) != 0:
+                continue
+            path = str(log_dir.get("log_dir", ""))
+            for topic in log_dir.get("topics", ()):
+                name = str(topic.get("name"))
+                for part in topic.get("partitions", ()):
+                    tp = TopicPartition(name, int(part["partition_index"]))
+                    if keep is not None and tp not in keep:
+                        continue
+                    replica = ReplicaLogDir(
+                        size=int(part.get("partition_size", 0)),
+                        offset_lag=int(part.get("offset_lag", 0)),
+                        log_dir=path,
+                        is_future=bool(part.get("is_future_key", False)),
+                    )
+                    key = (tp, broker)
+                    if key not in out or out[key].is_future:
+                        out[key] = replica
+    return out
+
+
+def reassignment(entry: Mapping[str, Any]) -> Reassignment:
+    return Reassignment(
+        replicas=tuple(int(b) for b in entry.get("replicas", ())),
+        adding=tuple(int(b) for b in entry.get("adding_replicas", ())),
+        removing=tuple(int(b) for b in entry.get("removing_replicas", ())),
+    )
+
+
+def build_snapshot(
+    cluster: ClusterView,
+    topics: Mapping[str, RawTopic],
+    *,
+    wanted: Collection[TopicPartition] | None,
+    reassignments: Mapping[TopicPartition, Reassignment],
+    sizes: Mapping[tuple[TopicPartition, int], ReplicaLogDir],
+    broker_configs: Mapping[int, ConfigDescription],
+    topic_configs: Mapping[str, ConfigDescription],
+) -> ClusterSnapshot:
+    """Assemble one snapshot. Brokers that host replicas but are missing from the cluster's broker list
+    are offline: they appear with online=False and no rack, so placement and limits still see them."""
+    keep = None if wanted is None else frozenset(wanted)
+    states: list[PartitionState] = []
+    referenced: set[int] = set()
+    for topic in topics.values():
+        for raw in topic.partitions:
+            tp = TopicPartition(topic.name, raw.index)
+            if keep is not None and tp not in keep:
+                continue
+            moving = reassignments.get(tp)
+            replica_sizes = {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes}
+            referenced.update(raw.replicas)
+            states.append(
+                PartitionState(
+                    tp=tp,
+                    replicas=raw.replicas,
+                    isr=tuple(b for b in raw.isr if b in raw.replicas),
+                    leader=raw.leader if raw.leader in raw.replicas else NO_LEADER,
+                    adding=tuple(b for b in moving.adding if b in raw.replicas) if moving else (),
+                    removing=tuple(b for b in moving.removing if b in raw.replicas) if moving else (),
+                    size_bytes=_partition_size(raw, replica_sizes),
+                    replica_sizes=replica_sizes,
+                )
+            )
+    brokers = [Broker(b, rack or None, True) for b, rack in cluster.racks.items()]
+    brokers += [Broker(b, None, False) for b in sorted(referenced - set(cluster.racks))]
+    infos = [
+        TopicInfo(
+            name=name,
+            topic_id=topics[name].topic_id,
+            configs=topic_configs[name].dynamic(ConfigSource.DYNAMIC_TOPIC) if name in topic_configs else {},
+        )
+        for name in topics
+    ]
+    cluster_defaults: dict[str, str] = {}
+    for description in broker_configs.values():
+        for key, value in description.dynamic(ConfigSource.DYNAMIC_DEFAULT_BROKER).items():
+            cluster_defaults.setdefault(key, value)
+    return ClusterSnapshot.build(
+        brokers,
+        states,
+        infos,
+        broker_configs={
+            b: d.dynamic(ConfigSource.DYNAMIC_BROKER) for b, d in broker_configs.items() if d.error is None
+        },
+        cluster_configs=cluster_defaults,
+        cluster_id=cluster.cluster_id,
+        controller_id=cluster.controller_id,
+    )
+
+
+def _partition_size(raw: RawPartition, replica_sizes: Mapping[int, int]) -> int:
+    """The leader's log size; without a leader (or its size), the largest replica's."""
+    if raw.leader in replica_sizes:
+        return replica_sizes[raw.leader]
+    return max(replica_sizes.values(), default=0)

@@ -1,0 +1,537 @@
+"""ClusterAdmin over the real client libraries.
+
+confluent-kafka (librdkafka) does metadata, cluster description, configs, elections and topics; its admin
+calls return futures, which are awaited without holding a thread. kafka-python is used only where
+librdkafka has no binding (AlterPartitionReassignments, ListPartitionReassignments, DescribeLogDirs); its
+calls block, so they run on one dedicated thread pool, as does the one blocking librdkafka call
+(list_topics). Every call has a timeout, is retried with backoff and full jitter on retriable errors only,
+and reports its outcome to an optional observer (the daemon's metrics).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import structlog
+from confluent_kafka import ElectionType, TopicCollection
+from confluent_kafka import TopicPartition as CkTopicPartition
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+)
+
+from reassignd.cluster import convert
+from reassignd.cluster._kafka_python import KafkaAdminClient, KpTopicPartition
+from reassignd.cluster.api import (
+    ClusterObserver,
+    ConfigDescription,
+    ConfigOp,
+    ItemError,
+    LogDirsResult,
+    Reassignment,
+    ReplicaLogDir,
+    SnapshotResult,
+)
+from reassignd.cluster.errors import (
+    ELECTION_NOT_NEEDED,
+    ClusterCallError,
+    KafkaErrorInfo,
+    from_exception,
+    from_kafka_python,
+    from_librdkafka,
+)
+from reassignd.cluster.retry import RetryPolicy, run_with_retry
+from reassignd.cluster.security import redact, to_kafka_python, validate_settings
+from reassignd.model import ClusterSnapshot, TopicPartition
+
+log = structlog.get_logger("reassignd.cluster")
+T = TypeVar("T")
+
+_OP_TYPES = {
+    0: AlterConfigOpType.SET,
+    1: AlterConfigOpType.DELETE,
+    2: AlterConfigOpType.APPEND,
+    3: AlterConfigOpType.SUBTRACT,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AdminSettings:
+    """`client` holds librdkafka-style properties (bootstrap.servers, security.protocol, ssl.*, sasl.*)."""
+
+    client: Mapping[str, str]
+    request_timeout: float = 15.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_workers: int = 8
+
+
+class KafkaClusterAdmin:
+    """The production ClusterAdmin. Create it in the event loop that will use it; close() when done."""
+
+    def __init__(self, settings: AdminSettings, observer: ClusterObserver | None = None) -> None:
+        validate_settings(settings.client)
+        self._settings = settings
+        self._observer = observer
+        self._timeout = settings.request_timeout
+        self._kp_config = to_kafka_python(settings.client)
+        self._kp_config.setdefault("request_timeout_ms", int(settings.request_timeout * 1000))
+        self._kp_config.setdefault("bootstrap_timeout_ms", int(settings.request_timeout * 1000))
+        self._kp_config.setdefault("client_id", "reassignd")
+        self._kp: KafkaAdminClient | None = None
+        self._kp_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(settings.max_workers, thread_name_prefix="reassignd-cluster")
+        confluent_config: dict[str, str | int | float | bool] = {
+            "client.id": "reassignd",
+            **dict(settings.client),
+        }
+        confluent_config.setdefault("socket.timeout.ms", str(int(settings.request_timeout * 1000)))
+        self._ck = AdminClient(confluent_config)
+        log.info("cluster admin created", settings=redact(confluent_config))
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+
+    async def _blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def _call(self, api: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """One admin call: timeout per attempt, retries on retriable errors, outcome to the observer."""
+
+        async def once() -> T:
+            try:
+                return await asyncio.wait_for(attempt(), self._timeout + 1.0)
+            except ClusterCallError:
+                raise
+            except Exception as exc:
+                raise ClusterCallError(api, from_exception(exc)) from exc
+
+        def on_retry(error: BaseException, number: int, wait: float) -> None:
+            log.warning(
+                "cluster call failed, retrying",
+                api=api,
+                attempt=number,
+                wait_s=round(wait, 3),
+                error=str(error),
+            )
+
+        try:
+            result = await run_with_retry(once, self._settings.retry, on_retry=on_retry)
+        except ClusterCallError as error:
+            if self._observer is not None:
+                self._observer.call_failed(api, error.error)
+            raise
+        if self._observer is not None:
+            self._observer.call_succeeded(api, time.time())
+        return result
+
+    def _item_failed(self, api: str, error: KafkaErrorInfo) -> None:
+        if self._observer is not None:
+            self._observer.call_failed(api, error)
+
+    def _kafka_python(self) -> KafkaAdminClient:
+        """Created on first use (its constructor connects and blocks); always called on the pool."""
+        with self._kp_lock:
+            if self._kp is None:
+                self._kp = KafkaAdminClient(**self._kp_config)
+            return self._kp
+
+    # --- reads ---------------------------------------------------------------------------------------------
+
+    async def cluster_id(self) -> str | None:
+        return (await self._describe_cluster()).cluster_id
+
+    async def _describe_cluster(self) -> convert.ClusterView:
+        async def attempt() -> convert.ClusterView:
+            result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
+            controller = result.controller
+            return convert.ClusterView(
+                cluster_id=result.cluster_id,
+                controller_id=None if controller is None or controller.id < 0 else int(controller.id),
+                racks={int(n.id): (n.rack or None) for n in result.nodes},
+            )
+
+        return await self._call("describe_cluster", attempt)
+
+    async def _metadata(
+        self, topics: Collection[str] | None
+    ) -> tuple[dict[str, convert.RawTopic], list[ItemError]]:
+        """Metadata with ISR: all topics in one list_topics, or only the named ones via describe_topics."""
+        if topics is None:
+            return await self._call("list_topics", self._list_all_topics), []
+        if not topics:
+            return {}, []
+
+        async def attempt() -> dict[str, Any]:
+            futures = self._ck.describe_topics(TopicCollection(sorted(topics)), request_timeout=self._timeout)
+            names = list(futures)
+            results = await asyncio.gather(
+                *(asyncio.wrap_future(futures[n]) for n in names), return_exceptions=True
+            )
+            outcomes = dict(zip(names, results, strict=True))
+            # A request-level failure fails every topic alike: retry the whole call.
+            if results and all(isinstance(r, BaseException) for r in results):
+                first = results[0]
+                assert isinstance(first, BaseException)
+                if from_exception(first).retriable:
+                    raise first
+            return outcomes
+
+        outcomes = await self._call("describe_topics", attempt)
+        found: dict[str, convert.RawTopic] = {}
+        errors: list[ItemError] = []
+        for name, outcome in outcomes.items():
+            if isinstance(outcome, BaseException):
+                error = from_exception(outcome)
+                errors.append(ItemError("describe_topics", f"topic {name}", error))
+                self._item_failed("describe_topics", error)
+                continue
+            found[name] = convert.RawTopic(
+                name=name,
+                topic_id=None if outcome.topic_id is None else str(outcome.topic_id),
+                partitions=tuple(
+                    convert.RawPartition(
+                        index=int(p.id),
+                        leader=-1 if p.leader is None else int(p.leader.id),
+                        replicas=tuple(int(n.id) for n in p.replicas),
+                        isr=tuple(int(n.id) for n in p.isr),
+                    )
+                    for p in outcome.partitions
+                ),
+            )
+        return found, errors
+
+    async def _list_all_topics(self) -> dict[str, convert.RawTopic]:
+        metadata = await self._blocking(self._ck.list_topics, timeout=self._timeout)
+        out: dict[str, convert.RawTopic] = {}
+        for name, topic in metadata.topics.items():
+            if topic.error is not None and not topic.partitions:
+                continue
+            out[name] = convert.RawTopic(
+                name=name,
+                topic_id=None,
+                partitions=tuple(
+                    convert.RawPartition(
+                        index=int(p.id),
+                        leader=int(p.leader),
+                        replicas=tuple(int(b) for b in p.replicas),
+                        isr=tuple(int(b) for b in p.isrs),
+                    )
+                    for p in topic.partitions.values()
+                ),
+            )
+        return out
+
+    async def snapshot(
+        self,
+        partitions: Collection[TopicPartition] | None = None,
+        *,
+        with_sizes: bool = False,
+        broker_config_keys: Collection[str] = (),
+        topic_config_keys: Collection[str] = (),
+    ) -> ClusterSnapshot:
+        result = await self.snapshot_with_errors(
+            partitions,
+            with_sizes=with_sizes,
+            broker_config_keys=broker_config_keys,
+            topic_config_keys=topic_config_keys,
+        )
+        return result.snapshot
+
+    async def snapshot_with_errors(
+        self,
+        partitions: Collection[TopicPartition] | None = None,
+        *,
+        with_sizes: bool = False,
+        broker_config_keys: Collection[str] = (),
+        topic_config_keys: Collection[str] = (),
+    ) -> SnapshotResult:
+        """Only the given partitions are polled: metadata for their topics, log dirs and reassignments for
+        exactly them. Brokers or topics that cannot be read are reported in `errors`, not raised."""
+        wanted = None if partitions is None else frozenset(partitions)
+        topic_names = None if wanted is None else sorted({tp.topic for tp in wanted})
+        cluster, (topics, errors) = await asyncio.gather(
+            self._describe_cluster(), self._metadata(topic_names)
+        )
+        present = [
+            (TopicPartition(t.name, p.index), p.replicas)
+            for t in topics.values()
+            for p in t.partitions
+            if wanted is None or TopicPartition(t.name, p.index) in wanted
+        ]
+        online = set(cluster.racks)
+        hosts: dict[int, list[TopicPartition]] = {}
+        for tp, replicas in present:
+            for broker in replicas:
+                if broker in online:
+                    hosts.setdefault(broker, []).append(tp)
+
+        async def no_sizes() -> LogDirsResult:
+            return LogDirsResult(replicas={})
+
+        async def no_configs() -> dict[Any, ConfigDescription]:
+            return {}
+
+        reassignment_partitions = None if wanted is None else [tp for tp, _ in present]
+        sizes_task = self._log_dirs_by_broker(hosts) if with_sizes else no_sizes()
+        broker_task = (
+            self.describe_broker_configs(sorted(online), broker_config_keys)
+            if broker_config_keys
+            else no_configs()
+        )
+        topic_task = (
+            self.describe_topic_configs(sorted(topics), topic_config_keys)
+            if topic_config_keys
+            else no_configs()
+        )
+        moving, sizes, broker_configs, topic_configs = await asyncio.gather(
+            self._reassignments_or_empty(reassignment_partitions), sizes_task, broker_task, topic_task
+        )
+        errors += [ItemError("describe_log_dirs", f"broker {b}", e) for b, e in sorted(sizes.errors.items())]
+        errors += [
+            ItemError("describe_configs", f"broker {b}", d.error)
+            for b, d in sorted(broker_configs.items())
+            if d.error is not None
+        ]
+        errors += [
+            ItemError("describe_configs", f"topic {t}", d.error)
+            for t, d in sorted(topic_configs.items())
+            if d.error is not None
+        ]
+        snapshot = convert.build_snapshot(
+            cluster,
+            topics,
+            wanted=wanted,
+            reassignments=moving,
+            sizes=sizes.replicas,
+            broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
+            topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
+        )
+        for error in errors:
+            log.warning("snapshot item skipped", api=error.api, item=error.item, error=str(error.error))
+        return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
+
+    async def _reassignments_or_empty(
+        self, partitions: Collection[TopicPartition] | None
+    ) -> dict[TopicPartition, Reassignment]:
+        if partitions is not None and not partitions:
+            return {}
+        return await self.list_partition_reassignments(partitions)
+
+    async def describe_broker_configs(
+        self, broker_ids: Collection[int], keys: Collection[str] | None = None
+    ) -> dict[int, ConfigDescription]:
+        """One request per broker (Kafka routes broker configs to that broker); one offline broker yields
+        an error entry for it, never a failed call."""
+
+        async def one(broker: int) -> tuple[int, ConfigDescription]:
+            resource = ConfigResource(ConfigResource.Type.BROKER, str(broker))
+            try:
+                entries = await self._call("describe_configs", lambda: self._describe_configs_once(resource))
+            except ClusterCallError as error:
+                return broker, ConfigDescription(error=error.error)
+            return broker, convert.config_description(entries, keys)
+
+        return dict(await asyncio.gather(*(one(b) for b in sorted(set(broker_ids)))))
+
+    async def describe_topic_configs(
+        self, topics: Collection[str], keys: Collection[str] | None = None
+    ) -> dict[str, ConfigDescription]:
+        names = sorted(set(topics))
+        if not names:
+            return {}
+
+        async def attempt() -> dict[str, Any]:
+            resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]
+            futures = self._ck.describe_configs(resources, request_timeout=self._timeout)
+            results = await asyncio.gather(
+                *(asyncio.wrap_future(futures[r]) for r in resources), return_exceptions=True
+            )
+            if results and all(isinstance(r, BaseException) for r in results):
+                first = results[0]
+                assert isinstance(first, BaseException)
+                if from_exception(first).retriable:
+                    raise first
+            return dict(zip(names, results, strict=True))
+
+        outcomes = await self._call("describe_configs", attempt)
+        out: dict[str, ConfigDescription] = {}
+        for name, outcome in outcomes.items():
+            if isinstance(outcome, BaseException):
+                error = from_exception(outcome)
+                self._item_failed("describe_configs", error)
+                out[name] = ConfigDescription(error=error)
+            else:
+                out[name] = convert.config_description(outcome, keys)
+        return out
+
+    async def _describe_configs_once(self, resource: ConfigResource) -> Any:
+        futures = self._ck.describe_configs([resource], request_timeout=self._timeout)
+        return await asyncio.wrap_future(futures[resource])
+
+    async def list_partition_reassignments(
+        self, partitions: Collection[TopicPartition] | None = None
+    ) -> dict[TopicPartition, Reassignment]:
+        request = (
+            None if partitions is None else [KpTopicPartition(tp.topic, tp.partition) for tp in partitions]
+        )
+
+        async def attempt() -> dict[TopicPartition, Reassignment]:
+            client = await self._blocking(self._kafka_python)
+            raw = await self._blocking(
+                client.list_partition_reassignments, request, timeout_ms=int(self._timeout * 1000)
+            )
+            return {TopicPartition(tp.topic, tp.partition): convert.reassignment(e) for tp, e in raw.items()}
+
+        return await self._call("list_partition_reassignments", attempt)
+
+    async def describe_log_dirs(
+        self, broker_ids: Collection[int], partitions: Collection[TopicPartition]
+    ) -> LogDirsResult:
+        wanted = list(partitions)
+        return await self._log_dirs_by_broker(dict.fromkeys(sorted(set(broker_ids)), wanted))
+
+    async def _log_dirs_by_broker(self, hosts: Mapping[int, Collection[TopicPartition]]) -> LogDirsResult:
+        """One DescribeLogDirs per broker, for only the partitions asked of it; failures stay per broker."""
+
+        async def one(broker: int, tps: Collection[TopicPartition]) -> tuple[int, Any]:
+            by_topic: dict[str, list[int]] = {}
+            for tp in tps:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
+
+            async def attempt() -> Any:
+                client = await self._blocking(self._kafka_python)
+                return await self._blocking(client.describe_log_dirs, by_topic, brokers=[broker])
+
+            try:
+                return broker, convert.log_dir_replicas(
+                    broker, await self._call("describe_log_dirs", attempt), tps
+                )
+            except ClusterCallError as error:
+                return broker, error.error
+
+        outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps))
+        replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+        errors: dict[int, KafkaErrorInfo] = {}
+        for broker, outcome in outcomes:
+            if isinstance(outcome, KafkaErrorInfo):
+                errors[broker] = outcome
+            else:
+                replicas.update(outcome)
+        return LogDirsResult(replicas=replicas, errors=errors)
+
+    # --- writes --------------------------------------------------------------------------------------------
+
+    async def alter_broker_configs(self, broker_id: int | None, ops: Collection[ConfigOp]) -> None:
+        """`broker_id` None alters the cluster-wide default (`kafka-configs --entity-default`)."""
+        await self._alter_configs(
+            ConfigResource.Type.BROKER, "" if broker_id is None else str(broker_id), ops
+        )
+
+    async def alter_topic_configs(self, topic: str, ops: Collection[ConfigOp]) -> None:
+        await self._alter_configs(ConfigResource.Type.TOPIC, topic, ops)
+
+    async def _alter_configs(self, kind: Any, name: str, ops: Collection[ConfigOp]) -> None:
+        if not ops:
+            return
+        entries = [ConfigEntry(op.key, op.value, incremental_operation=_OP_TYPES[int(op.op)]) for op in ops]
+
+        async def attempt() -> None:
+            resource = ConfigResource(kind, name, incremental_configs=entries)
+            futures = self._ck.incremental_alter_configs([resource], request_timeout=self._timeout)
+            await asyncio.wrap_future(next(iter(futures.values())))
+
+        await self._call("incremental_alter_configs", attempt)
+
+    async def alter_partition_reassignments(
+        self, targets: Mapping[TopicPartition, Collection[int] | None]
+    ) -> dict[TopicPartition, KafkaErrorInfo | None]:
+        """KIP-455: a replica list starts (or replaces) a reassignment, None cancels it."""
+        if not targets:
+            return {}
+        request = {
+            KpTopicPartition(tp.topic, tp.partition): (None if r is None else [int(b) for b in r])
+            for tp, r in targets.items()
+        }
+
+        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
+            client = await self._blocking(self._kafka_python)
+            raw = await self._blocking(
+                client.alter_partition_reassignments, request, timeout_ms=int(self._timeout * 1000)
+            )
+            return {
+                TopicPartition(tp.topic, tp.partition): (None if err is None else from_kafka_python(err))
+                for tp, err in raw.items()
+            }
+
+        results = await self._call("alter_partition_reassignments", attempt)
+        missing = KafkaErrorInfo(
+            "UNKNOWN_SERVER_ERROR", -1, False, "the controller did not report this partition"
+        )
+        return {tp: results.get(tp, missing) for tp in targets}
+
+    async def elect_preferred_leaders(
+        self, partitions: Collection[TopicPartition]
+    ) -> dict[TopicPartition, KafkaErrorInfo | None]:
+        """ELECTION_NOT_NEEDED (the preferred replica already leads) is success, reported as None."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return {}
+
+        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
+            # No request_timeout here: confluent-kafka 2.16.1 raises SystemError with it.
+            future = self._ck.elect_leaders(
+                ElectionType.PREFERRED, [CkTopicPartition(tp.topic, tp.partition) for tp in wanted]
+            )
+            raw = await asyncio.wrap_future(future)
+            out: dict[TopicPartition, KafkaErrorInfo | None] = {}
+            for ck_tp, err in raw.items():
+                info = None if err is None else from_librdkafka(err)
+                out[TopicPartition(ck_tp.topic, ck_tp.partition)] = (
+                    None if info is None or info.name == ELECTION_NOT_NEEDED else info
+                )
+            return out
+
+        return await self._call("elect_leaders", attempt)
+
+    async def create_topic(
+        self,
+        name: str,
+        *,
+        assignment: Mapping[int, Collection[int]] | None = None,
+        num_partitions: int | None = None,
+        replication_factor: int | None = None,
+        configs: Mapping[str, str] | None = None,
+    ) -> None:
+        if assignment is not None:
+            replica_assignment = [list(assignment[p]) for p in sorted(assignment)]
+            new_topic = NewTopic(name, replica_assignment=replica_assignment, config=dict(configs or {}))
+        else:
+            new_topic = NewTopic(
+                name,
+                num_partitions=num_partitions or 1,
+                replication_factor=replication_factor or -1,
+                config=dict(configs or {}),
+            )
+
+        async def attempt() -> None:
+            futures = self._ck.create_topics([new_topic], request_timeout=self._timeout)
+            await asyncio.wrap_future(futures[name])
+
+        await self._call("create_topics", attempt)
+
+    async def close(self) -> None:
+        """Idempotent. Waits for in-flight blocking calls so no thread outlives the adapter."""
+        client, self._kp = self._kp, None
+        if client is not None:
+            await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
+        self._executor.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,140 @@
+"""Snapshot assembly from raw client results: offline brokers, filtering, sizes, config levels."""
+
+from __future__ import annotations
+
+from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
+from reassignd.cluster.convert import ClusterView, RawPartition, RawTopic, build_snapshot, log_dir_replicas
+from reassignd.model import NO_LEADER, Broker, TopicPartition
+
+CLUSTER = ClusterView(cluster_id="c1", controller_id=1, racks={1: "r1", 2: "r2", 3: None})
+TOPICS = {
+    "t": RawTopic(
+        "t",
+        "id-t",
+        (
+            RawPartition(0, 1, (1, 2, 4), (1, 2)),  # broker 4 is not in the cluster: offline
+            RawPartition(1, -1, (3, 2), ()),
+            RawPartition(2, 2, (2, 3, 1), (2, 3, 1)),
+        ),
+    )
+}
+
+
+def _build(**kwargs: object) -> object:
+    defaults: dict[str, object] = {
+        "wanted": None,
+        "reassignments": {},
+        "sizes": {},
+        "broker_configs": {},
+        "topic_configs": {},
+    }
+    defaults.update(kwargs)
+    return build_snapshot(CLUSTER, TOPICS, **defaults)  # type: ignore[arg-type]
+
+
+def test_brokers_missing_from_metadata_are_offline() -> None:
+    snapshot = _build()
+    assert snapshot.brokers == {  # type: ignore[attr-defined]
+        1: Broker(1, "r1", True),
+        2: Broker(2, "r2", True),
+        3: Broker(3, None, True),
+        4: Broker(4, None, False),
+    }
+    assert snapshot.cluster_id == "c1"  # type: ignore[attr-defined]
+    assert snapshot.partitions[TopicPartition("t", 1)].leader == NO_LEADER  # type: ignore[attr-defined]
+
+
+def test_filter_keeps_only_wanted_partitions_and_their_offline_brokers() -> None:
+    wanted = {TopicPartition("t", 1), TopicPartition("t", 2)}
+    snapshot = _build(wanted=wanted)
+    assert set(snapshot.partitions) == wanted  # type: ignore[attr-defined]
+    assert 4 not in snapshot.brokers  # type: ignore[attr-defined]
+
+
+def test_sizes_reassignments_and_leader_size() -> None:
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    sizes = {
+        (tp0, 1): ReplicaLogDir(100, 0, "/d"),
+        (tp0, 2): ReplicaLogDir(60, 40, "/d"),
+        (tp1, 3): ReplicaLogDir(70, 0, "/d"),
+        (tp1, 2): ReplicaLogDir(90, 0, "/d"),
+    }
+    moving = {tp0: Reassignment((1, 2, 4), adding=(4,), removing=())}
+    snapshot = _build(sizes=sizes, reassignments=moving)
+    p0 = snapshot.partitions[tp0]  # type: ignore[attr-defined]
+    assert (p0.size_bytes, dict(p0.replica_sizes), p0.adding) == (100, {1: 100, 2: 60}, (4,))
+    # No leader: the largest replica stands for the partition's size.
+    assert snapshot.partitions[tp1].size_bytes == 90  # type: ignore[attr-defined]
+
+
+def test_config_levels_go_where_they_belong() -> None:
+    def value(name: str, v: str, source: ConfigSource, *syn: tuple[ConfigSource, str]) -> ConfigValue:
+        return ConfigValue(name, v, source, synonyms=tuple(syn))
+
+    rate = "leader.replication.throttled.rate"
+    brokers = {
+        1: ConfigDescription(
+            {rate: value(rate, "10", ConfigSource.DYNAMIC_BROKER, (ConfigSource.DYNAMIC_DEFAULT_BROKER, "5"))}
+        ),
+        2: ConfigDescription({rate: value(rate, "5", ConfigSource.DYNAMIC_DEFAULT_BROKER)}),
+        3: ConfigDescription({rate: value(rate, "9", ConfigSource.STATIC_BROKER)}),
+    }
+    key = "follower.replication.throttled.replicas"
+    topics = {"t": ConfigDescription({key: value(key, "0:1", ConfigSource.DYNAMIC_TOPIC)})}
+    snapshot = _build(broker_configs=brokers, topic_configs=topics)
+    assert snapshot.broker_configs == {1: {rate: "10"}, 2: {}, 3: {}}  # type: ignore[attr-defined]
+    assert snapshot.cluster_configs == {rate: "5"}  # type: ignore[attr-defined]
+    assert snapshot.topics["t"].configs == {key: "0:1"}  # type: ignore[attr-defined]
+    assert snapshot.topics["t"].topic_id == "id-t"  # type: ignore[attr-defined]
+
+
+def test_log_dirs_prefer_the_current_replica_over_a_future_one() -> None:
+    response = [
+        {
+            "broker": 1,
+            "log_dirs": [
+                {
+                    "error_code": 0,
+                    "log_dir": "/a",
+                    "topics": [
+                        {
+                            "name": "t",
+                            "partitions": [
+                                {
+                                    "partition_index": 0,
+                                    "partition_size": 5,
+                                    "offset_lag": 0,
+                                    "is_future_key": True,
+                                }
+                            ],
+                        },
+                    ],
+                },
+                {
+                    "error_code": 0,
+                    "log_dir": "/b",
+                    "topics": [
+                        {
+                            "name": "t",
+                            "partitions": [
+                                {
+                                    "partition_index": 0,
+                                    "partition_size": 50,
+                                    "offset_lag": 2,
+                                    "is_future_key": False,
+                                },
+                                {
+                                    "partition_index": 9,
+                                    "partition_size": 1,
+                                    "offset_lag": 0,
+                                    "is_future_key": False,
+                                },
+                            ],
+                        },
+                    ],
+                },
+            ],
+        }
+    ]
+    out = log_dir_replicas(1, response, [TopicPartition("t", 0)])
+    assert out == {(TopicPartition("t", 0), 1): ReplicaLogDir(50, 2, "/b", False)}
