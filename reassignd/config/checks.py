@@ -1,0 +1,143 @@
+"""Cross-field checks: combinations of individually valid values that cannot work together.
+
+Like Patroni's validator, these catch at start-up (and on SIGHUP) what would otherwise fail hours later
+in the middle of a reassignment. Each check returns (key to blame, message naming the values).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+Values = Mapping[str, Any]
+Finding = tuple[str, str]
+
+_INCOMING = "reassignment.max.incoming.replica.movements.per.broker"
+_OUTGOING = "reassignment.max.outgoing.replica.movements.per.broker"
+_GLOBAL = "reassignment.max.concurrent.replica.movements"
+_RATES = ("leader.reassignment.throttled.rate", "follower.reassignment.throttled.rate")
+_SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+_SSL_PROTOCOLS = ("SSL", "SASL_SSL")
+_SSL_FILES = ("cluster.ssl.ca.location", "cluster.ssl.certificate.location", "cluster.ssl.key.location")
+_MQTT_TLS_FILES = ("mqtt.tls.ca.file", "mqtt.tls.certificate.file", "mqtt.tls.key.file")
+
+
+def _set(values: Values, key: str) -> bool:
+    return values.get(key) not in (None, "")
+
+
+def _state_and_ha(v: Values) -> Iterator[Finding]:
+    if v["state.store"] == "zookeeper" and not _set(v, "ha.zookeeper.connect"):
+        yield "state.store", "state.store = 'zookeeper' needs ha.zookeeper.connect"
+    if v["ha.enable"] and not _set(v, "ha.zookeeper.connect"):
+        yield "ha.enable", "ha.enable = true needs ha.zookeeper.connect"
+    if v["ha.enable"] and v["state.store"] != "zookeeper":
+        yield (
+            "ha.enable",
+            (
+                f"ha.enable = true needs state.store = 'zookeeper' (got {v['state.store']!r}): "
+                "a standby could not resume the leader's plan from a local SQLite file"
+            ),
+        )
+
+
+def _limits(v: Values) -> Iterator[Finding]:
+    yield from _not_above(v, _INCOMING, _GLOBAL)
+    yield from _not_above(v, _OUTGOING, _GLOBAL)
+
+
+def _not_above(v: Values, smaller: str, larger: str) -> Iterator[Finding]:
+    low, high = v.get(smaller), v.get(larger)
+    if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
+        yield smaller, f"{smaller} = {low} exceeds {larger} = {high}"
+
+
+def _timing(v: Values) -> Iterator[Finding]:
+    yield from _not_above(v, "controller.cycle.min.interval.seconds", "controller.cycle.interval.seconds")
+    yield from _not_above(v, "cluster.retry.backoff.seconds", "cluster.retry.backoff.max.seconds")
+
+
+def _auto_throttle(v: Values) -> Iterator[Finding]:
+    ceiling = v["auto.throttle.max.bytes.per.second"]
+    yield from _not_above(v, "auto.throttle.step.bytes.per.second", "auto.throttle.max.bytes.per.second")
+    if not v["auto.throttle.enable"]:
+        return
+    for rate_key in _RATES:
+        rate = v.get(rate_key)
+        if isinstance(rate, int | float) and not isinstance(rate, bool) and rate > ceiling:
+            yield (
+                "auto.throttle.max.bytes.per.second",
+                (
+                    f"auto.throttle.max.bytes.per.second = {ceiling} is below {rate_key} = {rate}: "
+                    "auto-throttle could only lower the rate it is meant to raise"
+                ),
+            )
+
+
+def _cluster_security(v: Values) -> Iterator[Finding]:
+    protocol = v["cluster.security.protocol"]
+    if protocol in _SASL_PROTOCOLS:
+        mechanism = v.get("cluster.sasl.mechanism")
+        if not _set(v, "cluster.sasl.mechanism"):
+            yield "cluster.sasl.mechanism", f"is required with cluster.security.protocol = {protocol}"
+        elif str(mechanism).upper() in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+            for needed in ("cluster.sasl.username", "cluster.sasl.password"):
+                if not _set(v, needed):
+                    yield needed, f"is required with cluster.sasl.mechanism = {mechanism}"
+    else:
+        for key in ("cluster.sasl.mechanism", "cluster.sasl.username", "cluster.sasl.password"):
+            if _set(v, key):
+                yield key, f"has no effect with cluster.security.protocol = {protocol} (use SASL_SSL?)"
+    if protocol not in _SSL_PROTOCOLS:
+        for key in (*_SSL_FILES, "cluster.ssl.key.password"):
+            if _set(v, key):
+                yield key, f"has no effect with cluster.security.protocol = {protocol} (use SSL or SASL_SSL?)"
+    yield from _pair(v, "cluster.ssl.certificate.location", "cluster.ssl.key.location")
+    yield from _readable(v, _SSL_FILES)
+
+
+def _mqtt(v: Values) -> Iterator[Finding]:
+    if _set(v, "mqtt.password") and not _set(v, "mqtt.username"):
+        yield "mqtt.password", "is set but mqtt.username is not"
+    if not v["mqtt.tls.enable"]:
+        for key in _MQTT_TLS_FILES:
+            if _set(v, key):
+                yield key, "has no effect with mqtt.tls.enable = false"
+    yield from _pair(v, "mqtt.tls.certificate.file", "mqtt.tls.key.file")
+    yield from _readable(v, _MQTT_TLS_FILES)
+
+
+def _pair(v: Values, first: str, second: str) -> Iterator[Finding]:
+    if _set(v, first) != _set(v, second):
+        present, missing = (first, second) if _set(v, first) else (second, first)
+        yield missing, f"is required when {present} is set"
+
+
+def _readable(v: Values, keys: tuple[str, ...]) -> Iterator[Finding]:
+    for key in keys:
+        path = str(v.get(key) or "")
+        if path and not (os.path.isfile(path) and os.access(path, os.R_OK)):
+            yield key, f"{path!r} is not a readable file"
+
+
+def _engine_limits(v: Values) -> Iterator[Finding]:
+    """The engine's own validation of the limits (it may know constraints this module does not)."""
+    from reassignd.config.limits_bridge import limit_key_names, limits_problems
+
+    yield from limits_problems({name: v[name] for name in limit_key_names()})
+
+
+CHECKS: tuple[Callable[[Values], Iterator[Finding]], ...] = (
+    _state_and_ha,
+    _limits,
+    _timing,
+    _auto_throttle,
+    _cluster_security,
+    _mqtt,
+    _engine_limits,
+)
+
+
+def cross_field_problems(values: Values) -> list[Finding]:
+    return [finding for check in CHECKS for finding in check(values)]

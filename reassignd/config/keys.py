@@ -1,0 +1,461 @@
+"""The daemon's configuration keys, one declaration each (the reassignment limits come from the engine)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from reassignd.config.schema import (
+    BOOL,
+    FLOAT,
+    INT,
+    PATH,
+    STRING,
+    STRING_LIST,
+    ConfigKey,
+    ValueType,
+    all_of,
+    at_least,
+    between,
+    each,
+    enum,
+    greater_than,
+    host_port,
+    matches,
+    non_empty,
+    secret_file_key,
+)
+
+#: Section titles in the order the reference documentation presents them.
+SECTIONS: Final = {
+    "cluster": "Kafka cluster connection",
+    "reassignment": "Reassignment limits and behaviour",
+    "auto.throttle": "Auto-throttle for stalled moves",
+    "controller": "Controller loop",
+    "api": "HTTP API",
+    "state": "State store",
+    "ha": "High availability (ZooKeeper)",
+    "mqtt": "MQTT events and commands",
+    "log": "Logging",
+}
+
+_LABEL = matches(r"[A-Za-z0-9._-]{0,64}", "at most 64 letters, digits, '.', '_' or '-'")
+_ZK_PATH = matches(r"(/[A-Za-z0-9._-]+)+", "an absolute ZooKeeper path such as /reassignd (no trailing /)")
+_MQTT_PREFIX = matches(r"[^#+/\s]+(/[^#+/\s]+)*", "a topic prefix without wildcards (#, +) or empty levels")
+_PORT = between(1, 65535)
+
+
+def _k(section: str, name: str, value_type: ValueType, doc: str, **options: Any) -> ConfigKey:
+    return ConfigKey(name, value_type, doc, section=section, **options)
+
+
+CLUSTER_KEYS: Final = (
+    _k(
+        "cluster",
+        "cluster.bootstrap.servers",
+        STRING_LIST,
+        "Kafka brokers to bootstrap from, HOST:PORT each (a TOML array, or comma-separated in the "
+        "environment). `reassignd run --bootstrap-servers` overrides it.",
+        validator=all_of(non_empty, each(host_port)),
+        required=True,
+        example=["localhost:9092"],
+    ),
+    _k(
+        "cluster",
+        "cluster.id",
+        STRING,
+        "A short label for this cluster in metrics, MQTT topics and the ZooKeeper path. Empty: the "
+        "cluster id Kafka reports.",
+        default="",
+        validator=_LABEL,
+    ),
+    _k(
+        "cluster",
+        "cluster.request.timeout.seconds",
+        FLOAT,
+        "Timeout of one admin request to Kafka.",
+        default=30.0,
+        validator=greater_than(0),
+        reloadable=True,
+    ),
+    _k(
+        "cluster",
+        "cluster.retries",
+        INT,
+        "How many times a failed admin request is retried (with backoff and jitter) before the cycle gives "
+        "up and reports the error.",
+        default=3,
+        validator=between(0, 100),
+        reloadable=True,
+    ),
+    _k(
+        "cluster",
+        "cluster.retry.backoff.seconds",
+        FLOAT,
+        "First retry delay; it doubles per attempt, with full jitter.",
+        default=0.5,
+        validator=greater_than(0),
+        reloadable=True,
+    ),
+    _k(
+        "cluster",
+        "cluster.retry.backoff.max.seconds",
+        FLOAT,
+        "Upper bound of the retry delay.",
+        default=10.0,
+        validator=greater_than(0),
+        reloadable=True,
+    ),
+    _k(
+        "cluster",
+        "cluster.security.protocol",
+        enum("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+        "Protocol to talk to the brokers (librdkafka `security.protocol`).",
+        default="PLAINTEXT",
+    ),
+    _k(
+        "cluster",
+        "cluster.ssl.ca.location",
+        PATH,
+        "CA certificate(s) in PEM to verify the brokers (librdkafka `ssl.ca.location`). Unset: the "
+        "system's trust store.",
+        example="/etc/reassignd/kafka-ca.pem",
+    ),
+    _k(
+        "cluster",
+        "cluster.ssl.certificate.location",
+        PATH,
+        "Client certificate in PEM for mutual TLS (librdkafka `ssl.certificate.location`).",
+        example="/etc/reassignd/client.pem",
+    ),
+    _k(
+        "cluster",
+        "cluster.ssl.key.location",
+        PATH,
+        "Private key in PEM of the client certificate (librdkafka `ssl.key.location`).",
+        example="/etc/reassignd/client.key",
+    ),
+    _k(
+        "cluster",
+        "cluster.ssl.key.password",
+        STRING,
+        "Password of the private key, if it is encrypted (librdkafka `ssl.key.password`).",
+        secret=True,
+    ),
+    _k(
+        "cluster",
+        "cluster.ssl.endpoint.identification.algorithm",
+        enum("https", "none"),
+        "`https` checks that the broker certificate matches its host name; `none` disables the check.",
+        default="https",
+    ),
+    _k(
+        "cluster",
+        "cluster.sasl.mechanism",
+        enum("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER", case_sensitive=False),
+        "SASL mechanism, required with SASL_PLAINTEXT or SASL_SSL (librdkafka `sasl.mechanism`).",
+        example="SCRAM-SHA-512",
+    ),
+    _k(
+        "cluster",
+        "cluster.sasl.username",
+        STRING,
+        "SASL user name for PLAIN and SCRAM (librdkafka `sasl.username`).",
+        example="reassignd",
+    ),
+    _k(
+        "cluster",
+        "cluster.sasl.password",
+        STRING,
+        "SASL password for PLAIN and SCRAM (librdkafka `sasl.password`).",
+        secret=True,
+    ),
+    _k(
+        "cluster",
+        "cluster.client",
+        STRING,
+        'Pass-through: any `cluster.client.<property> = "value"` is handed verbatim to librdkafka (for '
+        'example `cluster.client."socket.keepalive.enable" = "true"`). Not settable from the '
+        "environment; values of properties whose name mentions a password or secret are redacted in dumps.",
+        prefix=True,
+    ),
+)
+
+BEHAVIOUR_KEYS: Final = (
+    _k(
+        "reassignment",
+        "reassignment.allow.replication.factor.change",
+        BOOL,
+        "Accept plans that change a partition's replication factor. Off, such a plan is rejected whole.",
+        default=False,
+        reloadable=True,
+    ),
+    _k(
+        "auto.throttle",
+        "auto.throttle.enable",
+        BOOL,
+        "When a move is stalled (its follower catches up no faster than producers write), raise that "
+        "broker's throttle rate step by step up to the ceiling until it converges.",
+        default=False,
+        reloadable=True,
+    ),
+    _k(
+        "auto.throttle",
+        "auto.throttle.step.bytes.per.second",
+        INT,
+        "How much one auto-throttle step raises a broker's rate.",
+        default=10 * 1024 * 1024,
+        validator=at_least(1),
+        reloadable=True,
+    ),
+    _k(
+        "auto.throttle",
+        "auto.throttle.max.bytes.per.second",
+        INT,
+        "The ceiling auto-throttle never raises a rate beyond.",
+        default=200 * 1024 * 1024,
+        validator=at_least(1),
+        reloadable=True,
+    ),
+    _k(
+        "controller",
+        "controller.cycle.interval.seconds",
+        FLOAT,
+        "Time between the starts of two controller cycles (a cycle reads the cluster, decides, applies).",
+        default=5.0,
+        validator=between(0.05, 3600),
+        reloadable=True,
+    ),
+    _k(
+        "controller",
+        "controller.cycle.min.interval.seconds",
+        FLOAT,
+        "Shortest time between two cycles when a cycle is woken early (API call, finished step).",
+        default=0.5,
+        validator=between(0, 3600),
+        reloadable=True,
+    ),
+    _k(
+        "controller",
+        "controller.error.backoff.max.seconds",
+        FLOAT,
+        "After failed cycles the next one is delayed, doubling up to this bound.",
+        default=60.0,
+        validator=greater_than(0),
+        reloadable=True,
+    ),
+    _k(
+        "controller",
+        "controller.shutdown.timeout.seconds",
+        FLOAT,
+        "On SIGTERM, how long to wait for the running cycle to finish and state to be persisted before "
+        "exiting anyway. In-flight moves are left to Kafka either way; a second signal exits at once.",
+        default=30.0,
+        validator=greater_than(0),
+    ),
+)
+
+SERVICE_KEYS: Final = (
+    _k(
+        "api",
+        "api.listen",
+        STRING,
+        "HOST:PORT of the HTTP API and /metrics. Loopback by default: expose it deliberately.",
+        default="127.0.0.1:8080",
+        validator=host_port,
+    ),
+    _k(
+        "api",
+        "api.token",
+        STRING,
+        "Bearer token every mutating API call must present. Without one, mutating calls are refused. "
+        "Prefer `api.token.file` or the environment to writing it here.",
+        secret=True,
+        reloadable=True,
+    ),
+    _k(
+        "state",
+        "state.dir",
+        PATH,
+        "Directory of the embedded state store (SQLite database `reassignd.db`).",
+        default="/var/lib/reassignd",
+    ),
+    _k(
+        "state",
+        "state.store",
+        enum("sqlite", "zookeeper"),
+        "Where plans, progress, original configs and the journal live: `sqlite` (embedded, one daemon) "
+        "or `zookeeper` (shared by HA daemons; needs `ha.zookeeper.connect`).",
+        default="sqlite",
+    ),
+    _k(
+        "ha",
+        "ha.enable",
+        BOOL,
+        "Elect one active daemon among those configured for the same cluster; the others stand by.",
+        default=False,
+    ),
+    _k(
+        "ha",
+        "ha.zookeeper.connect",
+        STRING,
+        "ZooKeeper connection string, `host:port[,host:port...]` with an optional chroot.",
+        validator=matches(r"[^,\s]+:\d+(,[^,\s]+:\d+)*(/\S*)?", "host:port[,host:port...][/chroot]"),
+        example="zk1:2181,zk2:2181,zk3:2181",
+    ),
+    _k(
+        "ha",
+        "ha.zookeeper.path",
+        STRING,
+        "ZooKeeper path under which daemons elect a leader and keep state (per cluster id below it).",
+        default="/reassignd",
+        validator=_ZK_PATH,
+    ),
+    _k(
+        "ha",
+        "ha.session.timeout.seconds",
+        FLOAT,
+        "ZooKeeper session timeout: a leader that loses its session stops acting at once; a standby takes "
+        "over after about this long.",
+        default=10.0,
+        validator=between(1, 600),
+    ),
+    _k(
+        "ha",
+        "ha.node.id",
+        STRING,
+        "This daemon's name in the election. Empty: the host name.",
+        default="",
+        validator=_LABEL,
+    ),
+    _k(
+        "ha",
+        "ha.advertised.url",
+        STRING,
+        "URL of this daemon's API that standbys report as the leader's address. Empty: built from "
+        "`api.listen`.",
+        default="",
+    ),
+    _k("mqtt", "mqtt.enable", BOOL, "Publish events and accept commands over MQTT.", default=False),
+    _k("mqtt", "mqtt.host", STRING, "MQTT broker host.", default="localhost"),
+    _k("mqtt", "mqtt.port", INT, "MQTT broker port (8883 is usual with TLS).", default=1883, validator=_PORT),
+    _k("mqtt", "mqtt.tls.enable", BOOL, "Connect to the MQTT broker over TLS.", default=False),
+    _k(
+        "mqtt",
+        "mqtt.tls.ca.file",
+        PATH,
+        "CA certificate(s) in PEM for the MQTT broker; unset: system CAs.",
+        example="/etc/reassignd/mqtt-ca.pem",
+    ),
+    _k(
+        "mqtt",
+        "mqtt.tls.certificate.file",
+        PATH,
+        "Client certificate in PEM for mutual TLS.",
+        example="/etc/reassignd/mqtt-client.pem",
+    ),
+    _k(
+        "mqtt",
+        "mqtt.tls.key.file",
+        PATH,
+        "Private key in PEM of the client certificate.",
+        example="/etc/reassignd/mqtt-client.key",
+    ),
+    _k("mqtt", "mqtt.username", STRING, "MQTT user name.", example="reassignd"),
+    _k("mqtt", "mqtt.password", STRING, "MQTT password.", secret=True),
+    _k(
+        "mqtt",
+        "mqtt.client.id",
+        STRING,
+        "MQTT client id. Empty: `reassignd-<cluster>-<node>`.",
+        default="",
+        validator=matches(r"[A-Za-z0-9._-]{0,128}", "at most 128 letters, digits, '.', '_' or '-'"),
+    ),
+    _k(
+        "mqtt",
+        "mqtt.topic.prefix",
+        STRING,
+        "Topics are `<prefix>/<cluster>/events`, `.../status` and `.../commands`.",
+        default="reassignd",
+        validator=_MQTT_PREFIX,
+    ),
+    _k(
+        "mqtt",
+        "mqtt.keepalive.seconds",
+        INT,
+        "MQTT keep-alive interval.",
+        default=30,
+        validator=between(5, 3600),
+    ),
+    _k(
+        "mqtt",
+        "mqtt.command.hmac.secret",
+        STRING,
+        "Shared secret of the HMAC-SHA256 that signs commands. Unset: every command is rejected.",
+        secret=True,
+    ),
+    _k(
+        "mqtt",
+        "mqtt.command.replay.window.seconds",
+        FLOAT,
+        "A command whose timestamp is further than this from now is rejected as a replay.",
+        default=30.0,
+        validator=between(1, 3600),
+        reloadable=True,
+    ),
+    _k(
+        "mqtt",
+        "mqtt.queue.max.events",
+        INT,
+        "Events kept while the MQTT broker is unreachable; beyond that the oldest are dropped (and counted).",
+        default=10000,
+        validator=at_least(1),
+    ),
+    _k(
+        "mqtt",
+        "mqtt.status.min.interval.seconds",
+        FLOAT,
+        "Shortest time between two updates of the retained status document.",
+        default=5.0,
+        validator=between(0, 3600),
+        reloadable=True,
+    ),
+    _k(
+        "log",
+        "log.level",
+        enum("debug", "info", "warning", "error"),
+        "Least severe log level written.",
+        default="info",
+        reloadable=True,
+    ),
+    _k(
+        "log",
+        "log.format",
+        enum("auto", "json", "console"),
+        "`json` lines for log collectors, `console` for people; `auto` picks console on a terminal.",
+        default="auto",
+    ),
+)
+
+
+def _with_secret_files(keys: tuple[ConfigKey, ...]) -> tuple[ConfigKey, ...]:
+    expanded: list[ConfigKey] = []
+    for key in keys:
+        expanded.append(key)
+        if key.secret:
+            expanded.append(secret_file_key(key))
+    return tuple(expanded)
+
+
+@functools.cache
+def schema() -> Mapping[str, ConfigKey]:
+    """Every key by name, in documentation order; the limits are the engine's own (see limits_bridge)."""
+    from reassignd.config.limits_bridge import limit_config_keys
+
+    ordered = (*CLUSTER_KEYS, *limit_config_keys(), *BEHAVIOUR_KEYS, *SERVICE_KEYS)
+    table = {key.name: key for key in _with_secret_files(ordered)}
+    if len(table) != len(_with_secret_files(ordered)):
+        raise RuntimeError("duplicate configuration key names")
+    return MappingProxyType(table)

@@ -1,0 +1,266 @@
+"""Reading a configuration: defaults < TOML file < environment < command-line overrides, then validation.
+
+Every problem is collected before anything fails, and each names where the value came from (the file or
+the environment variable), the key and the bad value, so an operator fixes a config in one round.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+from reassignd.config.checks import cross_field_problems
+from reassignd.config.keys import schema
+from reassignd.config.schema import ENV_PREFIX, BadValue, ConfigKey, Secret
+from reassignd.engine.limits import flatten_toml
+from reassignd.model import InvalidInputError, Problem
+
+DEFAULT = "default"
+ENVIRONMENT = "environment"
+OVERRIDE = "command line"
+#: Environment variables with our prefix that are not configuration keys.
+RESERVED_ENV: Final = frozenset({"REASSIGND_CONFIG"})
+_SECRET_NAME_MARKERS: Final = ("password", "secret", "token", "jaas", "credential")
+REDACTED: Final = "***"
+
+
+class Config(Mapping[str, Any]):
+    """An immutable, validated configuration: every schema key (None when unset) plus pass-through keys.
+
+    Secret keys hold `Secret` values; `secret(name)` reveals one for the code that must use it.
+    """
+
+    __slots__ = ("_ignored_env", "_path", "_sources", "_values")
+    _values: Mapping[str, Any]
+    _sources: Mapping[str, str]
+    _path: str | None
+    _ignored_env: tuple[str, ...]
+
+    def __init__(
+        self,
+        values: Mapping[str, Any],
+        sources: Mapping[str, str],
+        path: str | None = None,
+        ignored_env: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "_values", MappingProxyType(dict(values)))
+        object.__setattr__(self, "_sources", MappingProxyType(dict(sources)))
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_ignored_env", ignored_env)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Config is immutable; load a new one")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Config(path={self._path!r}, {self.redacted()!r})"
+
+    @property
+    def path(self) -> str | None:
+        return self._path
+
+    @property
+    def ignored_env(self) -> tuple[str, ...]:
+        """REASSIGND_* variables that match no key (probably typos): the daemon logs them at start-up."""
+        return self._ignored_env
+
+    def source(self, key: str) -> str:
+        """Where the value came from: `default`, the file's path, `environment` or `command line`."""
+        return self._sources.get(key, DEFAULT)
+
+    def secret(self, key: str) -> str | None:
+        value = self._values.get(key)
+        return value.reveal() if isinstance(value, Secret) else None
+
+    def with_prefix(self, prefix: str) -> dict[str, Any]:
+        """Keys under `prefix.` with the prefix removed (`cluster.client.` -> librdkafka properties)."""
+        start = prefix.rstrip(".") + "."
+        return {k[len(start) :]: v for k, v in self._values.items() if k.startswith(start) and v is not None}
+
+    def limits(self) -> Any:
+        """The engine's `Limits` for the configured reassignment limits."""
+        from reassignd.config.limits_bridge import build_limits, limit_key_names
+
+        return build_limits({name: self._values[name] for name in limit_key_names()})
+
+    def client_settings(self) -> dict[str, str]:
+        """librdkafka-style client properties, secrets revealed: for the cluster adapter only, never log."""
+        settings: dict[str, str] = {"bootstrap.servers": ",".join(self._values["cluster.bootstrap.servers"])}
+        for key in schema().values():
+            if key.section != "cluster" or key.prefix or key.name.endswith(".file"):
+                continue
+            if not key.name.startswith(("cluster.security.", "cluster.ssl.", "cluster.sasl.")):
+                continue
+            value = self._values.get(key.name)
+            if value is None:
+                continue
+            settings[key.name.removeprefix("cluster.")] = (
+                value.reveal() if isinstance(value, Secret) else value
+            )
+        if settings["security.protocol"] in ("PLAINTEXT", "SASL_PLAINTEXT"):
+            settings.pop("ssl.endpoint.identification.algorithm", None)
+        settings.update({k: str(v) for k, v in self.with_prefix("cluster.client").items()})
+        return settings
+
+    def redacted(self) -> dict[str, Any]:
+        """Every value, with secrets (and secret-looking pass-through properties) replaced by ***."""
+        return {
+            key: REDACTED if value is not None and _looks_secret(key, value) else _plain(value)
+            for key, value in self._values.items()
+        }
+
+    def changed_keys(self, other: Config) -> frozenset[str]:
+        keys = set(self._values) | set(other._values)
+        return frozenset(k for k in keys if self._values.get(k) != other._values.get(k))
+
+
+def _looks_secret(key: str, value: Any) -> bool:
+    if isinstance(value, Secret):
+        return True
+    definition = schema().get(key)
+    if definition is not None and not definition.prefix:
+        return False
+    return any(marker in key.lower() for marker in _SECRET_NAME_MARKERS)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, where: str, key: str, message: str) -> None:
+        self.problems.append(Problem(where, key, message))
+
+
+def _definition_for(name: str, table: Mapping[str, ConfigKey]) -> ConfigKey | None:
+    found = table.get(name)
+    if found is not None:
+        return None if found.prefix else found
+    for key in table.values():
+        if key.prefix and name.startswith(key.name + ".") and len(name) > len(key.name) + 1:
+            return key
+    return None
+
+
+def _unknown_message(name: str, table: Mapping[str, ConfigKey]) -> str:
+    close = difflib.get_close_matches(name, list(table), n=1, cutoff=0.75)
+    return "unknown key" + (f" (did you mean {close[0]}?)" if close else "")
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The file's keys, flattened; InvalidInputError names the file and the TOML error."""
+    try:
+        with open(path, "rb") as handle:
+            return dict(flatten_toml(tomllib.load(handle)))
+    except OSError as exc:
+        raise InvalidInputError(
+            "configuration", [Problem(str(path), "(file)", exc.strerror or str(exc))]
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInputError("configuration", [Problem(str(path), "(TOML)", str(exc))]) from None
+
+
+def _env_table(table: Mapping[str, ConfigKey]) -> dict[str, ConfigKey]:
+    return {key.env_var: key for key in table.values() if not key.prefix}
+
+
+def _read_secret_file(path: str) -> str:
+    text = Path(path).read_text(encoding="utf-8").strip()
+    if not text:
+        raise ValueError("is empty")
+    return text
+
+
+def load_config(
+    path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Defaults, then the file, the REASSIGND_* environment and `overrides` (command-line flags).
+
+    Raises InvalidInputError listing every problem; a Config is only ever returned whole and valid.
+    """
+    table = schema()
+    problems = _Collector()
+    values: dict[str, Any] = {name: key.default for name, key in table.items() if not key.prefix}
+    sources: dict[str, str] = {}
+    file_label = str(path) if path is not None else ""
+
+    layers: list[tuple[str, Mapping[str, Any], bool]] = []
+    if path is not None:
+        layers.append((file_label, read_toml(path), False))
+    ignored_env: list[str] = []
+    rejected: set[str] = set()
+    if env:
+        by_env = _env_table(table)
+        from_env: dict[str, Any] = {}
+        for variable, text in sorted(env.items()):
+            if not variable.startswith(ENV_PREFIX) or variable in RESERVED_ENV:
+                continue
+            definition = by_env.get(variable)
+            if definition is None:
+                ignored_env.append(variable)
+            else:
+                from_env[definition.name] = (variable, text)
+        layers.append((ENVIRONMENT, from_env, True))
+    if overrides:
+        layers.append((OVERRIDE, overrides, False))
+
+    for label, raw_values, is_env in layers:
+        for name, raw in raw_values.items():
+            where = f"environment {raw[0]}" if is_env else label
+            raw_value = raw[1] if is_env else raw
+            definition = _definition_for(name, table)
+            if definition is None:
+                problems.add(where, name, _unknown_message(name, table))
+                continue
+            try:
+                if definition.prefix and isinstance(raw_value, bool | int | float):
+                    # librdkafka takes every property as a string; TOML `true` means "true".
+                    raw_value = str(raw_value).lower() if isinstance(raw_value, bool) else str(raw_value)
+                value = definition.convert(raw_value, from_env=is_env)
+            except BadValue as exc:
+                problems.add(where, name, str(exc))
+                rejected.add(name)
+                continue
+            values[name] = value
+            sources[name] = where
+
+    for name, key in table.items():
+        if key.secret and values.get(name + ".file"):
+            secret_path = values[name + ".file"]
+            if values.get(name) is not None:
+                problems.add(sources.get(name, DEFAULT), name, f"set both {name} and {name}.file; keep one")
+                continue
+            try:
+                values[name] = Secret(_read_secret_file(secret_path))
+                sources[name] = f"file {secret_path}"
+            except (OSError, ValueError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                problems.add(
+                    sources.get(name + ".file", DEFAULT), name + ".file", f"{secret_path!r}: {reason}"
+                )
+        if key.required and values.get(name) is None and name not in rejected:
+            problems.add(file_label or "configuration", name, f"is required (or set {key.env_var})")
+
+    if not problems.problems:
+        for where_key, message in cross_field_problems(values):
+            problems.add(sources.get(where_key, DEFAULT), where_key, message)
+    if problems.problems:
+        raise InvalidInputError("configuration", problems.problems)
+    return Config(values, sources, file_label or None, tuple(ignored_env))
