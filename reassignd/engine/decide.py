@@ -1,0 +1,461 @@
+"""`decide`: one daemon cycle's decision, a pure function of (snapshot, plan, state, limits, changed).
+
+Cost: reconciling looks only at `changed` partitions (plus those blocked on a broker that came back),
+and scheduling walks the ready queues in rank order for at most a budget proportional to the free slots.
+`changed=None` reconciles the whole plan: use it for the first decision and after a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from heapq import merge
+
+from reassignd.engine.limits import Limits
+from reassignd.engine.state import (
+    ExecutionState,
+    Load,
+    PartitionProgress,
+    Queues,
+    Status,
+    WaitReason,
+    _MutableLoad,
+    queue_name,
+)
+from reassignd.engine.steps import next_step
+from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
+
+SCAN_PER_SLOT = 8
+SCAN_MINIMUM = 256
+QUEUE_NAMES = ("urgent", "leader", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class StartStep:
+    """Send `target` (in this order) to AlterPartitionReassignments for `tp`."""
+
+    tp: TopicPartition
+    target: tuple[int, ...]
+    step_index: int
+    moves_leadership: bool
+    source: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    leader: int
+    min_insync_extra: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeader:
+    """Run a preferred-leader election for `tp`; `leader` is the replica expected to win."""
+
+    tp: TopicPartition
+    leader: int
+    reason: str  # "step": the new preferred leader is in sync; "finished": the plan's target reached
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    tp: TopicPartition
+    reason: WaitReason
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    state: ExecutionState
+    start: tuple[StartStep, ...]
+    elect: tuple[ElectLeader, ...]
+    waiting: tuple[Waiting, ...]
+    completed: tuple[TopicPartition, ...]
+    """Steps that completed since the last decision."""
+    finished: tuple[TopicPartition, ...]
+    external: tuple[TopicPartition, ...]
+    """Partitions reassigned by someone else: reported, never touched."""
+    aborted: tuple[TopicPartition, ...]
+    """In-flight steps that ended without reaching their target (cancelled): they start over."""
+    examined: int
+
+    def summary(self) -> str:
+        counts = self.state.counts
+        return (
+            f"started {len(self.start)}, completed {len(self.completed)}, elect {len(self.elect)}; "
+            f"in flight {counts[Status.IN_FLIGHT]}, pending {counts[Status.PENDING]}, "
+            f"blocked {counts[Status.BLOCKED]}, external {counts[Status.EXTERNAL]}, "
+            f"done {counts[Status.DONE]}/{len(self.state.plan)}"
+        )
+
+
+def decide(
+    snapshot: ClusterSnapshot,
+    plan: ReassignmentPlan,
+    state: ExecutionState,
+    limits: Limits,
+    changed: Collection[TopicPartition] | None = None,
+) -> Decision:
+    if state.plan is not plan and state.plan != plan:
+        raise ValueError("the execution state belongs to another plan")
+    if tuple(limits.ordering) != state.ordering:
+        state = state.reordered(tuple(limits.ordering), snapshot)
+    cycle = _Cycle(snapshot, state, limits)
+    online = cycle.online
+    if changed is None:
+        todo: Iterable[TopicPartition] = state.ranked
+    else:
+        back = online - state.online
+        todo = dict.fromkeys(
+            [tp for tp in changed if tp in state.rank_of]
+            + [tp for b in back for tp in state.blocked_by_broker.get(b, ())]
+        )
+    for tp in todo:
+        cycle.reconcile(tp)
+    if limits.scheduling_mode != "batch" or cycle.load.partitions == 0:
+        cycle.schedule()
+    return cycle.decision()
+
+
+def changed_partitions(before: ClusterSnapshot | None, after: ClusterSnapshot) -> set[TopicPartition]:
+    """Partitions whose state differs between two snapshots (all of them when there is no `before`)."""
+    if before is None:
+        return set(after.partitions)
+    old = before.partitions
+    return {tp for tp, p in after.partitions.items() if (o := old.get(tp)) is not p and o != p} | (
+        set(old) - set(after.partitions)
+    )
+
+
+class _WorkQueue:
+    def __init__(self, base: Queues, name: str) -> None:
+        self.base = getattr(base, name)
+        self.removed: set[int] = set()
+        self.added: set[int] = set()
+
+    def __contains__(self, rank: int) -> bool:
+        return rank in self.added or (rank not in self.removed and rank in self.base)
+
+    def add(self, rank: int) -> None:
+        self.added.add(rank)
+
+    def remove(self, rank: int) -> None:
+        self.added.discard(rank)
+        self.removed.add(rank)
+
+    def ranks(self) -> Iterator[int]:
+        extra = sorted(self.added)
+        for rank in merge(self.base, extra):
+            if rank in self.removed and rank not in self.added:
+                continue
+            yield rank
+
+
+class _Cycle:
+    """The working copies of one decision; frozen into a new state at the end."""
+
+    def __init__(self, snapshot: ClusterSnapshot, state: ExecutionState, limits: Limits) -> None:
+        self.snapshot = snapshot
+        self.state = state
+        self.limits = limits
+        self.plan = state.plan
+        self.online = snapshot.online_broker_ids()
+        self.changes: dict[TopicPartition, PartitionProgress] = {}
+        self.queues = {name: _WorkQueue(state.queues, name) for name in QUEUE_NAMES}
+        self.load = _MutableLoad(state.load)
+        self.blocked: dict[int, frozenset[TopicPartition] | set[TopicPartition]] = dict(
+            state.blocked_by_broker
+        )
+        self.blocked_copied: set[int] = set()
+        self.start: list[StartStep] = []
+        self.elect: list[ElectLeader] = []
+        self.waiting: list[Waiting] = []
+        self.completed: list[TopicPartition] = []
+        self.finished: list[TopicPartition] = []
+        self.external: list[TopicPartition] = []
+        self.aborted: list[TopicPartition] = []
+        self.examined = 0
+        self.electing: set[TopicPartition] = set()
+        self.replica_count = min(
+            limits.parallel_replica_count,
+            limits.max_outgoing_per_broker,
+            limits.max_concurrent_replica_movements,
+        )
+
+    # -- bookkeeping ---------------------------------------------------------------------------------
+
+    def record(self, tp: TopicPartition) -> PartitionProgress:
+        return self.changes.get(tp) or self.state.records[tp]
+
+    def put(self, tp: TopicPartition, new: PartitionProgress) -> None:
+        old = self.record(tp)
+        if old.status is Status.IN_FLIGHT:
+            self.load.add(old, -1)
+        if new.status is Status.IN_FLIGHT:
+            self.load.add(new, +1)
+        for broker in old.blocked_on:
+            self.blocked_set(broker).discard(tp)
+        for broker in new.blocked_on:
+            self.blocked_set(broker).add(tp)
+        rank = self.state.rank_of[tp]
+        for queue in self.queues.values():
+            if rank in queue:
+                queue.remove(rank)
+        if new.status is Status.PENDING:
+            self.queues[queue_name(tp, self.plan, self.snapshot)].add(rank)
+        self.changes[tp] = new
+
+    def blocked_set(self, broker: int) -> set[TopicPartition]:
+        if broker not in self.blocked_copied:
+            self.blocked[broker] = set(self.blocked.get(broker, ()))
+            self.blocked_copied.add(broker)
+        members = self.blocked[broker]
+        assert isinstance(members, set)
+        return members
+
+    def block(self, tp: TopicPartition, reason: WaitReason, detail: str, on: tuple[int, ...] = ()) -> None:
+        rec = self.record(tp)
+        self.put(tp, PartitionProgress(Status.BLOCKED, rec.step, reason=reason, detail=detail, blocked_on=on))
+        self.waiting.append(Waiting(tp, reason, detail))
+
+    def mark_external(self, tp: TopicPartition, p: PartitionState) -> None:
+        rec = self.record(tp)
+        detail = f"reassigning to {list(p.target_replicas)} by someone else"
+        self.put(tp, PartitionProgress(Status.EXTERNAL, rec.step, reason=WaitReason.EXTERNAL, detail=detail))
+        self.external.append(tp)
+        self.waiting.append(Waiting(tp, WaitReason.EXTERNAL, detail))
+
+    def mark_done(self, tp: TopicPartition, p: PartitionState) -> None:
+        self.put(tp, PartitionProgress(Status.DONE, self.record(tp).step))
+        self.finished.append(tp)
+        preferred = p.replicas[0]
+        if self.limits.elect_after_finish and p.leader != preferred and preferred in p.isr:
+            self.elect.append(ElectLeader(tp, preferred, "finished"))
+
+    # -- reconciling with the snapshot ---------------------------------------------------------------
+
+    def reconcile(self, tp: TopicPartition) -> None:
+        rec = self.record(tp)
+        p = self.snapshot.partitions.get(tp)
+        if p is None:
+            if rec.status is not Status.DONE:
+                self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+            return
+        if rec.status is Status.DONE:
+            return
+        if rec.status is Status.IN_FLIGHT:
+            if p.is_reassigning:
+                if p.target_replicas == rec.target:
+                    self._elect_when_in_sync(tp, rec, p)
+                else:
+                    self.mark_external(tp, p)
+                return
+            if p.replicas == rec.target:
+                self.completed.append(tp)
+                self.put(tp, PartitionProgress(Status.PENDING, rec.step + 1))
+                if rec.target == self.plan.targets[tp]:
+                    self.mark_done(tp, p)
+                else:
+                    self._elect_when_in_sync(tp, rec, p)
+                return
+            self.aborted.append(tp)
+            self.put(tp, PartitionProgress(Status.PENDING, rec.step))
+        if rec.status is Status.EXTERNAL and p.is_reassigning:
+            return
+        self._reconcile_idle(tp, p)
+
+    def _reconcile_idle(self, tp: TopicPartition, p: PartitionState) -> None:
+        rec = self.record(tp)
+        final = self.plan.targets[tp]
+        if p.is_reassigning:
+            step = next_step(
+                p.original_replicas,
+                final,
+                p.isr,
+                self.replica_count,
+                self.snapshot.min_insync_replicas(tp.topic),
+            )
+            if step is not None and step.target == p.target_replicas:
+                adopted = PartitionProgress(
+                    Status.IN_FLIGHT,
+                    rec.step,
+                    target=step.target,
+                    source=p.original_replicas,
+                    leader=p.leader,
+                    moves_leadership=step.target[0] != p.leader,
+                )
+                self.put(tp, adopted)  # ours, started before a restart lost the record
+            else:
+                self.mark_external(tp, p)
+        elif p.replicas == final:
+            self.mark_done(tp, p)
+        else:  # (re)queue: what its next step does may have changed with the partition
+            self.put(tp, PartitionProgress(Status.PENDING, rec.step))
+
+    def _elect_when_in_sync(self, tp: TopicPartition, rec: PartitionProgress, p: PartitionState) -> None:
+        preferred = rec.target[0]
+        if preferred not in rec.source and preferred in p.isr and p.leader != preferred:
+            self.elect.append(ElectLeader(tp, preferred, "step"))
+            self.electing.add(tp)
+
+    # -- scheduling ----------------------------------------------------------------------------------
+
+    def free_slots(self) -> int:
+        limits, load = self.limits, self.load
+        incoming = sum(max(0, limits.max_incoming_per_broker - load.incoming.get(b, 0)) for b in self.online)
+        return min(
+            limits.parallel_partition_count - load.partitions,
+            limits.max_concurrent_replica_movements - load.replica_moves,
+            incoming,
+        )
+
+    def schedule(self) -> None:
+        free = self.free_slots()
+        if free <= 0:
+            return
+        budget = SCAN_PER_SLOT * free + SCAN_MINIMUM
+        ordering = self.limits.ordering
+        passes: list[Iterator[int]] = []
+        general = ["leader", "other"]
+        if "under_min_isr" in ordering:
+            passes.append(self.queues["urgent"].ranks())
+        else:
+            general.append("urgent")
+        if "leader_moves" in ordering:
+            passes.append(self.queues["leader"].ranks())
+            general.remove("leader")
+        passes.append(merge(*(self.queues[name].ranks() for name in general)))
+        for index, ranks in enumerate(passes):
+            leader_pass = "leader_moves" in ordering and index == len(passes) - 2
+            for rank in _take(ranks, budget - self.examined):
+                if self.full() or (leader_pass and self.leaders_full()):
+                    break
+                self.examined += 1
+                self.try_start(self.state.ranked[rank])
+            if self.full() or self.examined >= budget:
+                return
+
+    def full(self) -> bool:
+        limits, load = self.limits, self.load
+        return (
+            load.partitions >= limits.parallel_partition_count
+            or load.replica_moves >= limits.max_concurrent_replica_movements
+        )
+
+    def leaders_full(self) -> bool:
+        return self.load.leader_moves >= self.limits.parallel_leader_movements
+
+    def try_start(self, tp: TopicPartition) -> None:
+        p = self.snapshot.partitions.get(tp)
+        if p is None:
+            self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+            return
+        if p.is_reassigning:
+            self.mark_external(tp, p)
+            return
+        if tp in self.electing:
+            return  # its next step starts once the new leader has taken over
+        final = self.plan.targets[tp]
+        if p.replicas == final:
+            self.mark_done(tp, p)
+            return
+        online = self.online
+        if p.leader == NO_LEADER or p.leader not in online:
+            down = tuple(b for b in p.replicas if b not in online)
+            self.block(tp, WaitReason.PARTITION_OFFLINE, "partition has no online leader", down)
+            return
+        min_insync = self.snapshot.min_insync_replicas(tp.topic)
+        step = next_step(p.replicas, final, p.isr, self.replica_count, min_insync)
+        if step is None:  # pragma: no cover - replicas != final always yields a step
+            return
+        if step.blocked:
+            detail = (
+                f"in sync {sorted(p.isr)}, min.insync.replicas {min_insync}: waiting for replicas to join"
+            )
+            self.block(tp, WaitReason.MIN_INSYNC, detail)
+            return
+        offline = tuple(b for b in step.target if b not in online)
+        if offline:
+            self.block(tp, WaitReason.OFFLINE_TARGET, f"target broker(s) {list(offline)} offline", offline)
+            return
+        moves = step.moves_leadership(p.leader)
+        refusal = self.refusal(step.adding, p.leader, moves, step.min_insync_extra)
+        if refusal is not None:
+            self.waiting.append(Waiting(tp, WaitReason.LIMITS, refusal))
+            return
+        rec = self.record(tp)
+        started = PartitionProgress(
+            Status.IN_FLIGHT,
+            rec.step,
+            target=step.target,
+            source=p.replicas,
+            leader=p.leader,
+            moves_leadership=moves,
+        )
+        self.put(tp, started)
+        self.start.append(
+            StartStep(
+                tp,
+                step.target,
+                rec.step,
+                moves,
+                p.replicas,
+                step.adding,
+                step.removing,
+                p.leader,
+                step.min_insync_extra,
+            )
+        )
+
+    def refusal(self, adding: tuple[int, ...], leader: int, moves: bool, extra: int) -> str | None:
+        """Which limit a step would break, or None; a min.insync step may exceed R-sized caps alone."""
+        limits, load = self.limits, self.load
+        if load.partitions + 1 > limits.parallel_partition_count:
+            return "reassignment.parallel.partition.count"
+        if moves and load.leader_moves + 1 > limits.parallel_leader_movements:
+            return "reassignment.parallel.leader.movements"
+        if not adding:
+            return None
+        n = len(adding)
+        if load.replica_moves + n > limits.max_concurrent_replica_movements and not (
+            extra and load.replica_moves == 0
+        ):
+            return "reassignment.max.concurrent.replica.movements"
+        for broker in adding:
+            if load.incoming.get(broker, 0) + 1 > limits.max_incoming_per_broker:
+                return f"reassignment.max.incoming.replica.movements.per.broker (broker {broker})"
+        out = load.outgoing.get(leader, 0)
+        if out + n > limits.max_outgoing_per_broker and not (extra and out == 0):
+            return f"reassignment.max.outgoing.replica.movements.per.broker (broker {leader})"
+        return None
+
+    # -- result --------------------------------------------------------------------------------------
+
+    def decision(self) -> Decision:
+        base = self.state.queues
+        queues = Queues(
+            *(
+                getattr(base, name).update(remove=q.removed - q.added, add=q.added)
+                for name, q in self.queues.items()
+            )
+        )
+        blocked = {b: s if isinstance(s, frozenset) else frozenset(s) for b, s in self.blocked.items() if s}
+        state = self.state.with_changes(self.changes, queues, self._load(), blocked, self.online)
+        return Decision(
+            state=state,
+            start=tuple(self.start),
+            elect=tuple(self.elect),
+            waiting=tuple(self.waiting),
+            completed=tuple(self.completed),
+            finished=tuple(self.finished),
+            external=tuple(self.external),
+            aborted=tuple(self.aborted),
+            examined=self.examined,
+        )
+
+    def _load(self) -> Load:
+        return self.load.freeze()
+
+
+def _take(ranks: Iterator[int], count: int) -> Iterator[int]:
+    for index, rank in enumerate(ranks):
+        if index >= count:
+            return
+        yield rank

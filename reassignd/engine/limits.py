@@ -1,0 +1,249 @@
+"""The engine's limits: KIP-435 names, defaults, validation, and TOML flattening.
+
+Every limit may change between two decisions (KIP-435: "these values could be changed dynamically"); the
+engine reads them afresh on every call, so a new `Limits` takes effect at the next decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final
+
+from reassignd.model import InvalidInputError, Problem
+
+INT_MAX: Final = 2**31 - 1
+
+#: Sort keys a `reassignment.ordering` chain may name (see docs/engine.md, "Ordering").
+ORDERING_KEYS: Final = (
+    "under_min_isr",
+    "leader_moves",
+    "round_robin",
+    "larger_first",
+    "smaller_first",
+    "fewer_moves_first",
+    "plan_order",
+)
+DEFAULT_ORDERING: Final = ("under_min_isr", "leader_moves", "round_robin", "larger_first")
+SCHEDULING_MODES: Final = ("continuous", "batch")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """One consistent set of limits; build it with `Limits.from_mapping` to get validation."""
+
+    parallel_replica_count: int = 1
+    parallel_partition_count: int = INT_MAX
+    parallel_leader_movements: int = INT_MAX
+    max_concurrent_replica_movements: int = INT_MAX
+    max_incoming_per_broker: int = 5
+    max_outgoing_per_broker: int = 5
+    scheduling_mode: str = "continuous"
+    ordering: tuple[str, ...] = DEFAULT_ORDERING
+    leader_throttled_rate: int | None = None
+    follower_throttled_rate: int | None = None
+    stall_window_seconds: float = 300.0
+    elect_after_finish: bool = True
+
+    @classmethod
+    def from_mapping(cls, flat: Mapping[str, object]) -> Limits:
+        """Build from dotted KIP names; unknown `reassignment.*` keys and bad values fail, all at once."""
+        problems: list[Problem] = []
+        values: dict[str, Any] = {}
+        by_name = {key.name: key for key in LIMIT_KEYS}
+        for name, raw in flat.items():
+            key = by_name.get(name)
+            if key is None:
+                if name.startswith("reassignment."):
+                    problems.append(Problem("limits", name, f"unknown key (value {raw!r})"))
+                continue
+            converted, error = key.validate(raw)
+            if error is not None:
+                problems.append(Problem("limits", name, f"{error}, got {raw!r}"))
+            else:
+                values[key.attribute] = converted
+        if problems:
+            raise InvalidInputError("limits", problems)
+        return cls(**values)
+
+    def to_mapping(self) -> dict[str, object]:
+        """The dotted-name form, e.g. for `--json` output and the daemon's status."""
+        return {key.name: _plain(getattr(self, key.attribute)) for key in LIMIT_KEYS}
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True, slots=True)
+class LimitKey:
+    name: str
+    attribute: str
+    type: str
+    default: object
+    doc: str
+    validate: Callable[[object], tuple[object, str | None]]
+
+
+def _positive_int(raw: object) -> tuple[object, str | None]:
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        return None, "must be an integer"
+    if raw < 1:
+        return None, "must be at least 1"
+    return raw, None
+
+
+def _rate(raw: object) -> tuple[object, str | None]:
+    if raw is None:
+        return None, None
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        return None, "must be an integer number of bytes per second"
+    if raw == -1:
+        return None, None
+    if raw < 1:
+        return None, "must be at least 1 byte/s (or -1 for no throttle)"
+    return raw, None
+
+
+def _seconds(raw: object) -> tuple[object, str | None]:
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return None, "must be a number of seconds"
+    if raw <= 0:
+        return None, "must be positive"
+    return float(raw), None
+
+
+def _mode(raw: object) -> tuple[object, str | None]:
+    if raw not in SCHEDULING_MODES:
+        return None, f"must be one of {', '.join(SCHEDULING_MODES)}"
+    return raw, None
+
+
+def _bool(raw: object) -> tuple[object, str | None]:
+    if not isinstance(raw, bool):
+        return None, "must be true or false"
+    return raw, None
+
+
+def _ordering(raw: object) -> tuple[object, str | None]:
+    items = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        return None, "must be a list of sort-key names"
+    names = tuple(str(i).strip() for i in items if str(i).strip())
+    unknown = [n for n in names if n not in ORDERING_KEYS]
+    if unknown:
+        return None, f"unknown sort key(s) {unknown}; known: {', '.join(ORDERING_KEYS)}"
+    if len(set(names)) != len(names):
+        return None, "names a sort key twice"
+    if "larger_first" in names and "smaller_first" in names:
+        return None, "cannot hold both larger_first and smaller_first"
+    return names, None
+
+
+def _key(name: str, attribute: str, type_: str, doc: str, validate: Callable[[object], Any]) -> LimitKey:
+    default = next(f.default for f in fields(Limits) if f.name == attribute)
+    return LimitKey(name, attribute, type_, _plain(default), doc, validate)
+
+
+LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
+    _key(
+        "reassignment.parallel.replica.count",
+        "parallel_replica_count",
+        "int",
+        "R: replicas of one partition added per step (KIP-435 default 1: one replica at a time).",
+        _positive_int,
+    ),
+    _key(
+        "reassignment.parallel.partition.count",
+        "parallel_partition_count",
+        "int",
+        "Partitions with a step in flight at once (KIP-435 default Int.MAX).",
+        _positive_int,
+    ),
+    _key(
+        "reassignment.parallel.leader.movements",
+        "parallel_leader_movements",
+        "int",
+        "Steps in flight that move leadership (KIP-435 default Int.MAX).",
+        _positive_int,
+    ),
+    _key(
+        "reassignment.max.concurrent.replica.movements",
+        "max_concurrent_replica_movements",
+        "int",
+        "Replicas being added cluster-wide (KIP-435 default Int.MAX).",
+        _positive_int,
+    ),
+    _key(
+        "reassignment.max.incoming.replica.movements.per.broker",
+        "max_incoming_per_broker",
+        "int",
+        "Replicas being added to one broker (Cruise Control's default 5).",
+        _positive_int,
+    ),
+    _key(
+        "reassignment.max.outgoing.replica.movements.per.broker",
+        "max_outgoing_per_broker",
+        "int",
+        "Adding replicas a broker serves as the partition's leader (Cruise Control's default 5).",
+        _positive_int,
+    ),
+    _key(
+        "reassignment.scheduling.mode",
+        "scheduling_mode",
+        "str",
+        "continuous: start work as soon as a slot frees; batch: wait for the whole batch (KIP-435).",
+        _mode,
+    ),
+    _key(
+        "reassignment.ordering",
+        "ordering",
+        "list[str]",
+        f"Chain of sort keys choosing what starts first; known: {', '.join(ORDERING_KEYS)}.",
+        _ordering,
+    ),
+    _key(
+        "leader.reassignment.throttled.rate",
+        "leader_throttled_rate",
+        "int",
+        "Bytes/s for brokers serving moves (KIP-542 name; applied as leader.replication.throttled.rate).",
+        _rate,
+    ),
+    _key(
+        "follower.reassignment.throttled.rate",
+        "follower_throttled_rate",
+        "int",
+        "Bytes/s for brokers receiving moves (KIP-542 name; applied as follower.replication.throttled.rate).",
+        _rate,
+    ),
+    _key(
+        "reassignment.stall.window.seconds",
+        "stall_window_seconds",
+        "float",
+        "A move is stalled when its follower has not caught up faster than the produce rate this long.",
+        _seconds,
+    ),
+    _key(
+        "reassignment.elect.preferred.leader.after.finish",
+        "elect_after_finish",
+        "bool",
+        "Run a preferred-leader election when a partition reaches its final target.",
+        _bool,
+    ),
+)
+
+
+def flatten_toml(document: Mapping[str, Any], prefix: str = "") -> dict[str, object]:
+    """Nested tables to dotted keys: `{"a": {"b": {"c": 2}}}` -> `{"a.b.c": 2}`.
+
+    TOML parses dotted keys into nested tables, so the KIP names come back only after flattening. Arrays
+    are values (`reassignment.ordering = [...]`), never descended into.
+    """
+    flat: dict[str, object] = {}
+    for key, value in document.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_toml(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat

@@ -1,0 +1,311 @@
+"""Execution state: where each partition of a plan stands, as an immutable value.
+
+Transitions (illegal ones cannot be expressed through `decide`):
+
+    PENDING --start step--> IN_FLIGHT --replicas == step target--> PENDING (next step) or DONE
+    PENDING --unsafe / offline--> BLOCKED --partition or broker changes--> PENDING
+    PENDING/IN_FLIGHT --reassigned by someone else--> EXTERNAL --their move ends--> PENDING or DONE
+    IN_FLIGHT --cancelled (replicas back to the source)--> PENDING
+
+What survives a restart is small: per partition its status, steps done and, in flight, the step's
+target, source and leader (`to_json`). The rest (queues, counters, ranks) is rebuilt by `restore`, and
+the first decision after it reconciles everything against the snapshot (in-flight moves show in
+`adding`/`removing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final
+
+from reassignd.engine.limits import DEFAULT_ORDERING
+from reassignd.engine.ordering import compute_ranks
+from reassignd.engine.persistent import ChunkedMap, SortedInts
+from reassignd.model import (
+    NO_LEADER,
+    ClusterSnapshot,
+    InvalidInputError,
+    Problem,
+    ReassignmentPlan,
+    TopicPartition,
+)
+
+STATE_VERSION: Final = 1
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    IN_FLIGHT = "in_flight"
+    BLOCKED = "blocked"
+    EXTERNAL = "external"
+    DONE = "done"
+
+
+class WaitReason(StrEnum):
+    OFFLINE_TARGET = "offline_target"
+    PARTITION_OFFLINE = "partition_offline"
+    MIN_INSYNC = "min_insync"
+    LIMITS = "limits"
+    BATCH = "batch"
+    EXTERNAL = "external"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionProgress:
+    """One partition's place in the plan; `step` counts the steps it has completed."""
+
+    status: Status = Status.PENDING
+    step: int = 0
+    target: tuple[int, ...] = ()
+    source: tuple[int, ...] = ()
+    leader: int = NO_LEADER
+    moves_leadership: bool = False
+    reason: WaitReason | None = None
+    detail: str = ""
+    blocked_on: tuple[int, ...] = ()
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        held = set(self.source)
+        return tuple(b for b in self.target if b not in held)
+
+
+_EMPTY_LOAD: Mapping[int, int] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """What our in-flight steps hold against the limits."""
+
+    partitions: int = 0
+    leader_moves: int = 0
+    replica_moves: int = 0
+    incoming: Mapping[int, int] = field(default_factory=lambda: _EMPTY_LOAD)
+    outgoing: Mapping[int, int] = field(default_factory=lambda: _EMPTY_LOAD)
+
+    @staticmethod
+    def of(records: Iterable[PartitionProgress]) -> Load:
+        load = _MutableLoad()
+        for rec in records:
+            if rec.status is Status.IN_FLIGHT:
+                load.add(rec, +1)
+        return load.freeze()
+
+
+class _MutableLoad:
+    def __init__(self, base: Load | None = None) -> None:
+        base = base or Load()
+        self.partitions = base.partitions
+        self.leader_moves = base.leader_moves
+        self.replica_moves = base.replica_moves
+        self.incoming = dict(base.incoming)
+        self.outgoing = dict(base.outgoing)
+
+    def add(self, rec: PartitionProgress, sign: int) -> None:
+        adding = rec.adding
+        self.partitions += sign
+        self.leader_moves += sign * rec.moves_leadership
+        self.replica_moves += sign * len(adding)
+        for broker in adding:
+            self.incoming[broker] = self.incoming.get(broker, 0) + sign
+        if adding:
+            self.outgoing[rec.leader] = self.outgoing.get(rec.leader, 0) + sign * len(adding)
+
+    def freeze(self) -> Load:
+        return Load(
+            self.partitions,
+            self.leader_moves,
+            self.replica_moves,
+            MappingProxyType({b: n for b, n in self.incoming.items() if n}),
+            MappingProxyType({b: n for b, n in self.outgoing.items() if n}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Queues:
+    """Ready partitions by priority rank: urgent (under min.insync), leader-moving, others."""
+
+    urgent: SortedInts = field(default_factory=SortedInts)
+    leader: SortedInts = field(default_factory=SortedInts)
+    other: SortedInts = field(default_factory=SortedInts)
+
+    def __len__(self) -> int:
+        return len(self.urgent) + len(self.leader) + len(self.other)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ExecutionState:
+    """Immutable; `decide` returns a new one sharing everything it did not change."""
+
+    plan: ReassignmentPlan
+    ordering: tuple[str, ...]
+    ranked: tuple[TopicPartition, ...]
+    rank_of: Mapping[TopicPartition, int]
+    records: ChunkedMap[TopicPartition, PartitionProgress]
+    queues: Queues
+    load: Load
+    blocked_by_broker: Mapping[int, frozenset[TopicPartition]]
+    online: frozenset[int]
+    counts: Mapping[Status, int]
+
+    @classmethod
+    def initial(
+        cls,
+        plan: ReassignmentPlan,
+        snapshot: ClusterSnapshot,
+        ordering: tuple[str, ...] = DEFAULT_ORDERING,
+        progress: Mapping[TopicPartition, PartitionProgress] | None = None,
+    ) -> ExecutionState:
+        """Every partition pending (or as `progress` says); run `decide` with changed=None next."""
+        ranked = compute_ranks(plan, snapshot, ordering)
+        records = {tp: (progress or {}).get(tp, PartitionProgress()) for tp in ranked}
+        return cls._assemble(plan, ordering, ranked, records, snapshot)
+
+    @classmethod
+    def _assemble(
+        cls,
+        plan: ReassignmentPlan,
+        ordering: tuple[str, ...],
+        ranked: tuple[TopicPartition, ...],
+        records: Mapping[TopicPartition, PartitionProgress],
+        snapshot: ClusterSnapshot,
+    ) -> ExecutionState:
+        rank_of = MappingProxyType({tp: i for i, tp in enumerate(ranked)})
+        buckets: dict[str, list[int]] = {"urgent": [], "leader": [], "other": []}
+        for tp, rec in records.items():
+            if rec.status is Status.PENDING:
+                buckets[queue_name(tp, plan, snapshot)].append(rank_of[tp])
+        counts: dict[Status, int] = dict.fromkeys(Status, 0)
+        blocked: dict[int, set[TopicPartition]] = {}
+        for tp, rec in records.items():
+            counts[rec.status] += 1
+            for broker in rec.blocked_on:
+                blocked.setdefault(broker, set()).add(tp)
+        return cls(
+            plan=plan,
+            ordering=tuple(ordering),
+            ranked=ranked,
+            rank_of=rank_of,
+            records=ChunkedMap(records),
+            queues=Queues(*(SortedInts(buckets[name]) for name in ("urgent", "leader", "other"))),
+            load=Load.of(records.values()),
+            blocked_by_broker=MappingProxyType({b: frozenset(s) for b, s in blocked.items()}),
+            online=snapshot.online_broker_ids(),
+            counts=MappingProxyType(counts),
+        )
+
+    def reordered(self, ordering: tuple[str, ...], snapshot: ClusterSnapshot) -> ExecutionState:
+        """The same progress under another `reassignment.ordering` (ranks recomputed once)."""
+        ranked = compute_ranks(self.plan, snapshot, ordering)
+        return self._assemble(self.plan, ordering, ranked, dict(self.records.items()), snapshot)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def __getitem__(self, tp: TopicPartition) -> PartitionProgress:
+        return self.records[tp]
+
+    def in_flight(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
+        return ((tp, rec) for tp, rec in self.records.items() if rec.status is Status.IN_FLIGHT)
+
+    @property
+    def finished(self) -> bool:
+        return self.counts[Status.DONE] == len(self.plan)
+
+    # -- JSON ----------------------------------------------------------------------------------------
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Plain JSON: enough, with the plan and a snapshot, to rebuild the state after a restart."""
+        entries: list[dict[str, Any]] = []
+        for tp in self.ranked:
+            rec = self.records[tp]
+            entry: dict[str, Any] = {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "status": rec.status.value,
+                "step": rec.step,
+            }
+            if rec.status is Status.IN_FLIGHT:
+                entry.update(
+                    target=list(rec.target),
+                    source=list(rec.source),
+                    leader=rec.leader,
+                    moves_leadership=rec.moves_leadership,
+                )
+            entries.append(entry)
+        return {"version": STATE_VERSION, "ordering": list(self.ordering), "partitions": entries}
+
+    @classmethod
+    def from_json_dict(cls, data: Any, plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> ExecutionState:
+        """Rebuild from `to_json_dict`; waiting and external partitions come back pending, to recheck."""
+        problems: list[Problem] = []
+        progress: dict[TopicPartition, PartitionProgress] = {}
+        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+            raise InvalidInputError(
+                "execution state", [Problem("state", "version", f"must be {STATE_VERSION}")]
+            )
+        ordering = data.get("ordering", list(DEFAULT_ORDERING))
+        for index, entry in enumerate(data.get("partitions") or []):
+            where = f"partitions[{index}]"
+            try:
+                tp = TopicPartition(str(entry["topic"]), int(entry["partition"]))
+                status = Status(entry["status"])
+                step = int(entry["step"])
+                if status is Status.IN_FLIGHT:
+                    rec = PartitionProgress(
+                        status,
+                        step,
+                        target=tuple(int(b) for b in entry["target"]),
+                        source=tuple(int(b) for b in entry["source"]),
+                        leader=int(entry["leader"]),
+                        moves_leadership=bool(entry["moves_leadership"]),
+                    )
+                else:
+                    keep = status is Status.DONE
+                    rec = PartitionProgress(Status.DONE if keep else Status.PENDING, step)
+            except (KeyError, TypeError, ValueError) as exc:
+                problems.append(Problem(where, "(entry)", f"malformed: {exc!r} in {entry!r}"))
+                continue
+            if tp not in plan.targets:
+                problems.append(Problem(where, "partition", f"{tp} is not in the plan"))
+                continue
+            progress[tp] = rec
+        if problems:
+            raise InvalidInputError("execution state", problems)
+        return cls.initial(plan, snapshot, tuple(str(o) for o in ordering), progress)
+
+    def with_changes(
+        self,
+        records: Mapping[TopicPartition, PartitionProgress],
+        queues: Queues,
+        load: Load,
+        blocked_by_broker: Mapping[int, frozenset[TopicPartition]],
+        online: frozenset[int],
+    ) -> ExecutionState:
+        counts = dict(self.counts)
+        for tp, rec in records.items():
+            counts[self.records[tp].status] -= 1
+            counts[rec.status] += 1
+        return replace(
+            self,
+            records=self.records.updated(records),
+            queues=queues,
+            load=load,
+            blocked_by_broker=blocked_by_broker,
+            online=online,
+            counts=MappingProxyType(counts),
+        )
+
+
+def queue_name(tp: TopicPartition, plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> str:
+    """Which ready queue a pending partition waits in, from what its next step will do."""
+    state = snapshot.partitions.get(tp)
+    if state is None:
+        return "other"
+    if len(state.isr) < min(snapshot.min_insync_replicas(tp.topic), len(plan.targets[tp])):
+        return "urgent"
+    # Every step's target starts with FTR[0] (docs/engine.md), so it moves leadership iff the leader differs.
+    return "leader" if plan.targets[tp][0] != state.leader else "other"
