@@ -1,0 +1,114 @@
+"""KIP-166 balance arithmetic: the threshold band, per-broker quotas and the lower bound on moves.
+
+A broker is balanced when its load (replicas, leaders or bytes) lies in the band
+[ceil(avg*(1-t)), floor(avg*(1+t))], widened to always contain floor(avg)..ceil(avg). Every replica move
+takes one unit from one broker to another, so no plan can use fewer moves than the larger of the total
+surplus above the band and the total deficit below it: that is the lower bound. The quotas here meet it:
+brokers above the band give exactly their surplus, brokers below take exactly their deficit, and the side
+that is short is made up by water-filling (the fullest in-band brokers give, the emptiest take), which
+also leaves the final loads as even as the band allows.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    average: float
+    lower: int
+    upper: int
+
+    @classmethod
+    def around(cls, total: int, brokers: int, threshold: float) -> Band:
+        if brokers <= 0:
+            return cls(0.0, 0, 0)
+        avg = total / brokers
+        upper = max(math.ceil(avg), math.floor(avg * (1 + threshold)))
+        lower = min(math.floor(avg), math.ceil(avg * (1 - threshold)))
+        return cls(avg, max(0, lower), upper)
+
+    def contains(self, load: int) -> bool:
+        return self.lower <= load <= self.upper
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    """How much each broker should give and take; `lower_bound` is the fewest units any plan moves."""
+
+    band: Band
+    give: Mapping[int, int] = field(default_factory=dict)
+    take: Mapping[int, int] = field(default_factory=dict)
+    lower_bound: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.give.values())
+
+
+def _water_fill_take(loads: Mapping[int, int], take: dict[int, int], amount: int, cap: int) -> int:
+    """Give `amount` more units to the emptiest brokers, none above `cap`; returns what did not fit."""
+    heap = [(loads[b] + take.get(b, 0), b) for b in loads if loads[b] + take.get(b, 0) < cap]
+    heapq.heapify(heap)
+    while amount > 0 and heap:
+        load, broker = heapq.heappop(heap)
+        take[broker] = take.get(broker, 0) + 1
+        amount -= 1
+        if load + 1 < cap:
+            heapq.heappush(heap, (load + 1, broker))
+    return amount
+
+
+def _water_fill_give(loads: Mapping[int, int], give: dict[int, int], amount: int, floor: int) -> int:
+    heap = [(-(loads[b] - give.get(b, 0)), b) for b in loads if loads[b] - give.get(b, 0) > floor]
+    heapq.heapify(heap)
+    while amount > 0 and heap:
+        neg, broker = heapq.heappop(heap)
+        give[broker] = give.get(broker, 0) + 1
+        amount -= 1
+        if -neg - 1 > floor:
+            heapq.heappush(heap, (neg + 1, broker))
+    return amount
+
+
+def balance_quotas(loads: Mapping[int, int], threshold: float) -> Quotas:
+    """replica-balance / leader-balance: bring every broker into the band with the fewest moves."""
+    band = Band.around(sum(loads.values()), len(loads), threshold)
+    give = {b: load - band.upper for b, load in loads.items() if load > band.upper}
+    take = {b: band.lower - load for b, load in loads.items() if load < band.lower}
+    surplus, deficit = sum(give.values()), sum(take.values())
+    if surplus > deficit:
+        others = {b: v for b, v in loads.items() if b not in give}
+        _water_fill_take(others, take, surplus - deficit, band.upper)
+    elif deficit > surplus:
+        others = {b: v for b, v in loads.items() if b not in take}
+        _water_fill_give(others, give, deficit - surplus, band.lower)
+    return Quotas(band, give, take, max(surplus, deficit))
+
+
+def drain_quotas(loads: Mapping[int, int], drained: Collection[int], threshold: float) -> Quotas:
+    """Move everything off `drained` onto the others, emptiest first (all of it is the lower bound)."""
+    keep = {b: v for b, v in loads.items() if b not in drained}
+    moving = sum(v for b, v in loads.items() if b in drained)
+    band = Band.around(sum(loads.values()), len(keep), threshold)
+    give = {b: v for b, v in loads.items() if b in drained and v > 0}
+    take: dict[int, int] = {}
+    left = _water_fill_take(keep, take, moving, band.upper)
+    if left:
+        _water_fill_take(keep, take, left, max(keep.values(), default=0) + left + 1)
+    return Quotas(band, give, take, moving)
+
+
+def fill_quotas(loads: Mapping[int, int], filled: Collection[int], threshold: float) -> Quotas:
+    """Bring `filled` (new, empty) brokers up to the average, taking from the fullest of the rest."""
+    band = Band.around(sum(loads.values()), len(loads), threshold)
+    target = math.floor(band.average)
+    take = {b: target - loads[b] for b in filled if b in loads and loads[b] < target}
+    others = {b: v for b, v in loads.items() if b not in filled}
+    give: dict[int, int] = {}
+    _water_fill_give(others, give, sum(take.values()), band.lower)
+    return Quotas(band, give, take, sum(take.values()))
