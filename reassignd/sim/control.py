@@ -44,6 +44,8 @@ async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
         return exc.response()
     except KafkaError as exc:
         return ControlError(400, exc.message or exc.name, "kafka_error", exc.name).response()
+    except web.HTTPException as exc:  # unknown path or method: JSON too
+        return web.json_response({"error": exc.reason, "path": request.path}, status=exc.status)
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:

@@ -83,25 +83,7 @@ def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
         except KafkaError as exc:
             error, entries = exc, []
         code, message = error_fields(error)
-        configs = [
-            r.DescribeConfigsResult.DescribeConfigsResourceResult(
-                name=entry.name,
-                value=None if entry.is_sensitive else entry.value,
-                read_only=entry.read_only,
-                config_source=entry.source,
-                is_default=entry.source == 5,
-                is_sensitive=entry.is_sensitive,
-                synonyms=[
-                    r.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
-                        name=s.name, value=s.value, source=s.source
-                    )
-                    for s in (entry.synonyms if request.include_synonyms else ())
-                ],
-                config_type=getattr(entry, "config_type", 0) if version >= 3 else 0,
-                documentation=None,
-            )
-            for entry in entries
-        ]
+        configs = [_config_entry(entry, bool(request.include_synonyms), version) for entry in entries]
         results.append(
             r.DescribeConfigsResult(
                 error_code=code,
@@ -112,6 +94,42 @@ def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
             )
         )
     return r(version=version, throttle_time_ms=0, results=results)
+
+
+# DescribeConfigsResponse.ConfigType ids, by ConfigDef.Type name.
+CONFIG_TYPES = {
+    "BOOLEAN": 1,
+    "STRING": 2,
+    "INT": 3,
+    "SHORT": 4,
+    "LONG": 5,
+    "DOUBLE": 6,
+    "LIST": 7,
+    "CLASS": 8,
+    "PASSWORD": 9,
+}
+SOURCE_DEFAULT = 5
+
+
+def _config_entry(entry: Any, include_synonyms: bool, version: int) -> Any:
+    """One configs.ConfigEntry as DescribeConfigs carries it (sensitive values are never sent)."""
+    result_class = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
+    synonym_class = result_class.DescribeConfigsSynonym
+    synonyms = [
+        synonym_class(name=name, value=None if entry.is_sensitive else value, source=source)
+        for name, value, source in (entry.synonyms if include_synonyms else ())
+    ]
+    return result_class(
+        name=entry.name,
+        value=None if entry.is_sensitive else entry.value,
+        read_only=entry.read_only,
+        config_source=entry.source,
+        is_default=entry.source == SOURCE_DEFAULT,
+        is_sensitive=entry.is_sensitive,
+        synonyms=synonyms,
+        config_type=CONFIG_TYPES.get(entry.type, 0) if version >= 3 else 0,
+        documentation=None,
+    )
 
 
 def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
