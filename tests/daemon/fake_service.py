@@ -1,0 +1,536 @@
+"""An in-memory ControllerService: a small behaving cluster and plan executor for API and CLI tests.
+
+It keeps the protocol's contract (validation up front with every problem, one running plan and a queue,
+pause/resume/cancel transitions, all-or-nothing limit and throttle changes, leader/standby, readiness) and
+moves bytes in virtual time when a test calls `tick(seconds)`, so progress, ETA and stalls are real numbers
+computed from sizes, throttle rates and produce rates, not constants. The end-to-end tests of the daemon run
+the real controller; this fake only lets the front ends be tested without a cluster.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from reassignd.daemon.service import JSON, ServiceError
+from reassignd.model import Broker, PartitionState, Problem, ReassignmentPlan, TopicPartition
+
+LEADER_RATE = "leader.reassignment.throttled.rate"
+FOLLOWER_RATE = "follower.reassignment.throttled.rate"
+DEFAULT_LIMITS = {
+    "reassignment.parallel.replica.count": 2,
+    "reassignment.parallel.partition.count": 4,
+    "reassignment.parallel.leader.movements": 2,
+    "reassignment.max.concurrent.replica.movements": 8,
+    "reassignment.max.broker.movements": 2,
+}
+TERMINAL = frozenset({"completed", "cancelled"})
+
+
+@dataclass
+class _Move:
+    tp: TopicPartition
+    current: tuple[int, ...]
+    target: tuple[int, ...]
+    size: int
+    produce: float
+    moved: int = 0
+    state: str = "waiting"  # waiting -> moving -> done | reverted
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        return tuple(b for b in self.target if b not in self.current)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        return tuple(b for b in self.current if b not in self.target)
+
+    @property
+    def total(self) -> int:
+        return self.size * len(self.adding)
+
+    @property
+    def source(self) -> int:
+        return self.current[0]
+
+
+@dataclass
+class _Plan:
+    plan_id: str
+    submitted_at: float
+    moves: dict[TopicPartition, _Move]
+    state: str = "queued"
+    started_at: float | None = None
+    finished_at: float | None = None
+    last_rate: float | None = None
+    waiting: dict[TopicPartition, str] = field(default_factory=dict)
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+class FakeControllerService:
+    """Implements reassignd.daemon.service.ControllerService over an in-memory cluster."""
+
+    def __init__(
+        self,
+        brokers: Iterable[Broker],
+        partitions: Iterable[PartitionState],
+        *,
+        clock: Callable[[], float] = lambda: 1_700_000_000.0,
+        throttles: Mapping[str, int] | None = None,
+        link_bytes_per_sec: int = 100_000_000,
+    ) -> None:
+        self.brokers = {b.id: b for b in brokers}
+        self.partitions = {p.tp: p for p in partitions}
+        self.clock = clock
+        self.link = link_bytes_per_sec
+        self._limits: dict[str, int] = dict(DEFAULT_LIMITS)
+        self._rates: dict[str, int] = dict(throttles or {LEADER_RATE: 50_000_000, FOLLOWER_RATE: 50_000_000})
+        self.plans: dict[str, _Plan] = {}
+        self.calls: list[tuple[str, Any]] = []
+        self.ready = True
+        self.leader_address: str | None = None  # set to play a standby that forwards operators there
+
+    # --- plans -----------------------------------------------------------------------------------------
+    async def submit_plan(
+        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+    ) -> JSON:
+        self.calls.append(("submit_plan", {"partitions": len(plan), "dry_run": dry_run}))
+        self._require_ready()
+        if not dry_run:
+            self._require_leader()
+        moves = self._validate(plan, allow_rf_change)
+        busy = {tp: p.plan_id for p in self.plans.values() if p.state not in TERMINAL for tp in p.moves}
+        overlap = sorted(tp for tp in moves if tp in busy)
+        if overlap:
+            raise ServiceError(
+                "conflict",
+                f"{len(overlap)} partition(s) belong to unfinished plan {busy[overlap[0]]}",
+                details={"plan_id": busy[overlap[0]], "partitions": [str(tp) for tp in overlap[:20]]},
+            )
+        per_step = self._limits["reassignment.parallel.replica.count"]
+        steps = [math.ceil(len(m.adding) / per_step) or 1 for m in moves.values() if m.adding or m.removing]
+        summary: JSON = {
+            "plan_id": None,
+            "state": "dry_run" if dry_run else "queued",
+            "partitions": len(moves),
+            "replicas_to_move": sum(len(m.adding) for m in moves.values()),
+            "bytes_to_move": sum(m.total for m in moves.values()),
+            "steps": {"total": sum(steps), "max_per_partition": max(steps, default=0)},
+        }
+        if dry_run:
+            return summary
+        plan_id = f"plan-{len(self.plans) + 1}"
+        self.plans[plan_id] = _Plan(plan_id, self.clock(), moves)
+        self._start_next()
+        return {**summary, "plan_id": plan_id, "state": self.plans[plan_id].state}
+
+    def _validate(self, plan: ReassignmentPlan, allow_rf_change: bool) -> dict[TopicPartition, _Move]:
+        problems: list[Problem] = []
+        moves: dict[TopicPartition, _Move] = {}
+        topics = {tp.topic for tp in self.partitions}
+        if not plan.targets:
+            problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
+        for tp, target in sorted(plan.targets.items()):
+            where = str(tp)
+            state = self.partitions.get(tp)
+            if state is None:
+                fld, what = ("partition", "partition") if tp.topic in topics else ("topic", "topic")
+                problems.append(
+                    Problem(where, fld, f"unknown {what} {tp if what == 'partition' else tp.topic}")
+                )
+                continue
+            unknown = sorted(set(target) - set(self.brokers))
+            if unknown:
+                problems.append(Problem(where, "replicas", f"unknown broker id(s) {unknown}"))
+            if len(set(target)) != len(target):
+                problems.append(Problem(where, "replicas", f"duplicate broker ids in {list(target)}"))
+            if len(target) != len(state.replicas) and not allow_rf_change:
+                problems.append(
+                    Problem(
+                        where,
+                        "replicas",
+                        f"changes the replication factor from {len(state.replicas)} to {len(target)}; "
+                        "pass allow_rf_change to mean it",
+                    )
+                )
+            if state.is_reassigning:
+                problems.append(Problem(where, "partition", "is being reassigned by another tool"))
+            moves[tp] = _Move(tp, state.replicas, target, state.size_bytes, state.produce_bytes_per_sec)
+        if problems:
+            raise ServiceError(
+                "invalid_plan", f"plan rejected with {len(problems)} problem(s)", tuple(problems)
+            )
+        return moves
+
+    def list_plans(self) -> list[JSON]:
+        self.calls.append(("list_plans", None))
+        ordered = sorted(self.plans.values(), key=lambda p: (p.submitted_at, p.plan_id), reverse=True)
+        return [
+            {
+                "plan_id": p.plan_id,
+                "state": p.state,
+                "submitted_at": _iso(p.submitted_at),
+                "partitions": len(p.moves),
+                "progress": self._progress(p),
+            }
+            for p in ordered
+        ]
+
+    def plan_status(self, plan_id: str | None = None) -> JSON:
+        self.calls.append(("plan_status", plan_id))
+        return self._status(self._plan(plan_id))
+
+    async def pause(self, plan_id: str | None = None) -> JSON:
+        self.calls.append(("pause", plan_id))
+        return self._transition(plan_id, {"running"}, "paused", "pause")
+
+    async def resume(self, plan_id: str | None = None) -> JSON:
+        self.calls.append(("resume", plan_id))
+        return self._transition(plan_id, {"paused"}, "running", "resume")
+
+    async def cancel(self, plan_id: str | None = None) -> JSON:
+        self.calls.append(("cancel", plan_id))
+        status = self._transition(plan_id, {"queued", "running", "paused"}, "cancelled", "cancel")
+        self._start_next()
+        return status
+
+    def _transition(self, plan_id: str | None, allowed: set[str], to: str, verb: str) -> JSON:
+        self._require_leader()
+        try:
+            plan = self._plan(plan_id)
+        except ServiceError:
+            if plan_id is None:
+                raise ServiceError("conflict", f"nothing to {verb}: no plan is running") from None
+            raise
+        if plan.state not in allowed:
+            raise ServiceError("conflict", f"cannot {verb} plan {plan.plan_id}: it is {plan.state}")
+        plan.state = to
+        if to == "cancelled":
+            for move in plan.moves.values():
+                if move.state in ("moving", "waiting"):
+                    move.state, move.moved = "reverted", 0
+            plan.finished_at = self.clock()
+        return self._status(plan)
+
+    def _plan(self, plan_id: str | None) -> _Plan:
+        if plan_id is None:
+            for plan in self.plans.values():
+                if plan.state in ("running", "paused"):
+                    return plan
+            raise ServiceError("not_found", "no plan is running")
+        if plan_id not in self.plans:
+            raise ServiceError("not_found", f"no plan with id {plan_id!r}", details={"plan_id": plan_id})
+        return self.plans[plan_id]
+
+    # --- live tuning -----------------------------------------------------------------------------------
+    def limits(self) -> JSON:
+        self.calls.append(("limits", None))
+        return dict(self._limits)
+
+    async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
+        self.calls.append(("set_limits", dict(changes)))
+        self._require_leader()
+        self._limits.update(self._checked(changes, self._limits.keys(), "limits"))
+        return dict(self._limits)
+
+    def throttles(self) -> JSON:
+        self.calls.append(("throttles", None))
+        return self._throttles()
+
+    def _throttles(self) -> JSON:
+        applied: dict[str, dict[str, int]] = {}
+        for plan in self.plans.values():
+            for move in plan.moves.values():
+                if move.state == "moving":
+                    applied.setdefault(str(move.source), {})["leader"] = self._rates[LEADER_RATE]
+                    for broker in move.adding:
+                        applied.setdefault(str(broker), {})["follower"] = self._rates[FOLLOWER_RATE]
+        return {**self._rates, "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0])))}
+
+    async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
+        self.calls.append(("set_throttles", dict(changes)))
+        self._require_leader()
+        self._rates.update(self._checked(changes, self._rates.keys(), "throttles"))
+        return self._throttles()
+
+    @staticmethod
+    def _checked(changes: Mapping[str, Any], known: Iterable[str], where: str) -> dict[str, int]:
+        known = set(known)
+        problems = [
+            Problem(where, key, f"unknown key; known: {sorted(known)}") for key in changes if key not in known
+        ]
+        problems += [
+            Problem(where, key, f"must be a positive integer, got {value!r}")
+            for key, value in changes.items()
+            if key in known and (isinstance(value, bool) or not isinstance(value, int) or value < 1)
+        ]
+        if not changes:
+            problems.append(Problem(where, "(body)", "no changes given"))
+        if problems:
+            raise ServiceError(
+                "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
+            )
+        return dict(changes)
+
+    # --- cluster view ----------------------------------------------------------------------------------
+    async def cluster_reassignments(self) -> list[JSON]:
+        self.calls.append(("cluster_reassignments", None))
+        out: list[JSON] = []
+        for p in sorted(self.partitions.values(), key=lambda p: p.tp):
+            if p.is_reassigning:
+                entry = {"replicas": list(p.replicas), "adding": list(p.adding), "removing": list(p.removing)}
+                out.append({"topic": p.tp.topic, "partition": p.tp.partition, **entry, "owner": "foreign"})
+                out[-1]["plan_id"] = None
+        for plan in self.plans.values():
+            for m in plan.moves.values():
+                if m.state == "moving":
+                    replicas = [*m.target, *m.removing]
+                    out.append(
+                        {"topic": m.tp.topic, "partition": m.tp.partition, "replicas": replicas}
+                        | {"adding": list(m.adding), "removing": list(m.removing)}
+                        | {"owner": "reassignd", "plan_id": plan.plan_id}
+                    )
+        return out
+
+    async def place(self, request: Mapping[str, Any]) -> JSON:
+        """KIP-879 CreateReplicaPlacement: round robin over a rack-alternating broker list."""
+        self.calls.append(("place", dict(request)))
+        problems: list[Problem] = []
+        count, rf = request.get("num_partitions"), request.get("replication_factor")
+        simple = request.get("force_simple_placement", False)
+        ids = request.get("broker_ids") or sorted(b for b, v in self.brokers.items() if v.online)
+        for key, value, top in (("num_partitions", count, 100_000), ("replication_factor", rf, 32767)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                problems.append(Problem("placement", key, f"must be an integer in 1..{top}, got {value!r}"))
+        if not isinstance(simple, bool):
+            problems.append(
+                Problem("placement", "force_simple_placement", f"must be a boolean, got {simple!r}")
+            )
+        unknown = sorted(set(ids) - set(self.brokers)) if isinstance(ids, list) else ids
+        if unknown:
+            problems.append(Problem("placement", "broker_ids", f"unknown broker id(s) {unknown}"))
+        if isinstance(rf, int) and not isinstance(rf, bool) and isinstance(ids, list) and rf > len(ids):
+            problems.append(Problem("placement", "replication_factor", f"{rf} exceeds {len(ids)} brokers"))
+        if problems:
+            raise ServiceError("invalid_request", "placement refused", tuple(problems))
+        assert isinstance(count, int) and isinstance(rf, int)
+        order = sorted(ids) if simple else self._rack_alternating(ids)
+        placements = [
+            {"partition": p, "replicas": [order[(p + r) % len(order)] for r in range(rf)]}
+            for p in range(count)
+        ]
+        return {"placements": placements}
+
+    def _rack_alternating(self, ids: list[int]) -> list[int]:
+        by_rack: dict[str, list[int]] = {}
+        for b in sorted(ids):
+            by_rack.setdefault(self.brokers[b].rack or "", []).append(b)
+        racks = [by_rack[r] for r in sorted(by_rack)]
+        return [rack[i] for i in range(max(map(len, racks))) for rack in racks if i < len(rack)]
+
+    # --- health ----------------------------------------------------------------------------------------
+    def health(self) -> JSON:
+        self.calls.append(("health", None))
+        return {"status": "ok", "plans": len(self.plans)}
+
+    def readiness(self) -> JSON:
+        self.calls.append(("readiness", None))
+        role = "leader" if self.leader_address is None else "standby"
+        reason = "cluster contact established" if self.ready else "no cluster contact yet"
+        return {"ready": self.ready, "reason": reason, "role": role, "leader": self.leader_address}
+
+    def _require_ready(self) -> None:
+        if not self.ready:
+            raise ServiceError("unavailable", "no cluster contact yet")
+
+    def _require_leader(self) -> None:
+        if self.leader_address is not None:
+            raise ServiceError(
+                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
+            )
+
+    # --- virtual time ----------------------------------------------------------------------------------
+    def set_broker_online(self, broker: int, online: bool) -> None:
+        b = self.brokers[broker]
+        self.brokers[broker] = Broker(b.id, b.rack, online)
+
+    def tick(self, seconds: float) -> None:
+        """Move bytes for `seconds` of virtual time: start what the limits allow, finish what caught up."""
+        self._start_next()
+        for plan in self.plans.values():
+            if plan.state not in ("running", "paused"):
+                continue
+            if plan.state == "running":
+                self._start_moves(plan)
+            before = sum(m.moved for m in plan.moves.values())
+            for move in plan.moves.values():
+                if move.state == "moving":
+                    net = min(self._rates[FOLLOWER_RATE], self._rates[LEADER_RATE], self.link) - move.produce
+                    move.moved = min(move.total, move.moved + int(max(net, 0.0) * seconds))
+                    if move.moved >= move.total:
+                        self._finish(move)
+            plan.last_rate = (
+                (sum(m.moved for m in plan.moves.values()) - before) / seconds if seconds else None
+            )
+            if all(m.state == "done" for m in plan.moves.values()):
+                plan.state, plan.finished_at = "completed", self.clock()
+        self._start_next()
+
+    def _finish(self, move: _Move) -> None:
+        move.state = "done"
+        old = self.partitions[move.tp]
+        self.partitions[move.tp] = PartitionState(
+            move.tp, move.target, move.target, move.target[0], size_bytes=old.size_bytes,
+            produce_bytes_per_sec=old.produce_bytes_per_sec,
+        )  # fmt: skip
+
+    def _start_next(self) -> None:
+        if any(p.state in ("running", "paused") for p in self.plans.values()):
+            return
+        queued = sorted((p for p in self.plans.values() if p.state == "queued"), key=lambda p: p.submitted_at)
+        if queued:
+            queued[0].state, queued[0].started_at = "running", self.clock()
+
+    def _start_moves(self, plan: _Plan) -> None:
+        per_broker = self._limits["reassignment.max.broker.movements"]
+        in_flight = [m for m in plan.moves.values() if m.state == "moving"]
+        load = self._broker_load(plan)
+        plan.waiting.clear()
+        for move in plan.moves.values():
+            if move.state != "waiting":
+                continue
+            if not move.adding:
+                self._finish(move)
+                continue
+            offline = [b for b in move.target if not self.brokers[b].online]
+            touched = [*move.adding, move.source]
+            if offline:
+                plan.waiting[move.tp] = f"broker {offline[0]} is offline"
+            elif len(in_flight) >= self._limits["reassignment.parallel.partition.count"]:
+                plan.waiting[move.tp] = "reassignment.parallel.partition.count reached"
+            elif (
+                sum(len(m.adding) for m in in_flight) + len(move.adding)
+                > self._limits["reassignment.max.concurrent.replica.movements"]
+            ):
+                plan.waiting[move.tp] = "reassignment.max.concurrent.replica.movements reached"
+            elif any(sum(load.get(b, (0, 0))) >= per_broker for b in touched):
+                plan.waiting[move.tp] = "reassignment.max.broker.movements reached"
+            else:
+                move.state = "moving"
+                in_flight.append(move)
+                load = self._broker_load(plan)
+
+    @staticmethod
+    def _broker_load(plan: _Plan) -> dict[int, tuple[int, int]]:
+        load: dict[int, list[int]] = {}
+        for m in plan.moves.values():
+            if m.state == "moving":
+                for b in m.adding:
+                    load.setdefault(b, [0, 0])[0] += 1
+                load.setdefault(m.source, [0, 0])[1] += 1
+        return {b: (i, o) for b, (i, o) in load.items()}
+
+    # --- status ----------------------------------------------------------------------------------------
+    def _progress(self, plan: _Plan) -> JSON:
+        moves = plan.moves.values()
+        total = sum(m.total for m in moves if m.state != "reverted")
+        moved = sum(m.moved for m in moves if m.state != "reverted")
+        remaining = total - moved
+        rate = plan.last_rate if plan.state == "running" else None
+        return {
+            "partitions_total": len(plan.moves),
+            "partitions_done": sum(m.state == "done" for m in moves),
+            "partitions_in_flight": sum(m.state == "moving" for m in moves),
+            "partitions_waiting": sum(m.state == "waiting" for m in moves),
+            "bytes_total": total,
+            "bytes_moved": moved,
+            "bytes_remaining": remaining,
+            "rate_bytes_per_sec": rate,
+            "eta_seconds": 0.0 if remaining == 0 else (remaining / rate if rate else None),
+        }
+
+    def _status(self, plan: _Plan) -> JSON:
+        per_broker = self._limits["reassignment.max.broker.movements"]
+        load = self._broker_load(plan)
+        applied = self._throttles()["applied"]
+        brokers = [
+            {
+                "broker": b,
+                "moves_in": load.get(b, (0, 0))[0],
+                "moves_out": load.get(b, (0, 0))[1],
+                "limit_in": per_broker,
+                "limit_out": per_broker,
+                "leader_throttle": applied.get(str(b), {}).get("leader"),
+                "follower_throttle": applied.get(str(b), {}).get("follower"),
+                "online": self.brokers[b].online,
+            }
+            for b in sorted(self.brokers)
+        ]
+        follower = self._rates[FOLLOWER_RATE]
+        stalled = [
+            {"topic": m.tp.topic, "partition": m.tp.partition, "broker": b}
+            | {"catchup_bytes_per_sec": float(follower), "produce_bytes_per_sec": m.produce}
+            for m in plan.moves.values()
+            if m.state == "moving" and follower <= m.produce
+            for b in m.adding
+        ]
+        return {
+            "plan_id": plan.plan_id,
+            "state": plan.state,
+            "submitted_at": _iso(plan.submitted_at),
+            "started_at": _iso(plan.started_at),
+            "finished_at": _iso(plan.finished_at),
+            "partitions": len(plan.moves),
+            "progress": self._progress(plan),
+            "brokers": brokers,
+            "limits": dict(self._limits),
+            "throttles": dict(self._rates),
+            "stalled": stalled,
+            "waiting": [
+                {"topic": tp.topic, "partition": tp.partition, "reason": reason}
+                for tp, reason in sorted(plan.waiting.items())
+                if plan.moves[tp].state == "waiting"
+            ],
+        }
+
+
+def small_cluster(**kwargs: Any) -> FakeControllerService:
+    """Six brokers on three racks in two data centres; `orders` (6 partitions, RF 3, 1 GB each) and `logs`
+    (2 partitions, one being reassigned by another tool)."""
+    brokers = [Broker(b, f"/dc{1 + (b - 1) // 3}/rack{(b - 1) % 3 + 1}") for b in range(1, 7)]
+    partitions = [
+        PartitionState(
+            TopicPartition("orders", p),
+            replicas := tuple(1 + (p + i) % 3 for i in range(3)),
+            replicas,
+            replicas[0],
+            size_bytes=1_000_000_000,
+            produce_bytes_per_sec=1_000_000.0,
+        )
+        for p in range(6)
+    ]
+    partitions += [
+        PartitionState(TopicPartition("logs", 0), (1, 2), (1, 2), 1, size_bytes=10_000_000),
+        PartitionState(
+            TopicPartition("logs", 1), (4, 2, 3), (2, 3), 2, adding=(4,), removing=(3,), size_bytes=10_000_000
+        ),
+    ]
+    return FakeControllerService(brokers, partitions, **kwargs)
+
+
+def drain_plan(broker: int = 1, to: int = 4, topic: str = "orders", count: int = 6) -> dict[str, Any]:
+    """Kafka reassignment JSON moving `topic`'s replicas off `broker` onto `to`."""
+    fake = small_cluster()
+    entries = []
+    for p in range(count):
+        current = fake.partitions[TopicPartition(topic, p)].replicas
+        entries.append(
+            {"topic": topic, "partition": p, "replicas": [to if b == broker else b for b in current]}
+        )
+    return {"version": 1, "partitions": entries}
