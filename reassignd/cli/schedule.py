@@ -1,0 +1,92 @@
+"""`reassignd schedule`: a dry run of the engine against an instant, simulated cluster."""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from typing import Any
+
+from reassignd.cli._common import load_plan, load_snapshot, print_json, read_text
+from reassignd.engine.dryrun import dry_run
+from reassignd.engine.limits import Limits, flatten_toml
+from reassignd.model import InvalidInputError, Problem
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "schedule",
+        help="dry run: the replica lists every partition of a plan passes through, under the limits",
+        description=(
+            "Print, for every partition of the plan, the ordered replica lists its KIP-435 steps go through "
+            "(first the current assignment, last the plan's), which steps move leadership and in which "
+            "decision cycle each starts, assuming every move completes at once."
+        ),
+    )
+    parser.add_argument("--snapshot", required=True, help="cluster snapshot JSON, or - for stdin")
+    parser.add_argument("--plan", required=True, help="Kafka reassignment JSON")
+    parser.add_argument("--config", help="TOML file with reassignment.* limits (KIP-435 names)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=_schedule)
+
+
+def load_limits(path: str | None) -> Limits:
+    if path is None:
+        return Limits()
+    text = read_text(path, "limits")
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInputError("limits", [Problem(path, "(file)", f"not TOML: {exc}")]) from None
+    return Limits.from_mapping(flatten_toml(document))
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    snapshot = load_snapshot(args.snapshot)
+    plan = load_plan(args.plan)
+    limits = load_limits(args.config)
+    unknown = sorted(str(tp) for tp in plan.targets if tp not in snapshot.partitions)
+    if unknown:
+        raise InvalidInputError(
+            "reassignment plan", [Problem(tp, "partition", "not in the snapshot") for tp in unknown]
+        )
+    result = dry_run(snapshot, plan, limits)
+    partitions = []
+    for tp in sorted(plan.targets):
+        steps = result.steps.get(tp, [])
+        partitions.append(
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "steps": [
+                    {"replicas": list(replicas), "moves_leadership": moves, "cycle": cycle}
+                    for replicas, moves, cycle in steps
+                ],
+                "reached_target": bool(steps) and steps[-1][0] == plan.targets[tp],
+            }
+        )
+    blocked = [
+        {"topic": w.tp.topic, "partition": w.tp.partition, "reason": w.reason.value, "detail": w.detail}
+        for w in (result.decisions[-1].waiting if result.decisions else ())
+        if w.reason.value != "limits"
+    ]
+    summary = {
+        "cycles": result.cycles,
+        "steps": sum(len(p["steps"]) - 1 for p in partitions),
+        "finished": result.state is not None and result.state.finished,
+    }
+    if args.json:
+        print_json({"limits": limits.to_mapping(), **summary, "partitions": partitions, "blocked": blocked})
+    else:
+        for entry in partitions:
+            chain = " -> ".join(
+                "(" + ",".join(map(str, s["replicas"])) + ")" + ("*" if s["moves_leadership"] else "")
+                for s in entry["steps"]
+            )
+            print(f"{entry['topic']}-{entry['partition']}: {chain}")
+        print(
+            f"{summary['steps']} steps in {summary['cycles']} cycles; "
+            f"{'finished' if summary['finished'] else 'NOT finished'} (* moves leadership)"
+        )
+        for b in blocked:
+            print(f"blocked {b['topic']}-{b['partition']}: {b['reason']}: {b['detail']}")
+    return 0 if summary["finished"] else 1

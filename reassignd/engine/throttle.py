@@ -1,0 +1,295 @@
+"""Throttles for our moves: KIP-542 semantics on the KIP-73 mechanism, merged with the operators' own.
+
+KIP-73 throttles only replicas outside the ISR, listed per topic as `partition:broker` entries, at per-broker
+rates. For each step in flight we list its source replicas (they can lead the moving partition) under
+`leader.replication.throttled.replicas` and its adding replicas under `follower...`, as the stock
+kafka-reassign-partitions tool does, and set the leader rate on brokers serving moves and the follower rate
+on brokers receiving them (nowhere else).
+
+Ownership is decided by what was there before we first touched a topic or broker (`ThrottleOriginals`,
+which the caller persists): an operator's entries and rates are never removed or overwritten, a `*` entry
+is left alone, and when nothing of ours is in flight the config returns to exactly its original value.
+`config_writes` emits only the changes, so configs are not rewritten every batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Final
+
+from reassignd.engine.limits import Limits
+from reassignd.engine.state import ExecutionState
+from reassignd.model import ClusterSnapshot, TopicPartition
+
+LEADER_REPLICAS: Final = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICAS: Final = "follower.replication.throttled.replicas"
+LEADER_RATE: Final = "leader.replication.throttled.rate"
+FOLLOWER_RATE: Final = "follower.replication.throttled.rate"
+TOPIC_KEYS: Final = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
+BROKER_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE)
+
+Values = Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One step in flight, as the throttles see it."""
+
+    tp: TopicPartition
+    source: tuple[int, ...]
+    adding: tuple[int, ...]
+
+
+def moves_in_flight(state: ExecutionState) -> tuple[Move, ...]:
+    return tuple(Move(tp, rec.source, rec.adding) for tp, rec in state.in_flight() if rec.adding)
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleOriginals:
+    """The throttle configs as they were before our first write; None means the key was unset."""
+
+    topics: Mapping[str, Values] = field(default_factory=lambda: MappingProxyType({}))
+    brokers: Mapping[int, Values] = field(default_factory=lambda: MappingProxyType({}))
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "topics": {t: dict(v) for t, v in sorted(self.topics.items())},
+            "brokers": {str(b): dict(v) for b, v in sorted(self.brokers.items())},
+        }
+
+    @classmethod
+    def from_json_dict(cls, data: Mapping[str, Any]) -> ThrottleOriginals:
+        topics = {str(t): {str(k): _opt(v) for k, v in vals.items()} for t, vals in data["topics"].items()}
+        brokers = {int(b): {str(k): _opt(v) for k, v in vals.items()} for b, vals in data["brokers"].items()}
+        return cls(MappingProxyType(topics), MappingProxyType(brokers))
+
+
+def _opt(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottlePlan:
+    """Desired values per topic and per broker (None: unset), plus what we may clean up."""
+
+    topics: Mapping[str, Values]
+    brokers: Mapping[int, Values]
+    originals: ThrottleOriginals
+    owned_partitions: Mapping[str, frozenset[int]]
+    """Per topic, the partitions whose entries are ours to remove when not in the original value."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ConfigWrite:
+    """One IncrementalAlterConfigs operation: SET, DELETE, APPEND or SUBTRACT (list configs)."""
+
+    resource: str  # "topic" or "broker"
+    name: str
+    key: str
+    op: str
+    value: str | None = None
+
+
+def throttle_plan(
+    snapshot: ClusterSnapshot,
+    moves: Iterable[Move],
+    limits: Limits,
+    originals: ThrottleOriginals,
+    owned_partitions: Mapping[str, frozenset[int]] | None = None,
+) -> ThrottlePlan:
+    """What the throttle configs should be for `moves`; originals grow with first-touched resources.
+
+    `owned_partitions` defaults to the moving partitions; pass the whole plan's partitions per topic so
+    entries of finished steps are cleaned up too.
+    """
+    leader_entries: dict[str, set[str]] = {}
+    follower_entries: dict[str, set[str]] = {}
+    serving: set[int] = set()
+    receiving: set[int] = set()
+    owned: dict[str, set[int]] = {t: set(p) for t, p in (owned_partitions or {}).items()}
+    for move in moves:
+        topic, partition = move.tp.topic, move.tp.partition
+        owned.setdefault(topic, set()).add(partition)
+        if limits.leader_throttled_rate is not None:
+            leader_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.source)
+            serving.update(move.source)
+        if limits.follower_throttled_rate is not None:
+            follower_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.adding)
+            receiving.update(move.adding)
+
+    topic_originals = dict(originals.topics)
+    for topic in set(leader_entries) | set(follower_entries):
+        if topic not in topic_originals:
+            topic_originals[topic] = MappingProxyType(
+                {key: snapshot.topic_config(topic, key) for key in TOPIC_KEYS}
+            )
+    broker_originals = dict(originals.brokers)
+    for broker in serving | receiving:
+        if broker not in broker_originals:
+            broker_originals[broker] = MappingProxyType(
+                {key: snapshot.broker_config(broker, key) for key in BROKER_KEYS}
+            )
+
+    topics: dict[str, Values] = {}
+    for topic, original in topic_originals.items():
+        topics[topic] = MappingProxyType(
+            {
+                LEADER_REPLICAS: _merged_list(
+                    original.get(LEADER_REPLICAS), leader_entries.get(topic, set())
+                ),
+                FOLLOWER_REPLICAS: _merged_list(
+                    original.get(FOLLOWER_REPLICAS), follower_entries.get(topic, set())
+                ),
+            }
+        )
+    brokers: dict[int, Values] = {}
+    for broker, original in broker_originals.items():
+        brokers[broker] = MappingProxyType(
+            {
+                LEADER_RATE: _rate(
+                    original.get(LEADER_RATE), broker in serving, limits.leader_throttled_rate
+                ),
+                FOLLOWER_RATE: _rate(
+                    original.get(FOLLOWER_RATE), broker in receiving, limits.follower_throttled_rate
+                ),
+            }
+        )
+    return ThrottlePlan(
+        topics=MappingProxyType(topics),
+        brokers=MappingProxyType(brokers),
+        originals=ThrottleOriginals(MappingProxyType(topic_originals), MappingProxyType(broker_originals)),
+        owned_partitions=MappingProxyType({t: frozenset(p) for t, p in owned.items()}),
+    )
+
+
+def split_entries(value: str | None) -> list[str]:
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def _is_wildcard(value: str | None) -> bool:
+    return split_entries(value) == ["*"]
+
+
+def _entry_key(entry: str) -> tuple[int, int]:
+    partition, _, broker = entry.partition(":")
+    return (int(partition), int(broker))
+
+
+def _merged_list(original: str | None, ours: set[str]) -> str | None:
+    if _is_wildcard(original):
+        return original
+    theirs = split_entries(original)
+    extra = sorted((e for e in ours if e not in set(theirs)), key=_entry_key)
+    merged = theirs + extra
+    if not extra:
+        return original
+    return ",".join(merged)
+
+
+def _rate(original: str | None, in_use: bool, ours: int | None) -> str | None:
+    if original is not None:
+        return original  # the operator's rate: never overwritten
+    return str(ours) if in_use and ours is not None else None
+
+
+def config_writes(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> tuple[ConfigWrite, ...]:
+    """The operations that take the current configs to `plan`, touching only what differs."""
+    writes: list[ConfigWrite] = []
+    for topic, desired in sorted(plan.topics.items()):
+        originals = plan.originals.topics.get(topic, {})
+        for key in TOPIC_KEYS:
+            writes.extend(
+                _list_writes(
+                    topic,
+                    key,
+                    current=snapshot.topic_config(topic, key),
+                    desired=desired.get(key),
+                    original=originals.get(key),
+                    owned=plan.owned_partitions.get(topic, frozenset()),
+                )
+            )
+    for broker, desired in sorted(plan.brokers.items()):
+        originals = plan.originals.brokers.get(broker, {})
+        for key in BROKER_KEYS:
+            current = snapshot.broker_config(broker, key)
+            want = desired.get(key)
+            if originals.get(key) is not None or current == want:
+                continue
+            if want is None:
+                writes.append(ConfigWrite("broker", str(broker), key, "DELETE"))
+            else:
+                writes.append(ConfigWrite("broker", str(broker), key, "SET", want))
+    return tuple(writes)
+
+
+def _list_writes(
+    topic: str,
+    key: str,
+    *,
+    current: str | None,
+    desired: str | None,
+    original: str | None,
+    owned: frozenset[int],
+) -> list[ConfigWrite]:
+    if _is_wildcard(original) or _is_wildcard(current):
+        return []  # `*` throttles everything already; it is the operator's, leave it alone
+    have = split_entries(current)
+    want = split_entries(desired)
+    theirs = set(split_entries(original))
+    append = [e for e in want if e not in set(have)]
+    subtract = [e for e in have if e not in set(want) and e not in theirs and _owned(e, owned)]
+    if not append and not subtract:
+        return []
+    if desired is None and current is not None and len(subtract) == len(have):
+        return [ConfigWrite("topic", topic, key, "DELETE")]  # back to unset, exactly as it was
+    writes = []
+    if subtract:
+        writes.append(ConfigWrite("topic", topic, key, "SUBTRACT", ",".join(subtract)))
+    if append:
+        writes.append(ConfigWrite("topic", topic, key, "APPEND", ",".join(append)))
+    return writes
+
+
+def _owned(entry: str, owned: frozenset[int]) -> bool:
+    try:
+        return _entry_key(entry)[0] in owned
+    except ValueError:
+        return False
+
+
+def apply_writes(snapshot: ClusterSnapshot, writes: Iterable[ConfigWrite]) -> ClusterSnapshot:
+    """What Kafka's IncrementalAlterConfigs would make of the configs (for dry runs and tests)."""
+    topics = dict(snapshot.topics)
+    brokers = {b: dict(c) for b, c in snapshot.broker_configs.items()}
+    for write in writes:
+        if write.resource == "broker":
+            configs = brokers.setdefault(int(write.name), {})
+            current = configs.get(write.key)
+        else:
+            info = topics[write.name]
+            configs = dict(info.configs)
+            current = configs.get(write.key)
+        value = _applied(current, write)
+        if value is None:
+            configs.pop(write.key, None)
+        else:
+            configs[write.key] = value
+        if write.resource == "topic":
+            topics[write.name] = replace(topics[write.name], configs=configs)
+    return replace(snapshot, topics=topics, broker_configs=brokers)
+
+
+def _applied(current: str | None, write: ConfigWrite) -> str | None:
+    if write.op == "SET":
+        return write.value
+    if write.op == "DELETE":
+        return None
+    have = split_entries(current)
+    items = split_entries(write.value)
+    if write.op == "APPEND":
+        return ",".join(have + [e for e in items if e not in set(have)])
+    if write.op == "SUBTRACT":
+        return ",".join(e for e in have if e not in set(items))
+    raise ValueError(f"unknown config operation {write.op!r}")
