@@ -50,7 +50,7 @@ def _schedule(args: argparse.Namespace) -> int:
             "reassignment plan", [Problem(tp, "partition", "not in the snapshot") for tp in unknown]
         )
     result = dry_run(snapshot, plan, limits)
-    partitions = []
+    partitions: list[dict[str, Any]] = []
     for tp in sorted(plan.targets):
         steps = result.steps.get(tp, [])
         partitions.append(
@@ -69,7 +69,7 @@ def _schedule(args: argparse.Namespace) -> int:
         for w in (result.decisions[-1].waiting if result.decisions else ())
         if w.reason.value != "limits"
     ]
-    summary = {
+    summary: dict[str, Any] = {
         "cycles": result.cycles,
         "steps": sum(len(p["steps"]) - 1 for p in partitions),
         "finished": result.state is not None and result.state.finished,
