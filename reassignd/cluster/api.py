@@ -29,15 +29,16 @@ TOPIC_THROTTLE_KEYS: Final = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPL
 
 
 class ConfigSource(enum.IntEnum):
-    """Kafka's DescribeConfigs ConfigSource codes."""
+    """Kafka's wire codes for a config's source (DescribeConfigsResponse.ConfigSource, clients/.../requests/
+    DescribeConfigsResponse.java; librdkafka's rd_kafka_ConfigSource_t uses the same numbers)."""
 
     UNKNOWN = 0
     DYNAMIC_TOPIC = 1
     DYNAMIC_BROKER = 2
-    DYNAMIC_DEFAULT_BROKER = 4
-    STATIC_BROKER = 5
-    DEFAULT = 6
-    DYNAMIC_BROKER_LOGGER = 3
+    DYNAMIC_DEFAULT_BROKER = 3
+    STATIC_BROKER = 4
+    DEFAULT = 5
+    DYNAMIC_BROKER_LOGGER = 6
     DYNAMIC_CLIENT_METRICS = 7
     DYNAMIC_GROUP = 8
 
@@ -220,6 +221,10 @@ class ClusterAdmin(Protocol):
     ) -> SnapshotResult: ...
 
     async def cluster_id(self) -> str | None: ...
+
+    async def topic_partitions(
+        self, topics: Collection[str]
+    ) -> tuple[list[TopicPartition], list[ItemError]]: ...
 
     async def describe_broker_configs(
         self, broker_ids: Collection[int], keys: Collection[str] | None = None

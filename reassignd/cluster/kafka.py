@@ -74,6 +74,19 @@ class AdminSettings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     max_workers: int = 8
 
+    @classmethod
+    def from_config(cls, config: Any) -> AdminSettings:
+        """From a loaded reassignd config (reassignd.config.Config: `cluster.*` keys)."""
+        return cls(
+            client=config.client_settings(),
+            request_timeout=float(config["cluster.request.timeout.seconds"]),
+            retry=RetryPolicy(
+                attempts=int(config["cluster.retries"]) + 1,
+                base_delay=float(config["cluster.retry.backoff.seconds"]),
+                max_delay=float(config["cluster.retry.backoff.max.seconds"]),
+            ),
+        )
+
 
 class KafkaClusterAdmin:
     """The production ClusterAdmin. Create it in the event loop that will use it; close() when done."""
@@ -209,6 +222,12 @@ class KafkaClusterAdmin:
                 ),
             )
         return found, errors
+
+    async def topic_partitions(self, topics: Collection[str]) -> tuple[list[TopicPartition], list[ItemError]]:
+        """Every partition of the named topics (Metadata for just them); unknown topics as item errors."""
+        found, errors = await self._metadata(sorted(set(topics)))
+        partitions = [TopicPartition(t.name, p.index) for t in found.values() for p in t.partitions]
+        return sorted(partitions), errors
 
     async def _list_all_topics(self) -> dict[str, convert.RawTopic]:
         metadata = await self._blocking(self._ck.list_topics, timeout=self._timeout)
