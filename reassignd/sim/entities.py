@@ -1,0 +1,164 @@
+"""The simulated cluster's mutable entities: brokers, topics, partitions and catching-up replicas.
+
+They are plain records owned by one SimCluster; only the cluster mutates them (through its change methods), so
+readers such as the wire server may look but must not write.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from reassignd.sim.configs import (
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_REPLICAS,
+    parse_throttled_replicas,
+)
+
+NO_LEADER = -1
+
+
+class Clock:
+    """Virtual seconds since the simulation started; shared by reference with every partition."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+
+@dataclass(slots=True, eq=False)
+class SimBroker:
+    id: int
+    rack: str | None
+    online: bool = True
+    network_in: float = 125_000_000.0
+    network_out: float = 125_000_000.0
+    configs: dict[str, str] = field(default_factory=dict)  # dynamic per-broker configs
+    static_configs: dict[str, str] = field(default_factory=dict)  # server.properties
+    log_dir: str = "/var/lib/kafka/data"
+
+
+class Lag:
+    """A replica outside the ISR: `pos0` bytes at time `t0`, growing at `rate` while it fetches."""
+
+    __slots__ = ("done_at", "pos0", "rate", "t0")
+
+    def __init__(self, pos0: float, t0: float) -> None:
+        self.pos0 = pos0
+        self.t0 = t0
+        self.rate = 0.0
+        self.done_at = float("inf")
+
+    def at(self, now: float) -> float:
+        return self.pos0 + self.rate * (now - self.t0)
+
+    def rebase(self, now: float, rate: float) -> None:
+        self.pos0 = self.at(now)
+        self.t0 = now
+        self.rate = rate
+
+
+class SimPartition:
+    """One partition: Kafka's registration fields plus the log that grows at the produce rate."""
+
+    __slots__ = (
+        "_clock",
+        "_size0",
+        "_t0",
+        "_under_since",
+        "adding",
+        "index",
+        "isr",
+        "lags",
+        "leader",
+        "leader_epoch",
+        "partition_epoch",
+        "produce_bytes_per_sec",
+        "removing",
+        "replicas",
+        "topic",
+        "under_min_seconds",
+    )
+
+    def __init__(
+        self, topic: str, index: int, replicas: list[int], clock: Clock, *, size: float, produce: float
+    ) -> None:
+        self.topic = topic
+        self.index = index
+        self.replicas = replicas
+        self.isr: list[int] = list(replicas)
+        self.leader = replicas[0] if replicas else NO_LEADER
+        self.leader_epoch = 0
+        self.partition_epoch = 0
+        self.adding: list[int] = []
+        self.removing: list[int] = []
+        self.produce_bytes_per_sec = produce
+        self.lags: dict[int, Lag] = {}
+        self.under_min_seconds = 0.0
+        self._under_since = -1.0
+        self._clock = clock
+        self._size0 = float(size)
+        self._t0 = clock.now
+
+    def __repr__(self) -> str:
+        return (
+            f"SimPartition({self.topic}-{self.index} replicas={self.replicas} isr={self.isr} "
+            f"leader={self.leader} adding={self.adding} removing={self.removing})"
+        )
+
+    def _end(self) -> float:
+        if self.leader == NO_LEADER or not self.produce_bytes_per_sec:
+            return self._size0
+        return self._size0 + self.produce_bytes_per_sec * (self._clock.now - self._t0)
+
+    @property
+    def log_end(self) -> int:
+        """Bytes in the leader's log (frozen while the partition has no leader)."""
+        return int(self._end())
+
+    def rebase_log(self) -> None:
+        self._size0 = self._end()
+        self._t0 = self._clock.now
+
+    def truncate_log(self, size: float) -> None:
+        self._size0 = size
+        self._t0 = self._clock.now
+
+    def position_exact(self, broker: int) -> float:
+        lag = self.lags.get(broker)
+        end = self._end()
+        if lag is None:
+            return end if broker in self.replicas else 0.0
+        return min(end, lag.at(self._clock.now))
+
+    def position(self, broker: int) -> int:
+        """Bytes the replica on `broker` holds (0 if it has none)."""
+        return int(self.position_exact(broker))
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
+
+
+class SimTopic:
+    __slots__ = ("_follower_throttled", "_leader_throttled", "configs", "name", "partitions", "topic_id")
+
+    def __init__(self, name: str, topic_id: uuid.UUID, configs: dict[str, str]) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.configs = configs
+        self.partitions: list[SimPartition] = []
+        self.refresh_throttles()
+
+    def refresh_throttles(self) -> None:
+        self._leader_throttled = parse_throttled_replicas(self.configs.get(LEADER_THROTTLED_REPLICAS))
+        self._follower_throttled = parse_throttled_replicas(self.configs.get(FOLLOWER_THROTTLED_REPLICAS))
+
+    def leader_throttled(self, partition: int, leader: int) -> bool:
+        every, pairs = self._leader_throttled
+        return every or (partition, leader) in pairs
+
+    def follower_throttled(self, partition: int, follower: int) -> bool:
+        every, pairs = self._follower_throttled
+        return every or (partition, follower) in pairs

@@ -1,0 +1,399 @@
+"""SimCluster: a deterministic Kafka cluster in virtual time, driven through Kafka's admin operations.
+
+Pure and synchronous: no sockets, no clock, no asyncio. The wire server (reassignd/sim/server.py) owns one
+instance, advances it from wall time, and maps requests to the methods below; benchmarks, property tests and
+plan rehearsal drive it directly. docs/simulator.md lists every rule and the Kafka source it follows.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import re
+import uuid
+from typing import Any
+
+from reassignd.model import ClusterSnapshot, PartitionState
+from reassignd.sim import configs as cfg
+from reassignd.sim import errors, views
+from reassignd.sim.configs import ConfigEntry
+from reassignd.sim.core import ClusterCore
+from reassignd.sim.entities import NO_LEADER, Lag, SimBroker, SimPartition, SimTopic
+from reassignd.sim.errors import KafkaError
+from reassignd.sim.placement_default import assign_replicas
+from reassignd.sim.reassignment import Election, reassignment_replicas, revert
+from reassignd.sim.scenario import Scenario
+
+__all__ = ["SimBroker", "SimCluster", "SimPartition", "SimTopic"]
+
+ELECTION_PREFERRED = 0
+ELECTION_UNCLEAN = 1
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+class SimCluster(ClusterCore):
+    def __init__(self, seed: int = 0, cluster_id: str | None = None) -> None:
+        super().__init__()
+        self._rng = random.Random(seed)
+        self.cluster_id = cluster_id or base64.urlsafe_b64encode(self._rng.randbytes(16)).decode().rstrip("=")
+        self._topics_by_id: dict[uuid.UUID, SimTopic] = {}
+
+    # -- construction ----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_scenario(cls, scenario: Scenario, seed: int | None = None) -> SimCluster:
+        chosen = seed if seed is not None else (scenario.seed or 0)
+        sim = cls(seed=chosen, cluster_id=scenario.cluster_id)
+        for spec in scenario.brokers:
+            static = {
+                "broker.id": str(spec.id),
+                "node.id": str(spec.id),
+                "process.roles": "broker,controller",
+                "log.dirs": "/var/lib/kafka/data",
+                **scenario.static_broker_configs,
+            }
+            if spec.rack:
+                static["broker.rack"] = spec.rack
+            sim.brokers[spec.id] = SimBroker(
+                spec.id,
+                spec.rack,
+                True,
+                spec.network_in,
+                spec.network_out,
+                dict(scenario.broker_configs.get(spec.id, {})),
+                static,
+            )
+            sim._replicas_on[spec.id] = set()
+        sim.cluster_configs = dict(scenario.cluster_broker_configs)
+        states = {(s.tp.topic, s.tp.partition): s for s in scenario.partition_states or ()}
+        for t in scenario.topics:
+            topic_id = uuid.UUID(t.topic_id) if t.topic_id else sim._new_uuid()
+            if t.assignment is not None:
+                assignment = [list(r) for r in t.assignment]
+            else:
+                assignment = assign_replicas(
+                    sim._placement_brokers(), t.partitions, t.replication_factor, sim._rng
+                )
+            topic = sim._register_topic(
+                t.name,
+                topic_id,
+                dict(t.configs),
+                assignment,
+                sizes=t.partition_bytes,
+                produce=t.produce_bytes_per_sec,
+            )
+            for p in topic.partitions:
+                state = states.get((t.name, p.index))
+                if state is not None:
+                    sim._load_state(p, state)
+        offline = [b.id for b in scenario.brokers if not b.online]
+        for broker_id in offline:
+            sim.stop_broker(broker_id)
+        online = sorted(b for b, broker in sim.brokers.items() if broker.online)
+        wanted = scenario.controller_id
+        sim.controller_id = wanted if wanted in online else (online[0] if online else -1)
+        return sim
+
+    def _new_uuid(self) -> uuid.UUID:
+        return uuid.UUID(int=self._rng.getrandbits(128), version=4)
+
+    def _placement_brokers(self) -> dict[int, str | None]:
+        live = {b.id: b.rack for b in self.brokers.values() if b.online}
+        return live or {b.id: b.rack for b in self.brokers.values()}
+
+    def _register_topic(
+        self,
+        name: str,
+        topic_id: uuid.UUID,
+        configs: dict[str, str],
+        assignment: list[list[int]],
+        *,
+        sizes: tuple[int, ...] | None = None,
+        produce: tuple[float, ...] | None = None,
+    ) -> SimTopic:
+        topic = SimTopic(name, topic_id, configs)
+        self.topics[name] = topic
+        self._topics_by_id[topic_id] = topic
+        for index, replicas in enumerate(assignment):
+            size = sizes[index] if sizes else 0
+            rate = produce[index] if produce else 0.0
+            p = SimPartition(name, index, list(replicas), self._clock, size=size, produce=rate)
+            live = [r for r in replicas if self.is_alive(r)]
+            p.isr = live or [replicas[0]]
+            p.leader = live[0] if live else NO_LEADER
+            for b in replicas:
+                self._replicas_on.setdefault(b, set()).add(p)
+                if b not in p.isr:
+                    p.lags[b] = Lag(float(size), self._clock.now)
+            topic.partitions.append(p)
+            self._account(p, +1)
+        return topic
+
+    def _load_state(self, p: SimPartition, state: PartitionState) -> None:
+        """Start `p` as a snapshot describes it (replicas, ISR, leader, ongoing move, replica sizes)."""
+        self._account(p, -1)
+        for b in p.replicas:
+            self._replicas_on[b].discard(p)
+        p.replicas = list(state.replicas)
+        p.isr = list(state.isr) or [state.replicas[0]]
+        p.adding = list(state.adding)
+        p.removing = list(state.removing)
+        p.leader = state.leader if state.leader in p.isr else NO_LEADER
+        p.lags = {}
+        for b in p.replicas:
+            self._replicas_on.setdefault(b, set()).add(p)
+            if b not in p.isr:
+                size = state.replica_sizes.get(b, 0)
+                p.lags[b] = Lag(float(min(size, state.size_bytes)), self._clock.now)
+        self._account(p, +1)
+        if p.leader == NO_LEADER:
+            self._change(p)
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> SimTopic | None:
+        return self._topics_by_id.get(topic_id)
+
+    def _partition(self, topic: str, partition: int) -> SimPartition:
+        t = self.topics.get(topic)
+        if t is None:
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}.")
+        if not 0 <= partition < len(t.partitions):
+            raise KafkaError(
+                errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {topic}:{partition}."
+            )
+        return t.partitions[partition]
+
+    # -- topics ----------------------------------------------------------------------------------------------
+
+    def create_topic(  # noqa: PLR0917 - positional, as the contract with the server has it
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        assignment: dict[int, list[int]] | None,
+        configs: dict[str, str],
+        validate_only: bool = False,
+    ) -> SimTopic:
+        """CreateTopics for one topic (ReplicationControlManager.createTopic); raises KafkaError."""
+        if not name or name in (".", "..") or len(name) > 249 or not _TOPIC_NAME.fullmatch(name):
+            raise KafkaError(errors.INVALID_TOPIC_EXCEPTION, f"Topic name {name!r} is illegal.")
+        if name in self.topics:
+            raise KafkaError(errors.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        for key, value in configs.items():
+            if key not in cfg.TOPIC_CONFIGS:
+                raise KafkaError(errors.INVALID_CONFIG, f"Unknown topic config name: {key}")
+            if value is None:
+                raise KafkaError(errors.INVALID_CONFIG, f"Null value not supported for topic configs: {key}")
+            try:
+                cfg.parse_value(cfg.TOPIC_CONFIGS[key], value)
+            except cfg.ConfigValueError as exc:
+                raise KafkaError(errors.INVALID_CONFIG, str(exc)) from None
+        if assignment:
+            if num_partitions != -1 or replication_factor != -1:
+                raise KafkaError(
+                    errors.INVALID_REQUEST,
+                    "A manual partition assignment was specified, but numPartitions or replicationFactor "
+                    "was not set to -1.",
+                )
+            if sorted(assignment) != list(range(len(assignment))):
+                raise KafkaError(
+                    errors.INVALID_REPLICA_ASSIGNMENT, "Partitions should be numbered 0 through N-1."
+                )
+            lists = [list(assignment[i]) for i in range(len(assignment))]
+            for index, replicas in enumerate(lists):
+                self.validate_manual_assignment(replicas, len(lists[0]))
+                if not any(self.is_alive(r) for r in replicas):
+                    raise KafkaError(
+                        errors.INVALID_REPLICA_ASSIGNMENT,
+                        f"All brokers specified in the manual partition assignment for partition {index} "
+                        "are fenced or in controlled shutdown.",
+                    )
+        else:
+            if num_partitions == -1:
+                num_partitions = int(self.broker_config(self.controller_id, "num.partitions") or 1)
+            if replication_factor == -1:
+                replication_factor = int(
+                    self.broker_config(self.controller_id, "default.replication.factor") or 1
+                )
+            if num_partitions <= 0:
+                raise KafkaError(
+                    errors.INVALID_PARTITIONS,
+                    "Number of partitions was set to an invalid non-positive value.",
+                )
+            if replication_factor <= 0:
+                raise KafkaError(
+                    errors.INVALID_REPLICATION_FACTOR,
+                    "Replication factor must be larger than 0, or -1 to use the default value.",
+                )
+            live = {b.id: b.rack for b in self.brokers.values() if b.online}
+            lists = assign_replicas(live, num_partitions, replication_factor, self._rng)
+        topic_id = self._new_uuid()
+        if validate_only:
+            preview = SimTopic(name, topic_id, dict(configs))
+            preview.partitions = [
+                SimPartition(name, i, r, self._clock, size=0, produce=0.0) for i, r in enumerate(lists)
+            ]
+            return preview
+        return self._register_topic(name, topic_id, dict(configs), lists)
+
+    def validate_manual_assignment(self, replicas: list[int], expected_rf: int | None = None) -> None:
+        """ReplicationControlManager.validateManualPartitionAssignment."""
+        if not replicas:
+            raise KafkaError(
+                errors.INVALID_REPLICA_ASSIGNMENT,
+                "The manual partition assignment includes an empty replica list.",
+            )
+        seen: set[int] = set()
+        for broker in replicas:
+            if broker in seen:
+                raise KafkaError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes the broker {broker} more than once.",
+                )
+            seen.add(broker)
+            if broker not in self.brokers:
+                raise KafkaError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes broker {broker}, but no such broker is "
+                    "registered.",
+                )
+        if expected_rf is not None and len(replicas) != expected_rf:
+            raise KafkaError(
+                errors.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but "
+                f"this is not consistent with previous partitions, which have {expected_rf} replica(s).",
+            )
+
+    def delete_topic(self, name: str) -> None:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to locate topic {name}.")
+        for p in topic.partitions:
+            self._account(p, -1)
+            self._under_min.discard(p)
+            self._ever_under.discard(p)
+            self._reassigning.discard(p)
+            for b in p.replicas:
+                self._replicas_on[b].discard(p)
+        del self.topics[name]
+        del self._topics_by_id[topic.topic_id]
+
+    # -- reassignment --------------------------------------------------------------------------------------
+
+    def alter_partition_reassignment(self, topic: str, partition: int, replicas: list[int] | None) -> None:
+        """One partition of AlterPartitionReassignments (ReplicationControlManager)."""
+        p = self._partition(topic, partition)
+        if replicas is None:
+            self._cancel_reassignment(p)
+            return
+        self.validate_manual_assignment(list(replicas))
+        merged, adding, removing = reassignment_replicas(p.replicas, replicas)
+        targets: dict[str, Any] = {}
+        if list(merged) != p.replicas:
+            targets["replicas"] = merged
+        if removing:
+            targets["removing"] = removing
+        if adding:
+            targets["adding"] = adding
+        self._change(p, **targets)
+
+    def _cancel_reassignment(self, p: SimPartition) -> None:
+        if not p.is_reassigning:
+            raise KafkaError(
+                errors.NO_REASSIGNMENT_IN_PROGRESS,
+                errors.DEFAULT_MESSAGES[errors.NO_REASSIGNMENT_IN_PROGRESS],
+            )
+        replicas, isr, unclean = revert(self._fields(p))
+        allowed = self.unclean_enabled(p.topic)
+        if unclean and not allowed:
+            raise KafkaError(
+                errors.INVALID_REPLICA_ASSIGNMENT,
+                f"Unable to revert partition assignment for {p.topic}:{p.index} because it would require an "
+                "unclean leader election.",
+            )
+        election = Election.UNCLEAN if allowed else Election.ONLINE
+        self._change(p, election, isr=isr, replicas=replicas, adding=(), removing=())
+
+    def list_partition_reassignments(
+        self, tps: list[tuple[str, int]] | None = None
+    ) -> list[tuple[str, int, list[int], list[int], list[int]]]:
+        """(topic, partition, replicas, adding, removing) of ongoing moves; unknown partitions are skipped."""
+        if tps is None:
+            chosen = list(self._reassigning)
+        else:
+            chosen = []
+            for topic, index in tps:
+                t = self.topics.get(topic)
+                if t is not None and 0 <= index < len(t.partitions) and t.partitions[index].is_reassigning:
+                    chosen.append(t.partitions[index])
+        chosen.sort(key=lambda p: (p.topic, p.index))
+        return [(p.topic, p.index, list(p.replicas), list(p.adding), list(p.removing)) for p in chosen]
+
+    def elect_leaders(
+        self, election_type: int, tps: list[tuple[str, int]] | None
+    ) -> dict[tuple[str, int], KafkaError | None]:
+        """ElectLeaders (ReplicationControlManager.electLeader); None means success."""
+        if election_type not in (ELECTION_PREFERRED, ELECTION_UNCLEAN):
+            raise KafkaError(errors.INVALID_REQUEST, f"Unknown election type {election_type}")
+        everything = tps is None
+        if tps is None:
+            tps = [(t.name, p.index) for t in self.topics.values() for p in t.partitions]
+        results: dict[tuple[str, int], KafkaError | None] = {}
+        for topic, index in tps:
+            try:
+                self._elect_one(election_type, self._partition(topic, index))
+                results[(topic, index)] = None
+            except KafkaError as exc:
+                if everything and exc.code == errors.ELECTION_NOT_NEEDED:
+                    continue
+                results[(topic, index)] = exc
+        return results
+
+    def _elect_one(self, election_type: int, p: SimPartition) -> None:
+        if election_type == ELECTION_PREFERRED:
+            if p.leader == p.replicas[0]:
+                raise KafkaError(errors.ELECTION_NOT_NEEDED)
+            if not self._change(p, Election.PREFERRED):
+                raise KafkaError(
+                    errors.PREFERRED_LEADER_NOT_AVAILABLE,
+                    f"Failed to elect leader for partition {p.topic}-{p.index} under strategy "
+                    "PreferredReplicaPartitionLeaderElectionStrategy",
+                )
+        else:
+            if p.leader != NO_LEADER:
+                raise KafkaError(errors.ELECTION_NOT_NEEDED)
+            if not self._change(p, Election.UNCLEAN):
+                raise KafkaError(
+                    errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                    f"Failed to elect leader for partition {p.topic}-{p.index} under strategy "
+                    "UncleanPartitionLeaderElectionStrategy",
+                )
+
+    # -- configs, log dirs and views (implemented in sim/views.py) -------------------------------------------
+
+    def describe_configs(
+        self, resource_type: int, name: str, keys: list[str] | None = None
+    ) -> list[ConfigEntry]:
+        return views.describe_configs(self, resource_type, name, keys)
+
+    def incremental_alter_configs(
+        self,
+        resource_type: int,
+        name: str,
+        ops: list[tuple[str, int, str | None]],
+        validate_only: bool = False,
+    ) -> None:
+        views.incremental_alter_configs(self, resource_type, name, ops, validate_only)
+
+    def describe_log_dirs(
+        self, broker_id: int, tps: list[tuple[str, int]] | None = None
+    ) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
+        return views.describe_log_dirs(self, broker_id, tps)
+
+    def observed(self) -> dict[str, Any]:
+        return views.observed(self)
+
+    def state_dict(self) -> dict[str, Any]:
+        return views.state_dict(self)
+
+    def to_snapshot(self) -> ClusterSnapshot:
+        return views.to_snapshot(self)

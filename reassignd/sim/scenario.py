@@ -1,0 +1,405 @@
+"""Scenario files: the cluster a simulation starts from (docs/simulator.md, "Scenario file").
+
+A scenario names brokers (rack path, network capacity), topics (partition count, replication factor, sizes,
+produce rates, configs, optional assignment) and dynamic broker configs. A cluster snapshot JSON
+(reassignd.model.snapshot_from_dict) is accepted too and starts the simulation from that exact state.
+Every problem is collected before failing, each with its field and value.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from reassignd.model import (
+    ClusterSnapshot,
+    InvalidInputError,
+    PartitionState,
+    Problem,
+    snapshot_from_dict,
+)
+from reassignd.sim.configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigValueError, parse_value
+
+DEFAULT_NETWORK_BYTES_PER_SEC: Final = 125_000_000.0
+WHAT: Final = "simulator scenario"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerSpec:
+    id: int
+    rack: str | None = None
+    network_in: float = DEFAULT_NETWORK_BYTES_PER_SEC
+    network_out: float = DEFAULT_NETWORK_BYTES_PER_SEC
+    online: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    replication_factor: int
+    partition_bytes: tuple[int, ...]
+    produce_bytes_per_sec: tuple[float, ...]
+    configs: dict[str, str] = field(default_factory=dict)
+    assignment: tuple[tuple[int, ...], ...] | None = None
+    topic_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    brokers: tuple[BrokerSpec, ...]
+    topics: tuple[TopicSpec, ...]
+    broker_configs: dict[int, dict[str, str]] = field(default_factory=dict)
+    cluster_broker_configs: dict[str, str] = field(default_factory=dict)
+    static_broker_configs: dict[str, str] = field(default_factory=dict)
+    seed: int | None = None
+    cluster_id: str | None = None
+    controller_id: int | None = None
+    # Set when loaded from a cluster snapshot: the exact partition states to start from.
+    partition_states: tuple[PartitionState, ...] | None = None
+
+
+def load_scenario(source: str | Path | dict[str, Any]) -> Scenario:
+    """Parse a scenario (or cluster snapshot) from a dict, a JSON file path, or JSON text."""
+    data: Any
+    if isinstance(source, dict):
+        data = source
+    else:
+        text = source
+        if isinstance(source, Path) or not str(source).lstrip().startswith("{"):
+            path = Path(source)
+            try:
+                text = path.read_text()
+            except OSError as exc:
+                raise InvalidInputError(WHAT, [Problem(str(path), "(file)", f"cannot read: {exc}")]) from None
+        try:
+            data = json.loads(str(text))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                WHAT, [Problem("(document)", f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}")]
+            ) from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(WHAT, [Problem("scenario", "(document)", "must be a JSON object")])
+    if "partitions" in data:
+        return scenario_from_snapshot(snapshot_from_dict(data))
+    return _parse(data)
+
+
+def scenario_from_snapshot(snapshot: ClusterSnapshot) -> Scenario:
+    """A scenario that starts exactly at `snapshot` (replicas, ISR, leaders, ongoing moves, sizes)."""
+    brokers = tuple(
+        BrokerSpec(b.id, b.rack, online=b.online) for b in sorted(snapshot.brokers.values(), key=_id)
+    )
+    by_topic: dict[str, list[PartitionState]] = {}
+    for state in snapshot.partitions.values():
+        by_topic.setdefault(state.tp.topic, []).append(state)
+    problems: list[Problem] = []
+    topics: list[TopicSpec] = []
+    for name in sorted(set(by_topic) | set(snapshot.topics)):
+        states = sorted(by_topic.get(name, []), key=lambda s: s.tp.partition)
+        indexes = [s.tp.partition for s in states]
+        if indexes != list(range(len(states))):
+            problems.append(Problem(f"topic {name}", "partitions", f"must be numbered 0..n-1, got {indexes}"))
+            continue
+        if not states:
+            continue
+        info = snapshot.topics.get(name)
+        topics.append(
+            TopicSpec(
+                name=name,
+                partitions=len(states),
+                replication_factor=len(states[0].target_replicas),
+                partition_bytes=tuple(s.size_bytes for s in states),
+                produce_bytes_per_sec=tuple(s.produce_bytes_per_sec for s in states),
+                configs=dict(info.configs) if info else {},
+                assignment=tuple(s.replicas for s in states),
+                topic_id=info.topic_id if info else None,
+            )
+        )
+    if problems:
+        raise InvalidInputError(WHAT, problems)
+    return Scenario(
+        brokers=brokers,
+        topics=tuple(topics),
+        broker_configs={b: dict(c) for b, c in snapshot.broker_configs.items()},
+        cluster_broker_configs=dict(snapshot.cluster_configs),
+        cluster_id=snapshot.cluster_id,
+        controller_id=snapshot.controller_id,
+        partition_states=tuple(snapshot.partitions.values()),
+    )
+
+
+def _id(b: Any) -> int:
+    return int(b.id)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _parse(data: dict[str, Any]) -> Scenario:
+    problems: list[Problem] = []
+
+    def bad(where: str, fld: str, message: str) -> None:
+        problems.append(Problem(where, fld, message))
+
+    known = {
+        "brokers",
+        "topics",
+        "broker_configs",
+        "cluster_broker_configs",
+        "static_broker_configs",
+        "seed",
+        "cluster_id",
+        "controller_id",
+        "version",
+        "description",
+    }
+    for key in sorted(set(data) - known):
+        bad("scenario", key, f"unknown field (expected one of {sorted(known)})")
+    seed = data.get("seed")
+    if seed is not None and not _is_int(seed):
+        bad("scenario", "seed", f"must be an integer, got {seed!r}")
+    cluster_id = data.get("cluster_id")
+    if cluster_id is not None and not isinstance(cluster_id, str):
+        bad("scenario", "cluster_id", f"must be a string, got {cluster_id!r}")
+
+    brokers: list[BrokerSpec] = []
+    raw_brokers = data.get("brokers")
+    if not isinstance(raw_brokers, list) or not raw_brokers:
+        bad("scenario", "brokers", f"must be a non-empty list, got {raw_brokers!r}")
+        raw_brokers = []
+    for i, entry in enumerate(raw_brokers):
+        where = f"brokers[{i}]"
+        if not isinstance(entry, dict):
+            bad(where, "(entry)", f"must be an object, got {entry!r}")
+            continue
+        for key in sorted(
+            set(entry) - {"id", "rack", "network_in_bytes_per_sec", "network_out_bytes_per_sec", "online"}
+        ):
+            bad(where, key, "unknown field")
+        bid: Any = entry.get("id")
+        rack: Any = entry.get("rack")
+        ok = True
+        if not _is_int(bid) or bid < 0:
+            bad(where, "id", f"must be a non-negative integer, got {bid!r}")
+            ok = False
+        elif any(b.id == bid for b in brokers):
+            bad(where, "id", f"duplicate broker id {bid}")
+            ok = False
+        if rack is not None and (not isinstance(rack, str) or not rack):
+            bad(where, "rack", f"must be a non-empty string or null, got {rack!r}")
+            ok = False
+        caps = []
+        for key in ("network_in_bytes_per_sec", "network_out_bytes_per_sec"):
+            value = entry.get(key, DEFAULT_NETWORK_BYTES_PER_SEC)
+            if not _is_number(value) or value <= 0:
+                bad(where, key, f"must be a positive number, got {value!r}")
+                ok = False
+            caps.append(float(value) if _is_number(value) else 0.0)
+        online = entry.get("online", True)
+        if not isinstance(online, bool):
+            bad(where, "online", f"must be true or false, got {online!r}")
+            ok = False
+        if ok:
+            brokers.append(BrokerSpec(bid, rack, caps[0], caps[1], online))
+    broker_ids = {b.id for b in brokers}
+
+    topics: list[TopicSpec] = []
+    raw_topics = data.get("topics", [])
+    if not isinstance(raw_topics, list):
+        bad("scenario", "topics", f"must be a list, got {raw_topics!r}")
+        raw_topics = []
+    for i, entry in enumerate(raw_topics):
+        spec = _parse_topic(entry, f"topics[{i}]", broker_ids, bad)
+        if spec is not None:
+            if any(t.name == spec.name for t in topics):
+                bad(f"topics[{i}]", "name", f"duplicate topic {spec.name!r}")
+            else:
+                topics.append(spec)
+
+    broker_configs: dict[int, dict[str, str]] = {}
+    raw_bc = data.get("broker_configs", {})
+    if not isinstance(raw_bc, dict):
+        bad("scenario", "broker_configs", f"must be an object of broker id to configs, got {raw_bc!r}")
+        raw_bc = {}
+    for key, configs in raw_bc.items():
+        try:
+            bid = int(key)
+        except (TypeError, ValueError):
+            bad("broker_configs", str(key), "key must be a broker id")
+            continue
+        if bid not in broker_ids:
+            bad("broker_configs", str(key), f"unknown broker id {bid}")
+            continue
+        broker_configs[bid] = _parse_configs(
+            configs, f"broker_configs.{key}", BROKER_CONFIGS, bad, dynamic=True
+        )
+    cluster = _parse_configs(
+        data.get("cluster_broker_configs", {}), "cluster_broker_configs", BROKER_CONFIGS, bad, dynamic=True
+    )
+    static = _parse_configs(
+        data.get("static_broker_configs", {}), "static_broker_configs", BROKER_CONFIGS, bad, dynamic=False
+    )
+    if problems:
+        raise InvalidInputError(WHAT, problems)
+    return Scenario(
+        brokers=tuple(brokers),
+        topics=tuple(topics),
+        broker_configs=broker_configs,
+        cluster_broker_configs=cluster,
+        static_broker_configs=static,
+        seed=seed,
+        cluster_id=cluster_id,
+    )
+
+
+def _per_partition(
+    value: Any, count: int, where: str, fld: str, bad: Any, *, integer: bool
+) -> tuple[Any, ...]:
+    check = _is_int if integer else _is_number
+    if check(value):
+        if value < 0:
+            bad(where, fld, f"must not be negative, got {value!r}")
+            return ()
+        return (value,) * count
+    if isinstance(value, list):
+        if len(value) != count:
+            bad(where, fld, f"has {len(value)} entries for {count} partitions")
+            return ()
+        wrong = [v for v in value if not check(v) or v < 0]
+        if wrong:
+            bad(
+                where,
+                fld,
+                f"entries must be non-negative {'integers' if integer else 'numbers'}, got {wrong!r}",
+            )
+            return ()
+        return tuple(value)
+    kind = "integer" if integer else "number"
+    bad(where, fld, f"must be a non-negative {kind} or a list of one per partition, got {value!r}")
+    return ()
+
+
+def _parse_topic(entry: Any, where: str, broker_ids: set[int], bad: Any) -> TopicSpec | None:
+    if not isinstance(entry, dict):
+        bad(where, "(entry)", f"must be an object, got {entry!r}")
+        return None
+    allowed = {
+        "name",
+        "partitions",
+        "replication_factor",
+        "partition_bytes",
+        "produce_bytes_per_sec",
+        "configs",
+        "assignment",
+        "topic_id",
+    }
+    for key in sorted(set(entry) - allowed):
+        bad(where, key, "unknown field")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        bad(where, "name", f"must be a non-empty string, got {name!r}")
+        return None
+    where = f"{where} ({name})"
+    ok = True
+    assignment_raw = entry.get("assignment")
+    assignment: tuple[tuple[int, ...], ...] | None = None
+    if assignment_raw is not None:
+        if not isinstance(assignment_raw, list) or not assignment_raw:
+            bad(where, "assignment", f"must be a non-empty list of replica lists, got {assignment_raw!r}")
+            ok = False
+        else:
+            lists: list[tuple[int, ...]] = []
+            for p, replicas in enumerate(assignment_raw):
+                if not isinstance(replicas, list) or not replicas or not all(_is_int(r) for r in replicas):
+                    bad(
+                        where, f"assignment[{p}]", f"must be a non-empty list of broker ids, got {replicas!r}"
+                    )
+                    ok = False
+                    continue
+                if len(set(replicas)) != len(replicas):
+                    bad(where, f"assignment[{p}]", f"duplicate broker id in {replicas!r}")
+                    ok = False
+                unknown = sorted(set(replicas) - broker_ids)
+                if unknown:
+                    bad(where, f"assignment[{p}]", f"unknown broker id(s) {unknown} in {replicas!r}")
+                    ok = False
+                lists.append(tuple(replicas))
+            if ok:
+                assignment = tuple(lists)
+                if len({len(r) for r in lists}) != 1:
+                    bad(where, "assignment", "all partitions must have the same number of replicas")
+                    ok = False
+    partitions: Any = entry.get("partitions", len(assignment) if assignment else None)
+    if not _is_int(partitions) or partitions < 1:
+        bad(where, "partitions", f"must be a positive integer, got {partitions!r}")
+        return None
+    if assignment is not None and len(assignment) != partitions:
+        bad(where, "assignment", f"has {len(assignment)} replica lists for {partitions} partitions")
+        ok = False
+    rf: Any = entry.get("replication_factor", len(assignment[0]) if assignment else None)
+    if not _is_int(rf) or rf < 1:
+        bad(where, "replication_factor", f"must be a positive integer, got {rf!r}")
+        ok = False
+    elif assignment is not None and len(assignment[0]) != rf:
+        bad(where, "replication_factor", f"is {rf} but the assignment has {len(assignment[0])} replicas")
+        ok = False
+    elif rf > len(broker_ids):
+        bad(where, "replication_factor", f"{rf} is larger than the number of brokers ({len(broker_ids)})")
+        ok = False
+    sizes = _per_partition(
+        entry.get("partition_bytes", 0), partitions, where, "partition_bytes", bad, integer=True
+    )
+    rates = _per_partition(
+        entry.get("produce_bytes_per_sec", 0), partitions, where, "produce_bytes_per_sec", bad, integer=False
+    )
+    configs = _parse_configs(entry.get("configs", {}), f"{where} configs", TOPIC_CONFIGS, bad, dynamic=True)
+    topic_id = entry.get("topic_id")
+    if topic_id is not None and not isinstance(topic_id, str):
+        bad(where, "topic_id", f"must be a UUID string, got {topic_id!r}")
+        ok = False
+    if not ok or not sizes or not rates:
+        return None
+    return TopicSpec(
+        name=name,
+        partitions=partitions,
+        replication_factor=rf,
+        partition_bytes=tuple(int(s) for s in sizes),
+        produce_bytes_per_sec=tuple(float(r) for r in rates),
+        configs=configs,
+        assignment=assignment,
+        topic_id=topic_id,
+    )
+
+
+def _parse_configs(raw: Any, where: str, keys: dict[str, Any], bad: Any, dynamic: bool) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        bad(where, "(configs)", f"must be an object of name to string value, got {raw!r}")
+        return {}
+    out: dict[str, str] = {}
+    for name, value in raw.items():
+        key = keys.get(name)
+        if key is None:
+            bad(where, name, "unknown config name")
+            continue
+        if dynamic and not key.dynamic:
+            bad(where, name, "is a static broker config; put it under static_broker_configs")
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            bad(where, name, f"must be a string, got {value!r}")
+            continue
+        text = str(value)
+        try:
+            parse_value(key, text)
+        except ConfigValueError as exc:
+            bad(where, name, str(exc))
+            continue
+        out[name] = text
+    return out

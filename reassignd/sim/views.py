@@ -1,0 +1,278 @@
+"""What the simulated cluster reports: configs and their changes, log dirs, observed figures, state.
+
+DescribeConfigs follows ConfigHelper.describeConfigs / createTopicConfigEntry / createBrokerConfigEntry
+(core/src/main/scala/kafka/server/ConfigHelper.scala): every known key with its effective value, the source
+of that value and its synonyms from highest precedence; broker configs that cannot change at runtime are
+read-only; the cluster-default broker resource (name "") lists only its dynamic entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
+from reassignd.sim import configs as cfg
+from reassignd.sim import errors
+from reassignd.sim.configs import ConfigEntry
+from reassignd.sim.core import ClusterCore
+from reassignd.sim.entities import SimPartition
+from reassignd.sim.errors import KafkaError
+from reassignd.sim.reassignment import Election
+
+
+def _broker_for(sim: ClusterCore, name: str) -> int | None:
+    """None for the cluster default resource; raises for anything that is not a registered broker id."""
+    if name == "":
+        return None
+    try:
+        broker_id = int(name)
+    except ValueError:
+        broker_id = -1
+    if broker_id not in sim.brokers:
+        raise KafkaError(
+            errors.INVALID_REQUEST,
+            f"Unexpected broker id, expected one of {sorted(sim.brokers)} or empty string, "
+            f"but received {name}",
+        )
+    return broker_id
+
+
+def describe_configs(
+    sim: ClusterCore, resource_type: int, name: str, keys: list[str] | None
+) -> list[ConfigEntry]:
+    wanted = set(keys) if keys else None
+    entries: list[ConfigEntry] = []
+    if resource_type == cfg.RESOURCE_TOPIC:
+        topic = sim.topics.get(name)
+        if topic is None:
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
+        for key in cfg.TOPIC_CONFIGS.values():
+            if wanted is not None and key.name not in wanted:
+                continue
+            synonyms: list[tuple[str, str | None, int]] = []
+            if key.name in topic.configs:
+                synonyms.append((key.name, topic.configs[key.name], cfg.SOURCE_TOPIC))
+            if key.synonym:
+                synonyms += _broker_synonyms(sim, None, key.synonym)
+            else:
+                synonyms.append((key.name, key.default, cfg.SOURCE_DEFAULT))
+            value, source = (
+                (synonyms[0][1], synonyms[0][2]) if synonyms else (key.default, cfg.SOURCE_DEFAULT)
+            )
+            entries.append(ConfigEntry(key.name, value, False, source, False, tuple(synonyms), key.type))
+        return entries
+    if resource_type == cfg.RESOURCE_BROKER:
+        broker_id = _broker_for(sim, name)
+        for key in cfg.BROKER_CONFIGS.values():
+            if wanted is not None and key.name not in wanted:
+                continue
+            if broker_id is None:
+                if key.name in sim.cluster_configs:
+                    value = sim.cluster_configs[key.name]
+                    synonyms = [(key.name, value, cfg.SOURCE_DYNAMIC_DEFAULT_BROKER)]
+                    entries.append(
+                        ConfigEntry(
+                            key.name,
+                            value,
+                            False,
+                            cfg.SOURCE_DYNAMIC_DEFAULT_BROKER,
+                            False,
+                            tuple(synonyms),
+                            key.type,
+                        )
+                    )
+                continue
+            synonyms = _broker_synonyms(sim, broker_id, key.name)
+            value, source = synonyms[0][1], synonyms[0][2]
+            entries.append(
+                ConfigEntry(key.name, value, not key.dynamic, source, False, tuple(synonyms), key.type)
+            )
+        return entries
+    raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
+
+
+def _broker_synonyms(sim: ClusterCore, broker_id: int | None, name: str) -> list[tuple[str, str | None, int]]:
+    """Every level that sets `name`, highest precedence first, ending with the default."""
+    out: list[tuple[str, str | None, int]] = []
+    broker = sim.brokers.get(broker_id) if broker_id is not None else None
+    if broker is not None and name in broker.configs:
+        out.append((name, broker.configs[name], cfg.SOURCE_DYNAMIC_BROKER))
+    if name in sim.cluster_configs:
+        out.append((name, sim.cluster_configs[name], cfg.SOURCE_DYNAMIC_DEFAULT_BROKER))
+    static = broker.static_configs if broker is not None else _any_static(sim)
+    if name in static:
+        out.append((name, static[name], cfg.SOURCE_STATIC_BROKER))
+    key = cfg.BROKER_CONFIGS.get(name)
+    out.append((name, key.default if key else None, cfg.SOURCE_DEFAULT))
+    return out
+
+
+def _any_static(sim: ClusterCore) -> dict[str, str]:
+    return next(iter(sim.brokers.values())).static_configs if sim.brokers else {}
+
+
+def incremental_alter_configs(
+    sim: ClusterCore,
+    resource_type: int,
+    name: str,
+    ops: list[tuple[str, int, str | None]],
+    validate_only: bool,
+) -> None:
+    """IncrementalAlterConfigs for one resource: all of `ops` or none (KafkaError)."""
+    if resource_type == cfg.RESOURCE_TOPIC:
+        topic = sim.topics.get(name)
+        if topic is None:
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
+        updated = cfg.apply_ops(cfg.TOPIC_CONFIGS, topic.configs, ops, what="topic", require_dynamic=False)
+        if validate_only:
+            return
+        topic.configs = updated
+        topic.refresh_throttles()
+        _after_config_change(sim, topic.partitions)
+        return
+    if resource_type == cfg.RESOURCE_BROKER:
+        broker_id = _broker_for(sim, name)
+        current = sim.cluster_configs if broker_id is None else sim.brokers[broker_id].configs
+        updated = cfg.apply_ops(cfg.BROKER_CONFIGS, current, ops, what="broker", require_dynamic=True)
+        if validate_only:
+            return
+        if broker_id is None:
+            sim.cluster_configs = updated
+        else:
+            sim.brokers[broker_id].configs = updated
+        changed = {op[0] for op in ops}
+        if changed & {cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION}:
+            everything = [p for t in sim.topics.values() for p in t.partitions]
+            _after_config_change(sim, everything)
+        sim._dirty = True
+        return
+    raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
+
+
+def _after_config_change(sim: ClusterCore, partitions: list[SimPartition]) -> None:
+
+    for p in partitions:
+        sim._track_under_min(p)
+        if p.leader == -1 and sim.unclean_enabled(p.topic):
+            sim._change(p, Election.UNCLEAN)
+    sim._dirty = True
+
+
+def describe_log_dirs(
+    sim: ClusterCore, broker_id: int, tps: list[tuple[str, int]] | None
+) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
+    """[(log_dir, [(topic, partition, size, offset_lag, is_future)])] for the replicas on one broker.
+
+    offset_lag is how far this replica is behind the leader's log end, counting one offset per byte.
+    """
+    broker = sim.brokers.get(broker_id)
+    if broker is None or not broker.online:
+        raise KafkaError(errors.BROKER_NOT_AVAILABLE, f"Broker {broker_id} is not available.")
+    parts = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
+    if tps is not None:
+        wanted = set(tps)
+        parts = [p for p in parts if (p.topic, p.index) in wanted]
+    rows = []
+    for p in parts:
+        size = p.position(broker_id)
+        rows.append((p.topic, p.index, size, max(0, p.log_end - size), False))
+    return [(broker.log_dir, rows)]
+
+
+def observed(sim: ClusterCore) -> dict[str, Any]:
+    brokers = []
+    for broker_id in sorted(sim.brokers):
+        brokers.append(
+            {
+                "id": broker_id,
+                "incoming": sim._incoming.get(broker_id, 0),
+                "incoming_peak": sim._incoming_peak.get(broker_id, 0),
+                "outgoing": sim._outgoing.get(broker_id, 0),
+                "outgoing_peak": sim._outgoing_peak.get(broker_id, 0),
+            }
+        )
+    under: list[dict[str, Any]] = []
+    for p in sim._ever_under:
+        under.append(
+            {
+                "topic": p.topic,
+                "partition": p.index,
+                "seconds": sim.under_min_seconds(p),
+                "under_now": p in sim._under_min,
+            }
+        )
+    under.sort(key=lambda e: (e["topic"], e["partition"]))
+    return {"time": sim.now, "brokers": brokers, "under_min_isr": under}
+
+
+def partition_dict(p: SimPartition) -> dict[str, Any]:
+    return {
+        "topic": p.topic,
+        "partition": p.index,
+        "replicas": list(p.replicas),
+        "isr": list(p.isr),
+        "leader": p.leader,
+        "leader_epoch": p.leader_epoch,
+        "partition_epoch": p.partition_epoch,
+        "adding": list(p.adding),
+        "removing": list(p.removing),
+        "size_bytes": p.log_end,
+        "produce_bytes_per_sec": p.produce_bytes_per_sec,
+        "replica_sizes": {str(b): p.position(b) for b in p.replicas},
+    }
+
+
+def state_dict(sim: ClusterCore) -> dict[str, Any]:
+    """What the control API's GET /state returns."""
+    return {
+        "time": sim.now,
+        "cluster_id": getattr(sim, "cluster_id", None),
+        "controller_id": sim.controller_id,
+        "brokers": [
+            {
+                "id": b.id,
+                "rack": b.rack,
+                "online": b.online,
+                "network_in_bytes_per_sec": b.network_in,
+                "network_out_bytes_per_sec": b.network_out,
+                "configs": dict(b.configs),
+            }
+            for b in sorted(sim.brokers.values(), key=lambda b: b.id)
+        ],
+        "cluster_broker_configs": dict(sim.cluster_configs),
+        "topics": [
+            {"name": t.name, "topic_id": str(t.topic_id), "configs": dict(t.configs)}
+            for t in sorted(sim.topics.values(), key=lambda t: t.name)
+        ],
+        "partitions": [partition_dict(p) for name in sorted(sim.topics) for p in sim.topics[name].partitions],
+        "observed": observed(sim),
+    }
+
+
+def to_snapshot(sim: ClusterCore) -> ClusterSnapshot:
+    """The cluster as reassignd.model sees it: replica sizes from each replica's position, produce rates."""
+    partitions = []
+    for t in sim.topics.values():
+        for p in t.partitions:
+            partitions.append(
+                PartitionState(
+                    tp=TopicPartition(p.topic, p.index),
+                    replicas=tuple(p.replicas),
+                    isr=tuple(p.isr),
+                    leader=p.leader,
+                    adding=tuple(p.adding),
+                    removing=tuple(p.removing),
+                    size_bytes=p.log_end,
+                    replica_sizes={b: p.position(b) for b in p.replicas},
+                    produce_bytes_per_sec=p.produce_bytes_per_sec,
+                )
+            )
+    return ClusterSnapshot.build(
+        brokers=[Broker(b.id, b.rack, b.online) for b in sim.brokers.values()],
+        partitions=partitions,
+        topics=[TopicInfo(t.name, str(t.topic_id), dict(t.configs)) for t in sim.topics.values()],
+        broker_configs={b.id: dict(b.configs) for b in sim.brokers.values() if b.configs},
+        cluster_configs=dict(sim.cluster_configs),
+        cluster_id=getattr(sim, "cluster_id", None),
+        controller_id=sim.controller_id,
+    )
