@@ -1,0 +1,377 @@
+"""The state store interface: plans, per-partition progress, original configs and the event journal.
+
+One interface, two implementations: SQLite (embedded default, one daemon) and ZooKeeper (HA, shared by
+standby daemons), like Patroni's `AbstractDCS`. Every write goes through `commit(batch)`, which applies a
+whole `WriteBatch` atomically or not at all — one transaction per controller cycle — and first checks the
+store's `Fence`: a daemon that lost leadership gets `FencedError` and has written nothing. That is the one
+call a ZooKeeper implementation must make conditional (a multi-op transaction with a version check on the
+leader's node); the reads need no such care.
+
+Plan status transitions (illegal ones raise `IllegalTransitionError`)::
+
+    queued ──> running ──> completed
+      │          │ ^  └──> failed
+      │          v │
+      │        paused ──> cancelling ──> cancelled
+      │                      ^    └───> failed
+      │          running ────┘
+      └──> cancelled / failed
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, Protocol
+
+from reassignd.model import TopicPartition
+
+
+class StoreError(Exception):
+    """Base of the store's errors; a failed commit has written nothing."""
+
+
+class FencedError(StoreError):
+    """This daemon no longer holds leadership (or a newer leader has written): nothing was written."""
+
+
+class IllegalTransitionError(StoreError):
+    pass
+
+
+class UnknownPlanError(StoreError):
+    pass
+
+
+class DuplicatePlanError(StoreError):
+    pass
+
+
+class StepReplayError(StoreError):
+    """A step-started (or step-finished) entry for this (plan, partition, step) is already journaled.
+
+    The controller treats this as "the step was already applied before a crash": it must not apply it again.
+    """
+
+    def __init__(self, existing: JournalEntry) -> None:
+        self.existing = existing
+        super().__init__(
+            f"{existing.kind.value} already journaled for plan {existing.plan_id} partition "
+            f"{existing.tp} step {existing.step_index} (seq {existing.seq})"
+        )
+
+
+class PlanStatus(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PAUSED = "paused"
+    CANCELLING = "cancelling"
+    CANCELLED = "cancelled"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+    @property
+    def terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL: Final = frozenset({PlanStatus.CANCELLED, PlanStatus.COMPLETED, PlanStatus.FAILED})
+ACTIVE_STATUSES: Final = frozenset({PlanStatus.RUNNING, PlanStatus.PAUSED, PlanStatus.CANCELLING})
+
+TRANSITIONS: Final[Mapping[PlanStatus, frozenset[PlanStatus]]] = MappingProxyType(
+    {
+        PlanStatus.QUEUED: frozenset({PlanStatus.RUNNING, PlanStatus.CANCELLED, PlanStatus.FAILED}),
+        PlanStatus.RUNNING: frozenset(
+            {PlanStatus.PAUSED, PlanStatus.CANCELLING, PlanStatus.COMPLETED, PlanStatus.FAILED}
+        ),
+        PlanStatus.PAUSED: frozenset({PlanStatus.RUNNING, PlanStatus.CANCELLING, PlanStatus.FAILED}),
+        PlanStatus.CANCELLING: frozenset({PlanStatus.CANCELLED, PlanStatus.FAILED}),
+        PlanStatus.CANCELLED: frozenset(),
+        PlanStatus.COMPLETED: frozenset(),
+        PlanStatus.FAILED: frozenset(),
+    }
+)
+
+
+def check_transition(plan_id: str, current: PlanStatus, new: PlanStatus) -> None:
+    if new not in TRANSITIONS[current]:
+        raise IllegalTransitionError(f"plan {plan_id}: cannot go from {current.value} to {new.value}")
+
+
+class EventKind(enum.StrEnum):
+    PLAN_SUBMITTED = "plan.submitted"
+    PLAN_STARTED = "plan.started"
+    PLAN_PAUSED = "plan.paused"
+    PLAN_RESUMED = "plan.resumed"
+    PLAN_CANCELLING = "plan.cancelling"
+    PLAN_CANCELLED = "plan.cancelled"
+    PLAN_COMPLETED = "plan.completed"
+    PLAN_FAILED = "plan.failed"
+    STEP_STARTED = "step.started"
+    STEP_FINISHED = "step.finished"
+    STEP_CANCELLED = "step.cancelled"
+    LEADER_ELECTED = "leader.elected"
+    THROTTLE_SET = "throttle.set"
+    THROTTLE_RESTORED = "throttle.restored"
+    LIMITS_CHANGED = "limits.changed"
+    STALL_DETECTED = "stall.detected"
+    FOREIGN_CHANGE = "foreign.change"
+    ERROR = "error"
+
+
+#: The journal event recorded with each plan status change.
+STATUS_EVENTS: Final[Mapping[PlanStatus, EventKind]] = MappingProxyType(
+    {
+        PlanStatus.RUNNING: EventKind.PLAN_STARTED,
+        PlanStatus.PAUSED: EventKind.PLAN_PAUSED,
+        PlanStatus.CANCELLING: EventKind.PLAN_CANCELLING,
+        PlanStatus.CANCELLED: EventKind.PLAN_CANCELLED,
+        PlanStatus.COMPLETED: EventKind.PLAN_COMPLETED,
+        PlanStatus.FAILED: EventKind.PLAN_FAILED,
+    }
+)
+
+#: Events that may appear at most once per (plan, partition, step): the journal's idempotency keys.
+IDEMPOTENT_STEP_EVENTS: Final = frozenset({EventKind.STEP_STARTED, EventKind.STEP_FINISHED})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, to append to the journal. `data` must be JSON-serialisable."""
+
+    kind: EventKind
+    plan_id: str | None = None
+    tp: TopicPartition | None = None
+    step_index: int | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+    at: float | None = None  # seconds since the epoch; None: the store's clock at commit
+
+    def __post_init__(self) -> None:
+        if self.kind in IDEMPOTENT_STEP_EVENTS and (
+            self.plan_id is None or self.tp is None or self.step_index is None
+        ):
+            raise ValueError(f"{self.kind.value} needs plan_id, tp and step_index")
+
+    @property
+    def idempotency_key(self) -> str | None:
+        if self.kind not in IDEMPOTENT_STEP_EVENTS or self.tp is None:
+            return None
+        return json.dumps([self.kind.value, self.plan_id, self.tp.topic, self.tp.partition, self.step_index])
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    seq: int
+    at: float
+    kind: EventKind
+    plan_id: str | None
+    tp: TopicPartition | None
+    step_index: int | None
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord:
+    id: str
+    plan: Mapping[str, Any]  # the submitted Kafka reassignment JSON, as parsed
+    options: Mapping[str, Any]
+    status: PlanStatus
+    submitted_at: float
+    updated_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ConfigResource:
+    """A Kafka config resource: `broker` with its id as name, or `topic` with the topic name."""
+
+    type: str
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.type not in ("broker", "topic"):
+            raise ValueError(f"config resource type must be broker or topic, got {self.type!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class OriginalValue:
+    """What a config was before we first changed it; `value=None` means it was absent (restore = delete)."""
+
+    value: str | None
+    recorded_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBatch:
+    """Everything one controller cycle writes, committed atomically by `StateStore.commit`."""
+
+    new_plans: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=list)
+    status_changes: list[tuple[str, PlanStatus, str | None]] = field(default_factory=list)
+    partition_states: dict[tuple[str, TopicPartition], Mapping[str, Any] | None] = field(default_factory=dict)
+    originals_to_record: list[tuple[ConfigResource, str, str | None]] = field(default_factory=list)
+    originals_to_forget: list[tuple[ConfigResource, str]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    def submit_plan(self, plan_id: str, plan: Mapping[str, Any], options: Mapping[str, Any]) -> WriteBatch:
+        self.new_plans.append((plan_id, plan, options))
+        return self
+
+    def set_status(self, plan_id: str, status: PlanStatus, error: str | None = None) -> WriteBatch:
+        """Also journals the matching plan event (resumed when it leaves paused for running)."""
+        self.status_changes.append((plan_id, status, error))
+        return self
+
+    def put_partition_state(
+        self, plan_id: str, tp: TopicPartition, state: Mapping[str, Any] | None
+    ) -> WriteBatch:
+        """The engine's serialised state of one partition; None deletes it."""
+        self.partition_states[(plan_id, tp)] = state
+        return self
+
+    def record_original(self, resource: ConfigResource, key: str, value: str | None) -> WriteBatch:
+        """Remember `value` (None: absent) unless an original of this key is already recorded."""
+        self.originals_to_record.append((resource, key, value))
+        return self
+
+    def forget_original(self, resource: ConfigResource, key: str) -> WriteBatch:
+        self.originals_to_forget.append((resource, key))
+        return self
+
+    def append(self, event: Event) -> WriteBatch:
+        self.events.append(event)
+        return self
+
+    def __bool__(self) -> bool:
+        return any(
+            (
+                self.new_plans,
+                self.status_changes,
+                self.partition_states,
+                self.originals_to_record,
+                self.originals_to_forget,
+                self.events,
+            )
+        )
+
+
+class Fence(Protocol):
+    """Leadership guard consulted inside every commit.
+
+    `epoch()` returns the current leadership epoch (monotonic across leaders, e.g. the ZooKeeper election
+    node's sequence) or raises FencedError when leadership is not (or no longer) held. A store refuses a
+    commit whose epoch is lower than one it has already seen, so a paused old leader cannot write after a
+    new one has.
+    """
+
+    def epoch(self) -> int: ...
+
+
+class Unfenced:
+    """The fence of a lone daemon (no HA): always epoch 0."""
+
+    def epoch(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    seqs: tuple[int, ...]  # journal sequence numbers of the batch's events, in order
+    recorded_originals: tuple[tuple[ConfigResource, str], ...]  # originals that were new
+
+
+class StateStore(abc.ABC):
+    """The store interface. Implementations: SqliteStore; ZooKeeper (HA issue) later."""
+
+    @abc.abstractmethod
+    def commit(self, batch: WriteBatch) -> CommitResult:
+        """Apply the whole batch in one transaction after checking the fence; on any error write nothing.
+
+        Raises FencedError, UnknownPlanError, DuplicatePlanError, IllegalTransitionError, StepReplayError.
+        """
+
+    @abc.abstractmethod
+    def get_plan(self, plan_id: str) -> PlanRecord | None: ...
+
+    @abc.abstractmethod
+    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
+        """Plans in submission order, optionally only those with one of `statuses`."""
+
+    @abc.abstractmethod
+    def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]: ...
+
+    @abc.abstractmethod
+    def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]: ...
+
+    @abc.abstractmethod
+    def journal(
+        self,
+        after_seq: int = 0,
+        *,
+        plan_id: str | None = None,
+        kinds: Iterable[EventKind] | None = None,
+        limit: int | None = None,
+    ) -> list[JournalEntry]:
+        """Entries with seq > after_seq in seq order (seqs only grow, never reused)."""
+
+    @abc.abstractmethod
+    def step_entry(
+        self, kind: EventKind, plan_id: str, tp: TopicPartition, step_index: int
+    ) -> JournalEntry | None:
+        """The idempotent step entry of that kind, if journaled: was this step already started/finished?"""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    # Conveniences built on commit(): each is one transaction.
+
+    def submit_plan(
+        self, plan_id: str, plan: Mapping[str, Any], options: Mapping[str, Any] | None = None
+    ) -> None:
+        self.commit(WriteBatch().submit_plan(plan_id, plan, options or {}))
+
+    def set_plan_status(self, plan_id: str, status: PlanStatus, error: str | None = None) -> None:
+        self.commit(WriteBatch().set_status(plan_id, status, error))
+
+    def append(self, *events: Event) -> tuple[int, ...]:
+        batch = WriteBatch()
+        for event in events:
+            batch.append(event)
+        return self.commit(batch).seqs
+
+    def record_original(self, resource: ConfigResource, key: str, value: str | None) -> bool:
+        """True when this was the first recording (an existing original is never overwritten)."""
+        return bool(self.commit(WriteBatch().record_original(resource, key, value)).recorded_originals)
+
+    def active_plan(self) -> PlanRecord | None:
+        active = self.list_plans(ACTIVE_STATUSES)
+        return active[0] if active else None
+
+    def __enter__(self) -> StateStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def replayed_steps(entries: Sequence[JournalEntry]) -> list[tuple[str, TopicPartition, int]]:
+    """(plan, partition, step) journaled as started more than once: must always be empty."""
+    seen: set[tuple[str, TopicPartition, int]] = set()
+    twice = []
+    for entry in entries:
+        if (
+            entry.kind is EventKind.STEP_STARTED
+            and entry.plan_id
+            and entry.tp
+            and entry.step_index is not None
+        ):
+            key = (entry.plan_id, entry.tp, entry.step_index)
+            if key in seen:
+                twice.append(key)
+            seen.add(key)
+    return twice

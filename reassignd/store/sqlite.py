@@ -1,0 +1,404 @@
+"""The embedded state store: one SQLite file in WAL mode (stdlib sqlite3).
+
+Durability. A commit returns only after SQLite has written the transaction to the WAL and, with
+`synchronous=FULL` (the default here), fsynced it. kill -9 of the daemon can therefore lose nothing that
+was acknowledged: the WAL is on disk, and the next open replays it. (Against kill -9 alone even NORMAL
+would do — the data sits in the OS page cache, which survives the process — but NORMAL in WAL mode may lose
+the last transactions on power loss or a kernel crash, and losing a journaled "step started" would let a
+restarted daemon apply that step again. The price of FULL is one fsync per commit, and the controller
+commits once per cycle, every few seconds, so it is negligible.) Every multi-row update is one
+`BEGIN IMMEDIATE` transaction: a crash mid-commit leaves either all of it or none of it.
+
+Concurrency. One connection per store object, guarded by a lock so worker threads may share it; several
+store objects (or processes) on one file are serialised by SQLite's write lock and wait up to
+`busy_timeout` seconds for it. Readers never block the writer (WAL).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from reassignd.model import TopicPartition
+from reassignd.store.base import (
+    STATUS_EVENTS,
+    CommitResult,
+    ConfigResource,
+    DuplicatePlanError,
+    Event,
+    EventKind,
+    Fence,
+    FencedError,
+    JournalEntry,
+    OriginalValue,
+    PlanRecord,
+    PlanStatus,
+    StateStore,
+    StepReplayError,
+    StoreError,
+    Unfenced,
+    UnknownPlanError,
+    WriteBatch,
+    check_transition,
+)
+
+SCHEMA_VERSION: Final = 1
+DB_FILE_NAME: Final = "reassignd.db"
+
+_SCHEMA: Final = """
+CREATE TABLE plans (
+    id TEXT PRIMARY KEY,
+    ordinal INTEGER NOT NULL UNIQUE,
+    plan_json TEXT NOT NULL,
+    options_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('queued', 'running', 'paused', 'cancelling', 'cancelled', 'completed', 'failed')),
+    submitted_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    error TEXT
+);
+CREATE TABLE partition_states (
+    plan_id TEXT NOT NULL REFERENCES plans(id),
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    state_json TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (plan_id, topic, partition)
+) WITHOUT ROWID;
+CREATE TABLE original_configs (
+    resource_type TEXT NOT NULL CHECK (resource_type IN ('broker', 'topic')),
+    resource_name TEXT NOT NULL,
+    config_key TEXT NOT NULL,
+    value TEXT,
+    recorded_at REAL NOT NULL,
+    PRIMARY KEY (resource_type, resource_name, config_key)
+) WITHOUT ROWID;
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    plan_id TEXT,
+    topic TEXT,
+    partition INTEGER,
+    step_index INTEGER,
+    data_json TEXT NOT NULL,
+    idempotency_key TEXT UNIQUE
+);
+CREATE INDEX journal_by_plan ON journal (plan_id, seq);
+CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+_PLAN_COLUMNS: Final = (
+    "id, plan_json, options_json, status, submitted_at, updated_at, started_at, finished_at, error"
+)
+_JOURNAL_COLUMNS: Final = "seq, at, kind, plan_id, topic, partition, step_index, data_json"
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (executescript would commit our open transaction first)."""
+    statements, pending = [], ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    return statements
+
+
+def _dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+class SqliteStore(StateStore):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        fence: Fence | None = None,
+        synchronous: str = "FULL",
+        busy_timeout: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """`path` is the database file, or a directory (`state.dir`) to hold `reassignd.db`."""
+        target = Path(path)
+        if target.is_dir():
+            target = target / DB_FILE_NAME
+        if synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
+            raise ValueError(f"synchronous must be FULL, NORMAL or EXTRA, got {synchronous!r}")
+        self.path = target
+        self._fence: Fence = fence or Unfenced()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            target, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._db.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    for statement in _statements(_SCHEMA):
+                        self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                elif version > SCHEMA_VERSION:
+                    raise StoreError(f"{self.path}: schema version {version} is newer than this reassignd")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    # -----------------------------------------------------------------------------------------------------
+    # Writes
+
+    def commit(self, batch: WriteBatch) -> CommitResult:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                now = self._clock()
+                self._check_fence()
+                for plan_id, plan, options in batch.new_plans:
+                    self._insert_plan(plan_id, plan, options, now)
+                for plan_id, status, error in batch.status_changes:
+                    self._change_status(plan_id, status, error, now)
+                self._write_partition_states(batch.partition_states, now)
+                recorded = self._write_originals(batch, now)
+                seqs = tuple(self._insert_event(event, now) for event in batch.events)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return CommitResult(seqs, recorded)
+
+    def _check_fence(self) -> None:
+        epoch = self._fence.epoch()
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'fence_epoch'").fetchone()
+        seen = int(row[0]) if row else -1
+        if epoch < seen:
+            raise FencedError(f"fence epoch {epoch} is older than epoch {seen} that already wrote")
+        if epoch > seen:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('fence_epoch', ?)", (str(epoch),)
+            )
+
+    def _insert_plan(
+        self, plan_id: str, plan: Mapping[str, Any], options: Mapping[str, Any], now: float
+    ) -> None:
+        if self._db.execute("SELECT 1 FROM plans WHERE id = ?", (plan_id,)).fetchone():
+            raise DuplicatePlanError(f"plan {plan_id} already exists")
+        ordinal = self._db.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM plans").fetchone()[0]
+        self._db.execute(
+            "INSERT INTO plans (id, ordinal, plan_json, options_json, status, submitted_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (plan_id, ordinal, _dumps(plan, "plan"), _dumps(options, "options"), PlanStatus.QUEUED, now, now),
+        )
+        partitions = plan.get("partitions")
+        count = len(partitions) if isinstance(partitions, list) else None
+        self._insert_event(Event(EventKind.PLAN_SUBMITTED, plan_id, data={"partitions": count}), now)
+
+    def _change_status(self, plan_id: str, status: PlanStatus, error: str | None, now: float) -> None:
+        row = self._db.execute("SELECT status, started_at FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        if row is None:
+            raise UnknownPlanError(f"plan {plan_id} does not exist")
+        current = PlanStatus(row[0])
+        check_transition(plan_id, current, status)
+        started_at = row[1] if row[1] is not None or status is not PlanStatus.RUNNING else now
+        finished_at = now if status.terminal else None
+        self._db.execute(
+            "UPDATE plans SET status = ?, updated_at = ?, started_at = ?, finished_at = ?, "
+            "error = COALESCE(?, error) WHERE id = ?",
+            (status, now, started_at, finished_at, error, plan_id),
+        )
+        resumed = current is PlanStatus.PAUSED and status is PlanStatus.RUNNING
+        kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[status]
+        data = {"from": current.value, "to": status.value, **({"error": error} if error else {})}
+        self._insert_event(Event(kind, plan_id, data=data), now)
+
+    def _write_partition_states(
+        self, states: Mapping[tuple[str, TopicPartition], Mapping[str, Any] | None], now: float
+    ) -> None:
+        for plan_id in {plan_id for plan_id, _ in states}:
+            if not self._db.execute("SELECT 1 FROM plans WHERE id = ?", (plan_id,)).fetchone():
+                raise UnknownPlanError(f"plan {plan_id} does not exist")
+        for (plan_id, tp), state in states.items():
+            if state is None:
+                self._db.execute(
+                    "DELETE FROM partition_states WHERE plan_id = ? AND topic = ? AND partition = ?",
+                    (plan_id, tp.topic, tp.partition),
+                )
+                continue
+            self._db.execute(
+                "INSERT INTO partition_states (plan_id, topic, partition, state_json, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, topic, partition) "
+                "DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at",
+                (plan_id, tp.topic, tp.partition, _dumps(state, f"state of {tp}"), now),
+            )
+
+    def _write_originals(self, batch: WriteBatch, now: float) -> tuple[tuple[ConfigResource, str], ...]:
+        recorded = []
+        for resource, key, value in batch.originals_to_record:
+            cursor = self._db.execute(
+                "INSERT OR IGNORE INTO original_configs "
+                "(resource_type, resource_name, config_key, value, recorded_at) VALUES (?, ?, ?, ?, ?)",
+                (resource.type, resource.name, key, value, now),
+            )
+            if cursor.rowcount:
+                recorded.append((resource, key))
+        for resource, key in batch.originals_to_forget:
+            self._db.execute(
+                "DELETE FROM original_configs "
+                "WHERE resource_type = ? AND resource_name = ? AND config_key = ?",
+                (resource.type, resource.name, key),
+            )
+        return tuple(recorded)
+
+    def _insert_event(self, event: Event, now: float) -> int:
+        tp = event.tp
+        try:
+            cursor = self._db.execute(
+                "INSERT INTO journal (at, kind, plan_id, topic, partition, step_index, data_json, "
+                "idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.at if event.at is not None else now,
+                    event.kind.value,
+                    event.plan_id,
+                    tp.topic if tp else None,
+                    tp.partition if tp else None,
+                    event.step_index,
+                    _dumps(dict(event.data), f"data of {event.kind.value}"),
+                    event.idempotency_key,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            existing = self._find_step(event)
+            if existing is None:
+                raise
+            raise StepReplayError(existing) from None
+        seq = cursor.lastrowid
+        assert seq is not None
+        return seq
+
+    def _find_step(self, event: Event) -> JournalEntry | None:
+        row = self._db.execute(
+            f"SELECT {_JOURNAL_COLUMNS} FROM journal WHERE idempotency_key = ?", (event.idempotency_key,)
+        ).fetchone()
+        return _entry(row) if row else None
+
+    # -----------------------------------------------------------------------------------------------------
+    # Reads
+
+    def _query(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, tuple(params)).fetchall()
+
+    def get_plan(self, plan_id: str) -> PlanRecord | None:
+        rows = self._query(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?", (plan_id,))
+        return _plan(rows[0]) if rows else None
+
+    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
+        rows = self._query(f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY ordinal")
+        wanted = None if statuses is None else {PlanStatus(s) for s in statuses}
+        plans = [_plan(row) for row in rows]
+        return [p for p in plans if wanted is None or p.status in wanted]
+
+    def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
+        rows = self._query(
+            "SELECT topic, partition, state_json FROM partition_states WHERE plan_id = ? "
+            "ORDER BY topic, partition",
+            (plan_id,),
+        )
+        return {TopicPartition(topic, partition): json.loads(state) for topic, partition, state in rows}
+
+    def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]:
+        rows = self._query(
+            "SELECT resource_type, resource_name, config_key, value, recorded_at FROM original_configs "
+            "ORDER BY resource_type, resource_name, config_key"
+        )
+        return {(ConfigResource(t, n), k): OriginalValue(v, at) for t, n, k, v, at in rows}
+
+    def journal(
+        self,
+        after_seq: int = 0,
+        *,
+        plan_id: str | None = None,
+        kinds: Iterable[EventKind] | None = None,
+        limit: int | None = None,
+    ) -> list[JournalEntry]:
+        sql = f"SELECT {_JOURNAL_COLUMNS} FROM journal WHERE seq > ?"
+        params: list[Any] = [after_seq]
+        if plan_id is not None:
+            sql += " AND plan_id = ?"
+            params.append(plan_id)
+        if kinds is not None:
+            names = [EventKind(k).value for k in kinds]
+            sql += f" AND kind IN ({','.join('?' * len(names))})"
+            params.extend(names)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [_entry(row) for row in self._query(sql, params)]
+
+    def step_entry(
+        self, kind: EventKind, plan_id: str, tp: TopicPartition, step_index: int
+    ) -> JournalEntry | None:
+        probe = Event(kind, plan_id, tp, step_index)
+        if probe.idempotency_key is None:
+            raise ValueError(f"{kind.value} entries are not keyed by step")
+        with self._lock:
+            return self._find_step(probe)
+
+    def integrity_check(self) -> str:
+        """SQLite's own consistency check of the file: 'ok' when sound."""
+        return str(self._query("PRAGMA integrity_check")[0][0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _plan(row: Any) -> PlanRecord:
+    plan_id, plan_json, options_json, status, submitted, updated, started, finished, error = row
+    return PlanRecord(
+        id=plan_id,
+        plan=json.loads(plan_json),
+        options=json.loads(options_json),
+        status=PlanStatus(status),
+        submitted_at=submitted,
+        updated_at=updated,
+        started_at=started,
+        finished_at=finished,
+        error=error,
+    )
+
+
+def _entry(row: Any) -> JournalEntry:
+    seq, at, kind, plan_id, topic, partition, step_index, data_json = row
+    return JournalEntry(
+        seq=seq,
+        at=at,
+        kind=EventKind(kind),
+        plan_id=plan_id,
+        tp=TopicPartition(topic, partition) if topic is not None else None,
+        step_index=step_index,
+        data=json.loads(data_json),
+    )

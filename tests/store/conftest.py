@@ -1,0 +1,39 @@
+"""`make_store`, parametrised over the StateStore implementations the contract runs against.
+
+The ZooKeeper store (HA issue) adds itself to IMPLEMENTATIONS with `marks=pytest.mark.zookeeper`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reassignd.store import Fence, SqliteStore, StateStore
+
+
+def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., StateStore]:
+    def make(fence: Fence | None = None) -> StateStore:
+        return SqliteStore(tmp_path / "state.db", fence=fence)
+
+    return make
+
+
+IMPLEMENTATIONS: list[Any] = [pytest.param(_sqlite, id="sqlite")]
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., StateStore]]:
+    opened: list[StateStore] = []
+    factory = request.param(tmp_path, request)
+
+    def make(fence: Fence | None = None) -> StateStore:
+        store: StateStore = factory(fence)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()

@@ -1,0 +1,263 @@
+"""The StateStore contract: every implementation (SQLite now, ZooKeeper with the HA issue) must pass it.
+
+A test module subclasses `StateStoreContract` and provides a `make_store` fixture: a callable
+`make_store(fence=None) -> StateStore`; calling it again opens another store on the same backing data (a
+restart, or a second daemon). See tests/store/conftest.py for the parametrised implementations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reassignd.model import TopicPartition
+from reassignd.store import (
+    TRANSITIONS,
+    ConfigResource,
+    DuplicatePlanError,
+    Event,
+    EventKind,
+    Fence,
+    FencedError,
+    IllegalTransitionError,
+    PlanStatus,
+    StateStore,
+    StepReplayError,
+    StoreError,
+    UnknownPlanError,
+    WriteBatch,
+    replayed_steps,
+)
+
+MakeStore = Callable[..., StateStore]
+PLAN = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2, 3]}]}
+TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
+BROKER1 = ConfigResource("broker", "1")
+TOPIC_T = ConfigResource("topic", "t")
+
+
+class SettableFence:
+    def __init__(self, epoch: int = 1) -> None:
+        self.current: int | None = epoch
+
+    def epoch(self) -> int:
+        if self.current is None:
+            raise FencedError("leadership lost")
+        return self.current
+
+
+def kinds(store: StateStore, plan_id: str | None = None) -> list[str]:
+    return [e.kind.value for e in store.journal(plan_id=plan_id)]
+
+
+class StateStoreContract:
+    def test_submit_get_and_list_in_submission_order(self, make_store: MakeStore) -> None:
+        store = make_store()
+        for plan_id in ("p-b", "p-a", "p-c"):
+            store.submit_plan(plan_id, PLAN, {"dry_run": False})
+        record = store.get_plan("p-a")
+        assert record is not None
+        assert record.plan == PLAN and record.options == {"dry_run": False}
+        assert record.status is PlanStatus.QUEUED and record.started_at is None
+        assert [p.id for p in store.list_plans()] == ["p-b", "p-a", "p-c"]
+        assert store.get_plan("nope") is None
+        assert kinds(store, "p-a") == ["plan.submitted"]
+        assert store.journal(plan_id="p-a")[0].data == {"partitions": 1}
+
+    def test_duplicate_plan_is_rejected(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        with pytest.raises(DuplicatePlanError):
+            store.submit_plan("p", {"version": 1, "partitions": []})
+        assert store.get_plan("p").plan == PLAN  # type: ignore[union-attr]
+
+    def test_lifecycle_is_journaled(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        for status in (PlanStatus.RUNNING, PlanStatus.PAUSED, PlanStatus.RUNNING, PlanStatus.COMPLETED):
+            store.set_plan_status("p", status)
+        record = store.get_plan("p")
+        assert record is not None and record.status is PlanStatus.COMPLETED
+        assert record.started_at is not None and record.finished_at is not None
+        assert record.started_at <= record.finished_at
+        assert kinds(store, "p") == [
+            "plan.submitted",
+            "plan.started",
+            "plan.paused",
+            "plan.resumed",
+            "plan.completed",
+        ]
+        assert store.active_plan() is None
+
+    def test_failure_keeps_the_error(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        store.set_plan_status("p", PlanStatus.RUNNING)
+        assert store.active_plan().id == "p"  # type: ignore[union-attr]
+        store.set_plan_status("p", PlanStatus.FAILED, error="broker 7 is gone")
+        assert store.get_plan("p").error == "broker 7 is gone"  # type: ignore[union-attr]
+        assert store.journal(plan_id="p")[-1].data["error"] == "broker 7 is gone"
+
+    @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+    @given(st.lists(st.sampled_from(list(PlanStatus)), max_size=6))
+    def test_only_table_transitions_are_accepted(self, make_store: MakeStore, path: list[PlanStatus]) -> None:
+        store = self._shared(make_store)
+        plan_id = f"p{len(store.list_plans())}"
+        store.submit_plan(plan_id, PLAN)
+        current = PlanStatus.QUEUED
+        for status in path:
+            if status in TRANSITIONS[current]:
+                store.set_plan_status(plan_id, status)
+                current = status
+            else:
+                with pytest.raises(IllegalTransitionError):
+                    store.set_plan_status(plan_id, status)
+            assert store.get_plan(plan_id).status is current  # type: ignore[union-attr]
+
+    _shared_store: StateStore | None = None
+
+    def _shared(self, make_store: MakeStore) -> StateStore:
+        if self._shared_store is None:
+            self._shared_store = make_store()
+        return self._shared_store
+
+    def test_unknown_plan(self, make_store: MakeStore) -> None:
+        store = make_store()
+        with pytest.raises(UnknownPlanError):
+            store.set_plan_status("ghost", PlanStatus.RUNNING)
+        with pytest.raises(UnknownPlanError):
+            store.commit(WriteBatch().put_partition_state("ghost", TP0, {"step": 0}))
+
+    def test_a_failing_batch_writes_nothing(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        before = store.journal()
+        batch = (
+            WriteBatch()
+            .append(Event(EventKind.THROTTLE_SET, "p", data={"broker": 1}))
+            .put_partition_state("p", TP0, {"step": 1})
+            .record_original(BROKER1, "leader.replication.throttled.rate", None)
+            .set_status("p", PlanStatus.COMPLETED)  # illegal from queued
+        )
+        with pytest.raises(IllegalTransitionError):
+            store.commit(batch)
+        assert store.journal() == before
+        assert store.partition_states("p") == {}
+        assert store.original_configs() == {}
+        with pytest.raises(StoreError):
+            store.append(Event(EventKind.ERROR, "p", data={"bad": object()}))
+        assert store.journal() == before
+
+    def test_partition_states(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        store.submit_plan("q", PLAN)
+        store.commit(
+            WriteBatch()
+            .put_partition_state("p", TP0, {"step": 0, "target": [1, 2, 4]})
+            .put_partition_state("p", TP1, {"step": 0})
+            .put_partition_state("q", TP0, {"step": 5})
+        )
+        store.commit(
+            WriteBatch().put_partition_state("p", TP0, {"step": 1}).put_partition_state("p", TP1, None)
+        )
+        assert store.partition_states("p") == {TP0: {"step": 1}}
+        assert store.partition_states("q") == {TP0: {"step": 5}}
+        assert store.partition_states("none") == {}
+
+    def test_original_configs_first_recording_wins(self, make_store: MakeStore) -> None:
+        store = make_store()
+        rate = "leader.replication.throttled.rate"
+        assert store.record_original(BROKER1, rate, None) is True
+        assert store.record_original(BROKER1, rate, "1000") is False
+        assert store.record_original(TOPIC_T, "leader.replication.throttled.replicas", "0:1,0:2") is True
+        originals = store.original_configs()
+        assert originals[(BROKER1, rate)].value is None
+        assert originals[(TOPIC_T, "leader.replication.throttled.replicas")].value == "0:1,0:2"
+        store.commit(WriteBatch().forget_original(BROKER1, rate))
+        assert (BROKER1, rate) not in store.original_configs()
+        assert store.record_original(BROKER1, rate, "5000") is True
+        assert store.original_configs()[(BROKER1, rate)].value == "5000"
+        with pytest.raises(ValueError, match="broker or topic"):
+            ConfigResource("cluster", "")
+
+    def test_journal_sequence_and_filters(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        seqs = store.append(
+            Event(EventKind.THROTTLE_SET, "p", data={"broker": 1, "rate": 100}),
+            Event(EventKind.FOREIGN_CHANGE, None, TP0, data={"by": "someone"}),
+            Event(EventKind.ERROR, "p", data={"message": "timeout"}, at=123.0),
+        )
+        assert list(seqs) == sorted(seqs) and len(set(seqs)) == 3
+        entries = store.journal()
+        assert [e.seq for e in entries] == sorted(e.seq for e in entries)
+        assert entries[-1].at == 123.0 and entries[-1].data == {"message": "timeout"}
+        assert [e.kind for e in store.journal(kinds=[EventKind.FOREIGN_CHANGE])] == [EventKind.FOREIGN_CHANGE]
+        assert store.journal(kinds=[EventKind.FOREIGN_CHANGE])[0].tp == TP0
+        assert [e.seq for e in store.journal(after_seq=seqs[0])] == list(seqs[1:])
+        assert len(store.journal(limit=2)) == 2
+        assert all(e.plan_id == "p" for e in store.journal(plan_id="p"))
+
+    def test_a_step_is_started_at_most_once(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        started = Event(EventKind.STEP_STARTED, "p", TP0, 0, {"target": [1, 2, 4]})
+        (seq,) = store.append(started)
+        assert store.step_entry(EventKind.STEP_STARTED, "p", TP0, 0).seq == seq  # type: ignore[union-attr]
+        assert store.step_entry(EventKind.STEP_FINISHED, "p", TP0, 0) is None
+        with pytest.raises(StepReplayError) as replay:
+            store.commit(
+                WriteBatch()
+                .put_partition_state("p", TP0, {"step": 99})
+                .append(Event(EventKind.STEP_STARTED, "p", TP0, 0, {"target": [9]}))
+            )
+        assert replay.value.existing.seq == seq
+        assert replay.value.existing.data == {"target": [1, 2, 4]}
+        assert store.partition_states("p") == {}
+        store.append(Event(EventKind.STEP_STARTED, "p", TP0, 1), Event(EventKind.STEP_STARTED, "p", TP1, 0))
+        store.append(Event(EventKind.STEP_FINISHED, "p", TP0, 0, {"bytes": 10, "seconds": 1.5}))
+        with pytest.raises(StepReplayError):
+            store.append(Event(EventKind.STEP_FINISHED, "p", TP0, 0))
+        assert replayed_steps(store.journal()) == []
+        with pytest.raises(ValueError, match="needs plan_id"):
+            Event(EventKind.STEP_STARTED, "p")
+
+    def test_fencing(self, make_store: MakeStore) -> None:
+        fence = SettableFence(epoch=5)
+        store = make_store(fence=fence)
+        store.submit_plan("p", PLAN)
+        fence.current = None
+        with pytest.raises(FencedError):
+            store.append(Event(EventKind.THROTTLE_SET, "p"))
+        fence.current = 5
+        assert kinds(store, "p") == ["plan.submitted"]
+        newer: Fence = SettableFence(epoch=6)
+        other = make_store(fence=newer)
+        other.set_plan_status("p", PlanStatus.RUNNING)
+        with pytest.raises(FencedError):  # the old leader, after a newer one wrote
+            store.set_plan_status("p", PlanStatus.PAUSED)
+        assert store.get_plan("p").status is PlanStatus.RUNNING  # type: ignore[union-attr]
+
+    def test_everything_survives_a_reopen(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN, {"throttle": 100})
+        store.commit(
+            WriteBatch()
+            .set_status("p", PlanStatus.RUNNING)
+            .put_partition_state("p", TP0, {"step": 2})
+            .record_original(BROKER1, "follower.replication.throttled.rate", "77")
+            .append(Event(EventKind.STEP_STARTED, "p", TP0, 2))
+        )
+        journal = store.journal()
+        store.close()
+        reopened = make_store()
+        assert reopened.get_plan("p").status is PlanStatus.RUNNING  # type: ignore[union-attr]
+        assert reopened.partition_states("p") == {TP0: {"step": 2}}
+        assert reopened.original_configs()[(BROKER1, "follower.replication.throttled.rate")].value == "77"
+        assert reopened.journal() == journal
+        seq = reopened.append(Event(EventKind.ERROR))[0]
+        assert seq > journal[-1].seq
