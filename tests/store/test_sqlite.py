@@ -60,7 +60,9 @@ def _check_durable(db: Path, acked: list[int]) -> None:
     store = SqliteStore(db)
     try:
         assert store.integrity_check() == "ok"
-        started = {e.step_index: e for e in store.journal(kinds=[EventKind.STEP_STARTED])}
+        started = {
+            e.step_index: e for e in store.journal(kinds=[EventKind.STEP_STARTED]) if e.step_index is not None
+        }
         missing = [i for i in acked if i not in started]
         assert missing == [], f"acknowledged writes lost: {missing[:10]}"
         assert replayed_steps(store.journal()) == []
