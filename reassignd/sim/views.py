@@ -53,12 +53,11 @@ def describe_configs(
             if key.name in topic.configs:
                 synonyms.append((key.name, topic.configs[key.name], cfg.SOURCE_TOPIC))
             if key.synonym:
-                synonyms += _broker_synonyms(sim, None, key.synonym)
-            else:
+                inherited = _broker_synonyms(sim, None, key.synonym)
+                synonyms += [s for s in inherited if s[2] != cfg.SOURCE_DEFAULT or s[1] is not None]
+            if not synonyms or synonyms[-1][2] != cfg.SOURCE_DEFAULT:
                 synonyms.append((key.name, key.default, cfg.SOURCE_DEFAULT))
-            value, source = (
-                (synonyms[0][1], synonyms[0][2]) if synonyms else (key.default, cfg.SOURCE_DEFAULT)
-            )
+            value, source = synonyms[0][1], synonyms[0][2]
             entries.append(ConfigEntry(key.name, value, False, source, False, tuple(synonyms), key.type))
         return entries
     if resource_type == cfg.RESOURCE_BROKER:
