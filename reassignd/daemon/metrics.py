@@ -1,0 +1,302 @@
+"""Prometheus metrics of one daemon: a declared table of families and a typed facade the controller calls.
+
+Each daemon instance owns its `CollectorRegistry` (never prometheus_client's global one), so tests can run
+several daemons in one process and the HA tests can scrape each separately. Names follow Prometheus
+conventions: `reassignd_` prefix, base units in the name (`_bytes`, `_seconds`), `_total` on counters,
+`_info` on the build info. `METRIC_NAMES` lists every family as PromQL sees it, so the dashboards and alert
+rules can be checked against what is actually exported.
+
+Label `direction` is `incoming` (a broker receiving replicas; Kafka's follower throttle applies there) or
+`outgoing` (a broker serving them as leader; the leader throttle applies there).
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.exposition import choose_encoder
+
+from reassignd import __version__
+
+DIRECTIONS: Final = ("incoming", "outgoing")
+CYCLE_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+STEP_BUCKETS: Final = (
+    1.0,
+    5.0,
+    15.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    21600.0,
+    86400.0,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    name: str  # as exposed and queried: counters end in _total, info in _info
+    kind: str  # counter | gauge | histogram | info
+    doc: str
+    labels: tuple[str, ...] = ()
+    buckets: tuple[float, ...] = ()
+
+
+SPECS: Final[tuple[MetricSpec, ...]] = (
+    MetricSpec("reassignd_build_info", "info", "Version of reassignd and Python.", ()),
+    MetricSpec("reassignd_plans", "gauge", "Plans in the store by status.", ("state",)),
+    MetricSpec("reassignd_partitions", "gauge", "Partitions of the running plan by state.", ("state",)),
+    MetricSpec(
+        "reassignd_inflight_replica_movements",
+        "gauge",
+        "Replicas being moved, per broker and direction.",
+        ("broker", "direction"),
+    ),
+    MetricSpec("reassignd_inflight_leader_movements", "gauge", "Steps in flight that move leadership."),
+    MetricSpec("reassignd_plan_total_bytes", "gauge", "Bytes the running plan moves in all.", ("plan",)),
+    MetricSpec(
+        "reassignd_plan_remaining_bytes", "gauge", "Bytes the running plan has still to move.", ("plan",)
+    ),
+    MetricSpec("reassignd_plan_moved_bytes", "gauge", "Bytes the running plan has moved so far.", ("plan",)),
+    MetricSpec(
+        "reassignd_plan_eta_seconds",
+        "gauge",
+        "Estimated seconds until the running plan completes (NaN: unknown).",
+        ("plan",),
+    ),
+    MetricSpec("reassignd_moved_bytes_total", "counter", "Bytes moved by finished steps, over all plans."),
+    MetricSpec(
+        "reassignd_throttle_rate_bytes_per_second",
+        "gauge",
+        "Replication throttle rate reassignd applied, per broker and direction (outgoing: leader rate, "
+        "incoming: follower rate).",
+        ("broker", "direction"),
+    ),
+    MetricSpec(
+        "reassignd_throttle_config_writes_total",
+        "counter",
+        "Throttle config writes to the cluster by action (set, restored).",
+        ("action",),
+    ),
+    MetricSpec(
+        "reassignd_stalled_movements", "gauge", "Moves whose follower does not catch up with producers."
+    ),
+    MetricSpec("reassignd_stalls_detected_total", "counter", "Moves detected as stalled."),
+    MetricSpec(
+        "reassignd_auto_throttle_raises_total",
+        "counter",
+        "Throttle rate raises made by auto-throttle.",
+        ("broker",),
+    ),
+    MetricSpec(
+        "reassignd_foreign_reassignments", "gauge", "Reassignments in progress that another tool started."
+    ),
+    MetricSpec("reassignd_steps_started_total", "counter", "Reassignment steps started."),
+    MetricSpec("reassignd_steps_completed_total", "counter", "Reassignment steps completed."),
+    MetricSpec(
+        "reassignd_step_duration_seconds",
+        "histogram",
+        "Time from a step's start to its completion.",
+        (),
+        STEP_BUCKETS,
+    ),
+    MetricSpec(
+        "reassignd_cycle_duration_seconds", "histogram", "Time one controller cycle took.", (), CYCLE_BUCKETS
+    ),
+    MetricSpec(
+        "reassignd_cycles_total", "counter", "Controller cycles by outcome (ok, error).", ("outcome",)
+    ),
+    MetricSpec("reassignd_cluster_calls_total", "counter", "Admin calls to the cluster by API.", ("api",)),
+    MetricSpec(
+        "reassignd_cluster_call_errors_total",
+        "counter",
+        "Admin calls to the cluster that failed (after retries), by API.",
+        ("api",),
+    ),
+    MetricSpec(
+        "reassignd_cluster_last_success_timestamp_seconds",
+        "gauge",
+        "Unix time of the last successful call to the cluster.",
+    ),
+    MetricSpec("reassignd_ha_is_leader", "gauge", "1 when this daemon is the active leader, 0 on standby."),
+    MetricSpec(
+        "reassignd_mqtt_dropped_events_total",
+        "counter",
+        "Events dropped from the MQTT queue (oldest first) while the broker was unreachable.",
+    ),
+    MetricSpec(
+        "reassignd_rejected_commands_total",
+        "counter",
+        "Commands rejected, by channel (api, mqtt) and reason.",
+        ("channel", "reason"),
+    ),
+    MetricSpec(
+        "reassignd_config_reloads_total", "counter", "SIGHUP reloads by outcome (ok, error).", ("outcome",)
+    ),
+)
+
+METRIC_NAMES: Final[frozenset[str]] = frozenset(spec.name for spec in SPECS)
+_SUFFIXES: Final = {"counter": "_total", "info": "_info", "gauge": "", "histogram": ""}
+
+
+def sample_names(spec: MetricSpec) -> frozenset[str]:
+    """Every series name a family exposes (histograms: _bucket, _sum, _count)."""
+    if spec.kind == "histogram":
+        return frozenset(spec.name + suffix for suffix in ("_bucket", "_sum", "_count"))
+    return frozenset({spec.name})
+
+
+def exposition(registry: CollectorRegistry, accept: str | None = None) -> tuple[bytes, str]:
+    """(body, Content-Type) for a /metrics response; OpenMetrics when the scraper asks for it."""
+    encoder, content_type = choose_encoder(accept or "")
+    return encoder(registry), content_type
+
+
+def _create(spec: MetricSpec, registry: CollectorRegistry) -> Any:
+    base = spec.name.removesuffix(_SUFFIXES[spec.kind])
+    if spec.kind == "counter":
+        return Counter(base, spec.doc, spec.labels, registry=registry)
+    if spec.kind == "gauge":
+        return Gauge(base, spec.doc, spec.labels, registry=registry)
+    if spec.kind == "histogram":
+        return Histogram(base, spec.doc, spec.labels, registry=registry, buckets=spec.buckets)
+    return Info(base, spec.doc, spec.labels, registry=registry)
+
+
+class DaemonMetrics:
+    """The controller's view of the metrics: one method per thing it observes."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self._metrics = {spec.name: _create(spec, self.registry) for spec in SPECS}
+        self._labelled: dict[str, set[tuple[str, ...]]] = {}
+        self._metrics["reassignd_build_info"].info(
+            {"version": __version__, "python": platform.python_version()}
+        )
+        self._metrics["reassignd_ha_is_leader"].set(0)
+        self._current_plan: str | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        """The prometheus_client object of a family, by its METRIC_NAMES name."""
+        return self._metrics[name]
+
+    def exposition(self, accept: str | None = None) -> tuple[bytes, str]:
+        return exposition(self.registry, accept)
+
+    def _replace(self, name: str, values: Mapping[Any, float]) -> None:
+        """Set a labelled gauge to exactly these children; children no longer present are removed."""
+        gauge = self._metrics[name]
+        for labels in self._labelled.get(name, set()) - set(values):
+            gauge.remove(*labels)
+        for labels, value in values.items():
+            gauge.labels(*labels).set(value)
+        self._labelled[name] = set(values)
+
+    # --- controller cycle ---------------------------------------------------------------------------
+
+    def observe_cycle(self, seconds: float, ok: bool = True) -> None:
+        self._metrics["reassignd_cycle_duration_seconds"].observe(seconds)
+        self._metrics["reassignd_cycles_total"].labels("ok" if ok else "error").inc()
+
+    def cluster_call(self, api: str, ok: bool, at: float | None = None) -> None:
+        """One admin call (after its retries); `at` is the Unix time of a success."""
+        self._metrics["reassignd_cluster_calls_total"].labels(api).inc()
+        if ok:
+            if at is not None:
+                self._metrics["reassignd_cluster_last_success_timestamp_seconds"].set(at)
+            else:
+                self._metrics["reassignd_cluster_last_success_timestamp_seconds"].set_to_current_time()
+        else:
+            self._metrics["reassignd_cluster_call_errors_total"].labels(api).inc()
+
+    # --- plans and progress -------------------------------------------------------------------------
+
+    def set_plan_counts(self, counts: Mapping[str, int], states: Iterable[str] = ()) -> None:
+        """Plans per status; `states` listed but absent from `counts` are exported as 0."""
+        self._replace("reassignd_plans", {(s,): 0 for s in states} | {(s,): n for s, n in counts.items()})
+
+    def set_partition_counts(self, counts: Mapping[str, int], states: Iterable[str] = ()) -> None:
+        self._replace(
+            "reassignd_partitions", {(s,): 0 for s in states} | {(s,): n for s, n in counts.items()}
+        )
+
+    def set_progress(
+        self,
+        plan_id: str | None,
+        total_bytes: int,
+        remaining_bytes: int,
+        moved_bytes: int,
+        eta_seconds: float | None,
+    ) -> None:
+        """Progress of the running plan; `plan_id=None` clears it (no plan running)."""
+        values = {
+            "reassignd_plan_total_bytes": total_bytes,
+            "reassignd_plan_remaining_bytes": remaining_bytes,
+            "reassignd_plan_moved_bytes": moved_bytes,
+            "reassignd_plan_eta_seconds": math.nan if eta_seconds is None else eta_seconds,
+        }
+        for name, value in values.items():
+            self._replace(name, {} if plan_id is None else {(plan_id,): value})
+        self._current_plan = plan_id
+
+    def step_started(self, count: int = 1) -> None:
+        self._metrics["reassignd_steps_started_total"].inc(count)
+
+    def step_completed(self, seconds: float, moved_bytes: int) -> None:
+        self._metrics["reassignd_steps_completed_total"].inc()
+        self._metrics["reassignd_step_duration_seconds"].observe(seconds)
+        self._metrics["reassignd_moved_bytes_total"].inc(max(0, moved_bytes))
+
+    def set_inflight(
+        self, incoming: Mapping[int, int], outgoing: Mapping[int, int], leader_movements: int
+    ) -> None:
+        per_broker = {(str(b), "incoming"): n for b, n in incoming.items()}
+        per_broker |= {(str(b), "outgoing"): n for b, n in outgoing.items()}
+        self._replace("reassignd_inflight_replica_movements", per_broker)
+        self._metrics["reassignd_inflight_leader_movements"].set(leader_movements)
+
+    # --- throttles and stalls -----------------------------------------------------------------------
+
+    def set_throttle_rates(self, incoming: Mapping[int, float], outgoing: Mapping[int, float]) -> None:
+        """Rates reassignd has in force; a broker absent from both has none of ours."""
+        rates = {(str(b), "incoming"): r for b, r in incoming.items()}
+        rates |= {(str(b), "outgoing"): r for b, r in outgoing.items()}
+        self._replace("reassignd_throttle_rate_bytes_per_second", rates)
+
+    def throttle_config_written(self, action: str, count: int = 1) -> None:
+        self._metrics["reassignd_throttle_config_writes_total"].labels(action).inc(count)
+
+    def set_stalled(self, count: int) -> None:
+        self._metrics["reassignd_stalled_movements"].set(count)
+
+    def stall_detected(self, count: int = 1) -> None:
+        self._metrics["reassignd_stalls_detected_total"].inc(count)
+
+    def auto_throttle_raised(self, broker: int) -> None:
+        self._metrics["reassignd_auto_throttle_raises_total"].labels(str(broker)).inc()
+
+    def set_foreign_reassignments(self, count: int) -> None:
+        self._metrics["reassignd_foreign_reassignments"].set(count)
+
+    # --- HA, MQTT, commands, config -----------------------------------------------------------------
+
+    def set_leader(self, is_leader: bool) -> None:
+        self._metrics["reassignd_ha_is_leader"].set(1 if is_leader else 0)
+
+    def mqtt_dropped(self, count: int = 1) -> None:
+        self._metrics["reassignd_mqtt_dropped_events_total"].inc(count)
+
+    def command_rejected(self, channel: str, reason: str) -> None:
+        self._metrics["reassignd_rejected_commands_total"].labels(channel, reason).inc()
+
+    def config_reloaded(self, ok: bool) -> None:
+        self._metrics["reassignd_config_reloads_total"].labels("ok" if ok else "error").inc()
