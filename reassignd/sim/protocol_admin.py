@@ -305,8 +305,18 @@ def handle_list_partition_reassignments(ctx: RequestContext, request: Any) -> An
     tps = None
     if request.topics is not None:
         tps = [(t.name, index) for t in request.topics for index in t.partition_indexes]
+    try:
+        ongoing = ctx.cluster.list_partition_reassignments(tps)
+    except KafkaError as exc:
+        return r(
+            version=ctx.api_version,
+            throttle_time_ms=0,
+            error_code=exc.code,
+            error_message=exc.message,
+            topics=[],
+        )
     grouped: dict[str, list[Any]] = defaultdict(list)
-    for topic, index, replicas, adding, removing in ctx.cluster.list_partition_reassignments(tps):
+    for topic, index, replicas, adding, removing in ongoing:
         grouped[topic].append(
             r.OngoingTopicReassignment.OngoingPartitionReassignment(
                 partition_index=index,
@@ -330,7 +340,12 @@ def handle_elect_leaders(ctx: RequestContext, request: Any) -> Any:
     tps = None
     if request.topic_partitions is not None:
         tps = [(t.topic, index) for t in request.topic_partitions for index in t.partitions]
-    results = ctx.cluster.elect_leaders(election_type, tps)
+    try:
+        results = ctx.cluster.elect_leaders(election_type, tps)
+    except KafkaError as exc:  # a request-level error (v1+ has a top-level error code)
+        return r(
+            version=ctx.api_version, throttle_time_ms=0, error_code=exc.code, replica_election_results=[]
+        )
     grouped: dict[str, list[Any]] = defaultdict(list)
     for (topic, index), error in results.items():
         code, message = error_fields(error)

@@ -163,7 +163,7 @@ def handle_describe_cluster(ctx: RequestContext, request: Any) -> Any:
         cluster_id=ctx.cluster.cluster_id,
         controller_id=_controller(ctx),
         brokers=brokers,
-        cluster_authorized_operations=None,
+        authorized_operations=None,
     )
 
 

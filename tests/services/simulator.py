@@ -66,6 +66,7 @@ class SimProcess:
         self.control_url = ""
         self.log_path = self.workdir / "sim.log"
         self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -82,7 +83,8 @@ class SimProcess:
             self.proc = subprocess.Popen(
                 self.command(), stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env
             )
-        threading.Thread(target=self._read_stdout, name="sim-stdout", daemon=True).start()
+        self._reader = threading.Thread(target=self._read_stdout, name="sim-stdout", daemon=True)
+        self._reader.start()
         deadline = time.monotonic() + timeout
         while len(self.ready_lines) < 2:
             remaining = deadline - time.monotonic()
@@ -110,6 +112,10 @@ class SimProcess:
         if self.proc is None:
             return None
         stop_pid(self.proc, timeout)
+        if self._reader is not None:
+            self._reader.join(timeout)  # EOF once the process is gone
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         return self.proc.returncode
 
     def __enter__(self) -> SimProcess:

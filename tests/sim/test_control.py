@@ -1,0 +1,153 @@
+"""The control API in-process (no Kafka client involved): state, brokers, produce, time, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from reassignd.model import snapshot_from_dict
+from reassignd.sim.model import SimCluster
+from reassignd.sim.runner import SimRuntime
+from reassignd.sim.scenario import load_scenario
+
+SCENARIO: dict[str, Any] = {
+    "brokers": [{"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}, {"id": 3, "rack": "a"}],
+    "topics": [
+        {
+            "name": "t",
+            "partitions": 2,
+            "replication_factor": 2,
+            "partition_bytes": 1000,
+            "assignment": [[1, 2], [2, 3]],
+        },
+    ],
+}
+
+
+@pytest.fixture
+async def runtime() -> AsyncIterator[SimRuntime]:
+    sim = SimRuntime(SimCluster.from_scenario(load_scenario(SCENARIO), seed=3), time_scale=0)
+    await sim.start()
+    try:
+        yield sim
+    finally:
+        await sim.stop()
+
+
+@pytest.fixture
+async def http(runtime: SimRuntime) -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession(base_url=runtime.control_url) as session:
+        yield session
+
+
+async def _call(http: aiohttp.ClientSession, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    async with http.request(method, path, json=body) as response:
+        return response.status, await response.json()
+
+
+def _refused(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def test_state_and_snapshot(http: aiohttp.ClientSession) -> None:
+    status, state = await _call(http, "GET", "/state")
+    assert status == 200
+    assert state["time_scale"] == 0
+    assert set(state["listeners"]) == {"1", "2", "3"}
+    status, snapshot = await _call(http, "GET", "/snapshot")
+    assert status == 200
+    parsed = snapshot_from_dict(snapshot)
+    assert sorted(parsed.brokers) == [1, 2, 3]
+    assert len(parsed.partitions) == 2
+
+
+async def test_advance_only_while_paused(http: aiohttp.ClientSession, runtime: SimRuntime) -> None:
+    status, body = await _call(http, "POST", "/advance", {"seconds": 12.5})
+    assert (status, body["now"]) == (200, pytest.approx(12.5))
+    assert runtime.cluster.now == pytest.approx(12.5)
+    status, body = await _call(http, "POST", "/time-scale", {"scale": 2})
+    assert status == 200
+    status, body = await _call(http, "POST", "/advance", {"seconds": 1})
+    assert status == 409
+    assert body["field"] == "time_scale"
+
+
+async def test_clock_follows_wall_time_times_scale(http: aiohttp.ClientSession, runtime: SimRuntime) -> None:
+    before = runtime.cluster.now
+    await _call(http, "POST", "/time-scale", {"scale": 100})
+    await asyncio.sleep(0.5)
+    await _call(http, "POST", "/time-scale", {"scale": 0})
+    elapsed = runtime.cluster.now - before
+    assert 20 <= elapsed <= 150
+    paused_at = runtime.cluster.now
+    await asyncio.sleep(0.2)
+    assert runtime.cluster.now == paused_at
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "field", "value"),
+    [
+        ("/time-scale", {"scale": "fast"}, 400, "scale", "fast"),
+        ("/time-scale", {"scale": -1}, 400, "scale", -1),
+        ("/time-scale", {}, 400, "scale", None),
+        ("/advance", {"seconds": -3}, 400, "seconds", -3),
+        ("/advance", {"seconds": True}, 400, "seconds", True),
+        ("/produce", {"topic": "nope", "bytes_per_sec": 1}, 404, "topic", "nope"),
+        ("/produce", {"topic": "t", "partition": 5, "bytes_per_sec": 1}, 400, "partition", 5),
+        ("/produce", {"topic": "t", "bytes_per_sec": "x"}, 400, "bytes_per_sec", "x"),
+        ("/produce", {"bytes_per_sec": 1}, 400, "topic", None),
+        ("/brokers/9/stop", None, 404, "broker_id", 9),
+        ("/brokers/one/start", None, 400, "broker_id", "one"),
+    ],
+)
+async def test_errors_name_the_field_and_value(
+    http: aiohttp.ClientSession, *, path: str, body: Any, status: int, field: str, value: Any
+) -> None:
+    got_status, got = await _call(http, "POST", path, body)
+    assert got_status == status
+    assert (got["field"], got["value"]) == (field, value)
+    assert got["error"]
+
+
+async def test_body_must_be_a_json_object(http: aiohttp.ClientSession) -> None:
+    async with http.post("/advance", data="[1, 2") as response:
+        assert response.status == 400
+        assert (await response.json())["field"] == "(body)"
+
+
+async def test_unknown_path_is_json(http: aiohttp.ClientSession) -> None:
+    status, body = await _call(http, "GET", "/nope")
+    assert status == 404
+    assert body["path"] == "/nope"
+
+
+async def test_produce_sets_the_rate(http: aiohttp.ClientSession, runtime: SimRuntime) -> None:
+    status, _ = await _call(http, "POST", "/produce", {"topic": "t", "partition": 1, "bytes_per_sec": 500})
+    assert status == 200
+    partitions = runtime.cluster.topics["t"].partitions
+    assert partitions[1].produce_bytes_per_sec == 500
+    assert partitions[0].produce_bytes_per_sec == 0
+    await _call(http, "POST", "/advance", {"seconds": 10})
+    assert partitions[1].log_end == pytest.approx(1000 + 5000)
+
+
+async def test_stop_and_start_broker_closes_and_reopens_its_port(
+    http: aiohttp.ClientSession, runtime: SimRuntime
+) -> None:
+    port = runtime.listeners.endpoints[2].port
+    assert not _refused(port)
+    status, body = await _call(http, "POST", "/brokers/2/stop")
+    assert (status, body) == (200, {"broker": 2, "online": False})
+    assert _refused(port)
+    assert not runtime.cluster.brokers[2].online
+    status, body = await _call(http, "POST", "/brokers/2/start")
+    assert (status, body["online"]) == (200, True)
+    assert not _refused(port)
+    assert runtime.listeners.endpoints[2].port == port
