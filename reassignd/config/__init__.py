@@ -8,11 +8,12 @@ result = reload_config(config)                               # SIGHUP: result.co
 """
 
 from reassignd.config.keys import SECTIONS, schema
-from reassignd.config.loader import Config, load_config, read_toml
+from reassignd.config.loader import RUN_FLAG_KEYS, Config, load_config, read_toml, run_overrides
 from reassignd.config.reload import ReloadResult, reload_config
 from reassignd.config.schema import ConfigKey, Secret, env_var_for
 
 __all__ = [
+    "RUN_FLAG_KEYS",
     "SECTIONS",
     "Config",
     "ConfigKey",
@@ -22,5 +23,6 @@ __all__ = [
     "load_config",
     "read_toml",
     "reload_config",
+    "run_overrides",
     "schema",
 ]

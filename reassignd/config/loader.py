@@ -186,6 +186,23 @@ def _read_secret_file(path: str) -> str:
     return text
 
 
+#: `reassignd run` flags (argparse dest) -> the keys they override.
+RUN_FLAG_KEYS: Final = {
+    "bootstrap_servers": "cluster.bootstrap.servers",
+    "api_listen": "api.listen",
+    "state_dir": "state.dir",
+    "api_token_file": "api.token.file",
+}
+
+
+def run_overrides(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """Overrides for load_config/reload_config from `reassignd run` flags (argparse `vars(args)`).
+
+    Flags left unset (None) override nothing; pass the same overrides again on SIGHUP.
+    """
+    return {key: flags[dest] for dest, key in RUN_FLAG_KEYS.items() if flags.get(dest) is not None}
+
+
 def load_config(
     path: str | Path | None = None,
     env: Mapping[str, str] | None = None,

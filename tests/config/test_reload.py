@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reassignd.config import load_config, reload_config
+from reassignd.config import load_config, reload_config, run_overrides
 
 BASE = 'cluster.bootstrap.servers = ["k1:9092"]\n'
 
@@ -60,3 +60,18 @@ def test_rotated_token_file_is_reloaded(tmp_path: Path) -> None:
     result = reload_config(current)
     assert result.changed == {"api.token"}
     assert result.config.secret("api.token") == "second"
+
+
+def test_run_flags_override_the_file_and_survive_a_reload(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(BASE + "reassignment.parallel.replica.count = 1\n")
+    flags = {"bootstrap_servers": "a:1,b:2", "api_listen": "127.0.0.1:9001", "state_dir": None, "other": 1}
+    overrides = run_overrides(flags)
+    assert overrides == {"cluster.bootstrap.servers": "a:1,b:2", "api.listen": "127.0.0.1:9001"}
+    current = load_config(path, {}, overrides)
+    assert current["cluster.bootstrap.servers"] == ("a:1", "b:2")
+    path.write_text(BASE + "reassignment.parallel.replica.count = 2\n")
+    result = reload_config(current, env={}, overrides=overrides)
+    assert result.changed == {"reassignment.parallel.replica.count"}
+    assert result.restart_required == frozenset()
+    assert result.config["api.listen"] == "127.0.0.1:9001"
