@@ -16,17 +16,32 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.model import Broker, PartitionState, Problem, ReassignmentPlan, TopicPartition
+from reassignd.engine.limits import LIMIT_KEYS, Limits
+from reassignd.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInputError,
+    PartitionState,
+    Problem,
+    ReassignmentPlan,
+    TopicPartition,
+)
+from reassignd.placement.api import create_replica_placement
 
 LEADER_RATE = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE = "follower.reassignment.throttled.rate"
-DEFAULT_LIMITS = {
+INCOMING = "reassignment.max.incoming.replica.movements.per.broker"
+OUTGOING = "reassignment.max.outgoing.replica.movements.per.broker"
+FAKE_LIMITS = {
     "reassignment.parallel.replica.count": 2,
     "reassignment.parallel.partition.count": 4,
-    "reassignment.parallel.leader.movements": 2,
     "reassignment.max.concurrent.replica.movements": 8,
-    "reassignment.max.broker.movements": 2,
+    INCOMING: 2,
+    OUTGOING: 2,
+    LEADER_RATE: 50_000_000,
+    FOLLOWER_RATE: 50_000_000,
 }
+LIMIT_NAMES = frozenset(key.name for key in LIMIT_KEYS)
 TERMINAL = frozenset({"completed", "cancelled"})
 
 
@@ -82,15 +97,14 @@ class FakeControllerService:
         partitions: Iterable[PartitionState],
         *,
         clock: Callable[[], float] = lambda: 1_700_000_000.0,
-        throttles: Mapping[str, int] | None = None,
+        limits: Mapping[str, Any] | None = None,
         link_bytes_per_sec: int = 100_000_000,
     ) -> None:
         self.brokers = {b.id: b for b in brokers}
         self.partitions = {p.tp: p for p in partitions}
         self.clock = clock
         self.link = link_bytes_per_sec
-        self._limits: dict[str, int] = dict(DEFAULT_LIMITS)
-        self._rates: dict[str, int] = dict(throttles or {LEADER_RATE: 50_000_000, FOLLOWER_RATE: 50_000_000})
+        self._limits = Limits.from_mapping({**FAKE_LIMITS, **(limits or {})})
         self.plans: dict[str, _Plan] = {}
         self.calls: list[tuple[str, Any]] = []
         self.ready = True
@@ -113,7 +127,7 @@ class FakeControllerService:
                 f"{len(overlap)} partition(s) belong to unfinished plan {busy[overlap[0]]}",
                 details={"plan_id": busy[overlap[0]], "partitions": [str(tp) for tp in overlap[:20]]},
             )
-        per_step = self._limits["reassignment.parallel.replica.count"]
+        per_step = self._limits.parallel_replica_count
         steps = [math.ceil(len(m.adding) / per_step) or 1 for m in moves.values() if m.adding or m.removing]
         summary: JSON = {
             "plan_id": None,
@@ -231,52 +245,58 @@ class FakeControllerService:
     # --- live tuning -----------------------------------------------------------------------------------
     def limits(self) -> JSON:
         self.calls.append(("limits", None))
-        return dict(self._limits)
+        return self._limits.to_mapping()
 
     async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
         self.calls.append(("set_limits", dict(changes)))
         self._require_leader()
-        self._limits.update(self._checked(changes, self._limits.keys(), "limits"))
-        return dict(self._limits)
+        self._limits = self._changed(changes, LIMIT_NAMES, "limits")
+        return self._limits.to_mapping()
 
     def throttles(self) -> JSON:
         self.calls.append(("throttles", None))
         return self._throttles()
 
+    def _rate(self, key: str) -> int | None:
+        value = self._limits.to_mapping()[key]
+        return value if isinstance(value, int) else None
+
     def _throttles(self) -> JSON:
         applied: dict[str, dict[str, int]] = {}
+        leader, follower = self._rate(LEADER_RATE), self._rate(FOLLOWER_RATE)
         for plan in self.plans.values():
             for move in plan.moves.values():
                 if move.state == "moving":
-                    applied.setdefault(str(move.source), {})["leader"] = self._rates[LEADER_RATE]
-                    for broker in move.adding:
-                        applied.setdefault(str(broker), {})["follower"] = self._rates[FOLLOWER_RATE]
-        return {**self._rates, "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0])))}
+                    if leader is not None:
+                        applied.setdefault(str(move.source), {})["leader"] = leader
+                    for broker in move.adding if follower is not None else ():
+                        applied.setdefault(str(broker), {})["follower"] = follower
+        ordered = dict(sorted(applied.items(), key=lambda kv: int(kv[0])))
+        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, "applied": ordered}
 
     async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
         self.calls.append(("set_throttles", dict(changes)))
         self._require_leader()
-        self._rates.update(self._checked(changes, self._rates.keys(), "throttles"))
+        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE}, "throttles")
         return self._throttles()
 
-    @staticmethod
-    def _checked(changes: Mapping[str, Any], known: Iterable[str], where: str) -> dict[str, int]:
-        known = set(known)
+    def _changed(self, changes: Mapping[str, Any], known: frozenset[str] | set[str], where: str) -> Limits:
+        """All-or-nothing: the engine's own validation, plus unknown keys (which it leaves to others)."""
         problems = [
             Problem(where, key, f"unknown key; known: {sorted(known)}") for key in changes if key not in known
         ]
-        problems += [
-            Problem(where, key, f"must be a positive integer, got {value!r}")
-            for key, value in changes.items()
-            if key in known and (isinstance(value, bool) or not isinstance(value, int) or value < 1)
-        ]
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
+        try:
+            updated = Limits.from_mapping({**self._limits.to_mapping(), **changes})
+        except InvalidInputError as exc:
+            problems += exc.problems
+            updated = self._limits
         if problems:
             raise ServiceError(
                 "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
             )
-        return dict(changes)
+        return updated
 
     # --- cluster view ----------------------------------------------------------------------------------
     async def cluster_reassignments(self) -> list[JSON]:
@@ -299,40 +319,14 @@ class FakeControllerService:
         return out
 
     async def place(self, request: Mapping[str, Any]) -> JSON:
-        """KIP-879 CreateReplicaPlacement: round robin over a rack-alternating broker list."""
+        """KIP-879 CreateReplicaPlacement over the current view, by the placement package itself."""
         self.calls.append(("place", dict(request)))
-        problems: list[Problem] = []
-        count, rf = request.get("num_partitions"), request.get("replication_factor")
-        simple = request.get("force_simple_placement", False)
-        ids = request.get("broker_ids") or sorted(b for b, v in self.brokers.items() if v.online)
-        for key, value, top in (("num_partitions", count, 100_000), ("replication_factor", rf, 32767)):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-                problems.append(Problem("placement", key, f"must be an integer in 1..{top}, got {value!r}"))
-        if not isinstance(simple, bool):
-            problems.append(
-                Problem("placement", "force_simple_placement", f"must be a boolean, got {simple!r}")
-            )
-        unknown = sorted(set(ids) - set(self.brokers)) if isinstance(ids, list) else ids
-        if unknown:
-            problems.append(Problem("placement", "broker_ids", f"unknown broker id(s) {unknown}"))
-        if isinstance(rf, int) and not isinstance(rf, bool) and isinstance(ids, list) and rf > len(ids):
-            problems.append(Problem("placement", "replication_factor", f"{rf} exceeds {len(ids)} brokers"))
-        if problems:
-            raise ServiceError("invalid_request", "placement refused", tuple(problems))
-        assert isinstance(count, int) and isinstance(rf, int)
-        order = sorted(ids) if simple else self._rack_alternating(ids)
-        placements = [
-            {"partition": p, "replicas": [order[(p + r) % len(order)] for r in range(rf)]}
-            for p in range(count)
-        ]
-        return {"placements": placements}
-
-    def _rack_alternating(self, ids: list[int]) -> list[int]:
-        by_rack: dict[str, list[int]] = {}
-        for b in sorted(ids):
-            by_rack.setdefault(self.brokers[b].rack or "", []).append(b)
-        racks = [by_rack[r] for r in sorted(by_rack)]
-        return [rack[i] for i in range(max(map(len, racks))) for rack in racks if i < len(rack)]
+        self._require_ready()
+        snapshot = ClusterSnapshot.build(self.brokers.values(), self.partitions.values())
+        try:
+            return create_replica_placement(snapshot, request)
+        except InvalidInputError as exc:
+            raise ServiceError("invalid_request", f"invalid {exc.what}", exc.problems) from None
 
     # --- health ----------------------------------------------------------------------------------------
     def health(self) -> JSON:
@@ -371,7 +365,8 @@ class FakeControllerService:
             before = sum(m.moved for m in plan.moves.values())
             for move in plan.moves.values():
                 if move.state == "moving":
-                    net = min(self._rates[FOLLOWER_RATE], self._rates[LEADER_RATE], self.link) - move.produce
+                    net = min(self._rate(FOLLOWER_RATE) or self.link, self._rate(LEADER_RATE) or self.link)
+                    net = min(net, self.link) - move.produce
                     move.moved = min(move.total, move.moved + int(max(net, 0.0) * seconds))
                     if move.moved >= move.total:
                         self._finish(move)
@@ -398,7 +393,7 @@ class FakeControllerService:
             queued[0].state, queued[0].started_at = "running", self.clock()
 
     def _start_moves(self, plan: _Plan) -> None:
-        per_broker = self._limits["reassignment.max.broker.movements"]
+        limits = self._limits
         in_flight = [m for m in plan.moves.values() if m.state == "moving"]
         load = self._broker_load(plan)
         plan.waiting.clear()
@@ -409,18 +404,21 @@ class FakeControllerService:
                 self._finish(move)
                 continue
             offline = [b for b in move.target if not self.brokers[b].online]
-            touched = [*move.adding, move.source]
+            full_in = [b for b in move.adding if load.get(b, (0, 0))[0] >= limits.max_incoming_per_broker]
+            full_out = load.get(move.source, (0, 0))[1] >= limits.max_outgoing_per_broker
             if offline:
                 plan.waiting[move.tp] = f"broker {offline[0]} is offline"
-            elif len(in_flight) >= self._limits["reassignment.parallel.partition.count"]:
+            elif len(in_flight) >= limits.parallel_partition_count:
                 plan.waiting[move.tp] = "reassignment.parallel.partition.count reached"
             elif (
                 sum(len(m.adding) for m in in_flight) + len(move.adding)
-                > self._limits["reassignment.max.concurrent.replica.movements"]
+                > limits.max_concurrent_replica_movements
             ):
                 plan.waiting[move.tp] = "reassignment.max.concurrent.replica.movements reached"
-            elif any(sum(load.get(b, (0, 0))) >= per_broker for b in touched):
-                plan.waiting[move.tp] = "reassignment.max.broker.movements reached"
+            elif full_in:
+                plan.waiting[move.tp] = f"{INCOMING} (broker {full_in[0]})"
+            elif full_out:
+                plan.waiting[move.tp] = f"{OUTGOING} (broker {move.source})"
             else:
                 move.state = "moving"
                 in_flight.append(move)
@@ -456,7 +454,6 @@ class FakeControllerService:
         }
 
     def _status(self, plan: _Plan) -> JSON:
-        per_broker = self._limits["reassignment.max.broker.movements"]
         load = self._broker_load(plan)
         applied = self._throttles()["applied"]
         brokers = [
@@ -464,15 +461,15 @@ class FakeControllerService:
                 "broker": b,
                 "moves_in": load.get(b, (0, 0))[0],
                 "moves_out": load.get(b, (0, 0))[1],
-                "limit_in": per_broker,
-                "limit_out": per_broker,
+                "limit_in": self._limits.max_incoming_per_broker,
+                "limit_out": self._limits.max_outgoing_per_broker,
                 "leader_throttle": applied.get(str(b), {}).get("leader"),
                 "follower_throttle": applied.get(str(b), {}).get("follower"),
                 "online": self.brokers[b].online,
             }
             for b in sorted(self.brokers)
         ]
-        follower = self._rates[FOLLOWER_RATE]
+        follower = self._rate(FOLLOWER_RATE) or self.link
         stalled = [
             {"topic": m.tp.topic, "partition": m.tp.partition, "broker": b}
             | {"catchup_bytes_per_sec": float(follower), "produce_bytes_per_sec": m.produce}
@@ -489,8 +486,8 @@ class FakeControllerService:
             "partitions": len(plan.moves),
             "progress": self._progress(plan),
             "brokers": brokers,
-            "limits": dict(self._limits),
-            "throttles": dict(self._rates),
+            "limits": self._limits.to_mapping(),
+            "throttles": {LEADER_RATE: self._rate(LEADER_RATE), FOLLOWER_RATE: self._rate(FOLLOWER_RATE)},
             "stalled": stalled,
             "waiting": [
                 {"topic": tp.topic, "partition": tp.partition, "reason": reason}

@@ -321,14 +321,18 @@ async def test_limits_change_all_or_nothing(api: TestClient[Any, Any]) -> None:
         json={
             "reassignment.parallel.partition.count": 3,
             "reassignment.bogus": 1,
+            "colour": "red",
             "reassignment.parallel.replica.count": 0,
+            "reassignment.ordering": ["fastest_first"],
         },
         headers=AUTH,
     )
     problems = assert_error(await resp.json(), "invalid_request")["problems"]
     assert resp.status == 400 and {p["field"] for p in problems} == {
         "reassignment.bogus",
+        "colour",
         "reassignment.parallel.replica.count",
+        "reassignment.ordering",
     }
     assert await (await api.get("/v1/limits")).json() == before
     resp = await api.patch("/v1/limits", json={"reassignment.parallel.partition.count": 3}, headers=AUTH)
@@ -367,16 +371,21 @@ async def test_reassignments_show_ours_and_foreign(
     assert ours["replicas"] == [4, 2, 3, 1] and ours["adding"] == [4] and ours["removing"] == [1]
 
 
-async def test_placements(api: TestClient[Any, Any], fake: FakeControllerService) -> None:
-    resp = await api.post("/v1/placements", json={"num_partitions": 6, "replication_factor": 3}, headers=AUTH)
-    placements = (await resp.json())["placements"]
-    assert [p["partition"] for p in placements] == list(range(6))
-    for p in placements:
+async def test_placements_come_from_the_placement_package(
+    api: TestClient[Any, Any], fake: FakeControllerService
+) -> None:
+    request = {"num_partitions": 6, "replication_factor": 3, "seed": 1}
+    resp = await api.post("/v1/placements", json=request, headers=AUTH)
+    body = await resp.json()
+    assert resp.status == 200 and body["placer"] == "multi-level" and body["deferred"] is False
+    assert [p["partition_id"] for p in body["replica_placement"]] == list(range(6))
+    for p in body["replica_placement"]:
         racks = [fake.brokers[b].rack for b in p["replicas"]]
         assert len(set(racks)) == 3, racks
-    resp = await api.post("/v1/placements", json={"num_partitions": 0, "replication_factor": 9}, headers=AUTH)
+    bad = {"num_partitions": 0, "replication_factor": "3", "broker_ids": [1, 99], "colour": "red"}
+    resp = await api.post("/v1/placements", json=bad, headers=AUTH)
     problems = assert_error(await resp.json(), "invalid_request")["problems"]
-    assert resp.status == 400 and [p["field"] for p in problems] == ["num_partitions", "replication_factor"]
+    assert resp.status == 400 and {"colour", "replication_factor"} <= {p["field"] for p in problems}
 
 
 async def test_health_readiness_metrics_and_the_document(

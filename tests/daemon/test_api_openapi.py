@@ -14,6 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from reassignd.daemon.api import STATUS_BY_CODE, create_app, load_openapi, prometheus_metrics_handler
+from reassignd.engine.limits import LIMIT_KEYS
 from tests.daemon.fake_service import FakeControllerService, drain_plan, small_cluster
 
 TOKEN = "s3cret-token-0123456789abcdef"
@@ -136,6 +137,12 @@ def test_mutating_operations_declare_the_bearer_token_and_401() -> None:
             assert "401" in operation["responses"], (path, method)
 
 
+def test_the_documented_limits_are_the_engines() -> None:
+    for schema in ("Limits", "LimitsChange"):
+        documented = set(DOC["components"]["schemas"][schema]["properties"])
+        assert documented == {key.name for key in LIMIT_KEYS}, schema
+
+
 def test_the_documented_error_codes_are_the_api_codes() -> None:
     documented = DOC["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
     assert set(documented) == set(STATUS_BY_CODE)
@@ -179,6 +186,8 @@ async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
         for action in ("pause", "resume", "cancel"):
             await call("POST", f"/v1/{action}")
         await call("POST", "/v1/placements", json={"num_partitions": 4, "replication_factor": 2})
+        await call("PATCH", "/v1/limits", json={"reassignment.ordering": "leader_moves,larger_first"})
+        await call("PATCH", "/v1/throttles", json={"leader.reassignment.throttled.rate": None})
         await call("POST", "/v1/placements", json={"num_partitions": 4})
         for template in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
             await call("GET", template)
