@@ -1,0 +1,131 @@
+"""Small builders and a checked driver for engine tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from reassignd.engine.decide import Decision, decide
+from reassignd.engine.dryrun import apply_starts, complete, elect
+from reassignd.engine.limits import Limits
+from reassignd.engine.state import ExecutionState, Load, Status
+from reassignd.model import (
+    Broker,
+    ClusterSnapshot,
+    PartitionState,
+    ReassignmentPlan,
+    TopicInfo,
+    TopicPartition,
+)
+
+
+def tp(partition: int, topic: str = "t") -> TopicPartition:
+    return TopicPartition(topic, partition)
+
+
+def cluster(
+    brokers: int | Iterable[int],
+    partitions: Mapping[TopicPartition, tuple[int, ...]],
+    *,
+    offline: Iterable[int] = (),
+    min_insync: int | None = None,
+    isr: Mapping[TopicPartition, tuple[int, ...]] | None = None,
+    sizes: Mapping[TopicPartition, int] | None = None,
+    topic_configs: Mapping[str, Mapping[str, str]] | None = None,
+    broker_configs: Mapping[int, Mapping[str, str]] | None = None,
+) -> ClusterSnapshot:
+    ids = range(brokers) if isinstance(brokers, int) else brokers
+    down = set(offline)
+    states = []
+    for key, replicas in partitions.items():
+        in_sync = (isr or {}).get(key, tuple(b for b in replicas if b not in down))
+        leader = next((b for b in replicas if b in in_sync), -1)
+        size = (sizes or {}).get(key, 1000)
+        states.append(
+            PartitionState(
+                key,
+                replicas,
+                in_sync,
+                leader=leader,
+                size_bytes=size,
+                replica_sizes=dict.fromkeys(replicas, size),
+            )
+        )
+    topics = {p.topic for p in partitions}
+    configs = dict(topic_configs or {})
+    return ClusterSnapshot.build(
+        [Broker(b, online=b not in down) for b in ids],
+        states,
+        [TopicInfo(t, configs=configs.get(t, {})) for t in sorted(topics)],
+        cluster_configs={"min.insync.replicas": str(min_insync)} if min_insync else {},
+        broker_configs=dict(broker_configs or {}),
+    )
+
+
+def check_invariants(
+    decision: Decision, snapshot: ClusterSnapshot, limits: Limits, plan: ReassignmentPlan | None = None
+) -> None:
+    """What must hold after every decision, whatever the inputs."""
+    state = decision.state
+    recomputed = Load.of(rec for _, rec in state.records.items())
+    assert state.load == recomputed, (state.load, recomputed)
+    load = state.load
+    assert load.partitions <= limits.parallel_partition_count
+    assert load.leader_moves <= limits.parallel_leader_movements
+    assert all(n <= limits.max_incoming_per_broker for n in load.incoming.values()), load
+    # The one exception: a min.insync step may exceed the R-sized caps when it moves alone.
+    moving = [rec for _, rec in state.in_flight() if rec.adding]
+    if load.replica_moves > limits.max_concurrent_replica_movements:
+        assert len(moving) == 1, load
+    for broker, n in load.outgoing.items():
+        if n > limits.max_outgoing_per_broker:
+            assert sum(1 for rec in moving if rec.leader == broker) == 1, load
+    online = snapshot.online_broker_ids()
+    for start in decision.start:
+        assert len(set(start.target)) == len(start.target), start
+        assert set(start.target) <= online, start
+        p = snapshot.partitions[start.tp]
+        kept_in_sync = len(set(p.isr) & set(start.target))
+        final = state.plan.targets[start.tp]
+        needed = min(snapshot.min_insync_replicas(start.tp.topic), len(final))
+        assert len(start.adding) <= max(limits.parallel_replica_count, needed - kept_in_sync), start
+        assert start.target[0] == final[0], start
+        assert kept_in_sync + len(start.adding) >= min(needed, len(set(p.isr) & set(p.replicas))), start
+        assert state[start.tp].status is Status.IN_FLIGHT
+    pending = 0
+    for key, rec in state.records.items():
+        rank = state.rank_of[key]
+        queued = [q for q in (state.queues.urgent, state.queues.leader, state.queues.other) if rank in q]
+        assert len(queued) == (1 if rec.status is Status.PENDING else 0), (key, rec)
+        pending += rec.status is Status.PENDING
+    assert len(state.queues) == pending
+    counts = dict.fromkeys(Status, 0)
+    for _, rec in state.records.items():
+        counts[rec.status] += 1
+    assert dict(state.counts) == counts
+
+
+def drive(
+    snapshot: ClusterSnapshot,
+    plan: ReassignmentPlan,
+    limits: Limits,
+    *,
+    max_cycles: int = 500,
+    check: bool = True,
+) -> tuple[ClusterSnapshot, ExecutionState, list[Decision]]:
+    """Decide, apply, complete everything in flight, repeat: the "joins happen" world."""
+    state = ExecutionState.initial(plan, snapshot, tuple(limits.ordering))
+    decisions: list[Decision] = []
+    changed: set[TopicPartition] | None = None
+    for _ in range(max_cycles):
+        decision = decide(snapshot, plan, state, limits, changed)
+        if check:
+            check_invariants(decision, snapshot, limits)
+        decisions.append(decision)
+        state = decision.state
+        snapshot = apply_starts(elect(snapshot, decision.elect), decision.start)
+        if state.finished:
+            break
+        in_flight = {key for key, _ in state.in_flight()}
+        snapshot = complete(snapshot, in_flight)
+        changed = in_flight | {e.tp for e in decision.elect}
+    return snapshot, state, decisions

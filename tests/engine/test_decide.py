@@ -1,0 +1,284 @@
+"""decide(): limits, batch collection, modes, safety, external moves, elections, restarts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from reassignd.engine.decide import changed_partitions, decide
+from reassignd.engine.dryrun import apply_starts, complete, elect
+from reassignd.engine.limits import Limits
+from reassignd.engine.state import ExecutionState, Status, WaitReason
+from reassignd.model import ReassignmentPlan
+
+from .helpers import check_invariants, cluster, drive, tp
+
+
+def first_decision(snapshot, plan, limits, changed=None):  # type: ignore[no-untyped-def]
+    state = ExecutionState.initial(plan, snapshot, tuple(limits.ordering))
+    decision = decide(snapshot, plan, state, limits, changed)
+    check_invariants(decision, snapshot, limits)
+    return decision
+
+
+def test_kip_example_through_decide() -> None:
+    snapshot = cluster(10, {tp(0): (0, 1, 2, 3, 4)})
+    plan = ReassignmentPlan({tp(0): (5, 6, 7, 8, 9)})
+    final, state, decisions = drive(snapshot, plan, Limits(parallel_replica_count=2))
+    started = [(s.target, s.moves_leadership, s.step_index) for d in decisions for s in d.start]
+    assert started == [
+        ((5, 0, 1, 2, 3, 4), True, 0),
+        ((5, 6, 2, 3, 4), False, 1),
+        ((5, 6, 7, 8, 4), False, 2),
+        ((5, 6, 7, 8, 9), False, 3),
+    ]
+    elections = [e for d in decisions for e in d.elect]
+    assert [(e.leader, e.reason) for e in elections] == [(5, "step")]
+    assert state.finished and final.partitions[tp(0)].replicas == (5, 6, 7, 8, 9)
+    assert final.partitions[tp(0)].leader == 5
+    assert state[tp(0)].step == 4
+
+
+def test_partition_limit_and_continuous_refill() -> None:
+    parts = {tp(i): (0, 1) for i in range(6)}
+    snapshot = cluster(8, parts)
+    plan = ReassignmentPlan({key: (0, 2 + i) for i, key in enumerate(parts)})
+    limits = Limits(parallel_partition_count=2)
+    decision = first_decision(snapshot, plan, limits)
+    assert len(decision.start) == 2
+    assert {w.reason for w in decision.waiting} <= {WaitReason.LIMITS}
+    # one of the two completes: continuous mode refills that slot only
+    done = decision.start[0].tp
+    snapshot2 = complete(apply_starts(snapshot, decision.start), {done})
+    second = decide(snapshot2, plan, decision.state, limits, {done})
+    check_invariants(second, snapshot2, limits)
+    assert second.completed == (done,)
+    assert len(second.start) == 1
+
+
+def test_batch_mode_waits_for_the_whole_batch() -> None:
+    parts = {tp(i): (0, 1) for i in range(4)}
+    snapshot = cluster(8, parts)
+    plan = ReassignmentPlan({key: (0, 2 + i) for i, key in enumerate(parts)})
+    limits = Limits(parallel_partition_count=2, scheduling_mode="batch")
+    decision = first_decision(snapshot, plan, limits)
+    assert len(decision.start) == 2
+    running = apply_starts(snapshot, decision.start)
+    one = decision.start[0].tp
+    partial = complete(running, {one})
+    second = decide(partial, plan, decision.state, limits, {one})
+    assert second.completed == (one,) and second.start == ()
+    both = complete(partial)
+    third = decide(both, plan, second.state, limits, {decision.start[1].tp})
+    assert len(third.start) == 2
+
+
+def test_leader_moves_fill_first_up_to_their_limit() -> None:
+    # partitions 0-3 move leadership (new preferred leader), 4-7 keep their leader
+    parts = {tp(i): (0, 1) for i in range(8)}
+    snapshot = cluster(12, parts)
+    targets = {tp(i): (2 + i, 1) for i in range(4)} | {tp(i): (0, 2 + i) for i in range(4, 8)}
+    plan = ReassignmentPlan(targets)
+    limits = Limits(
+        parallel_partition_count=4,
+        parallel_leader_movements=2,
+        max_outgoing_per_broker=100,
+        max_incoming_per_broker=100,
+    )
+    decision = first_decision(snapshot, plan, limits)
+    moves = [s.moves_leadership for s in decision.start]
+    assert moves.count(True) == 2 and moves.count(False) == 2
+    assert moves[:2] == [True, True]  # leader movements are collected first (KIP-435)
+
+
+def test_per_broker_incoming_and_outgoing_limits() -> None:
+    # everything moves onto broker 9: only 2 may come in at once
+    parts = {tp(i): (i % 4, 4 + i % 4) for i in range(10)}
+    snapshot = cluster(10, parts)
+    plan = ReassignmentPlan({key: (*replicas, 9) for key, replicas in parts.items()})
+    limits = Limits(max_incoming_per_broker=2)
+    decision = first_decision(snapshot, plan, limits)
+    assert len(decision.start) == 2
+    assert any("incoming" in w.detail and "broker 9" in w.detail for w in decision.waiting)
+    # outgoing: all partitions led by broker 0
+    parts = {tp(i): (0, 1) for i in range(10)}
+    snapshot = cluster(14, parts)
+    plan = ReassignmentPlan({key: (0, 1, 2 + i) for i, key in enumerate(parts)})
+    decision = first_decision(snapshot, plan, Limits(max_outgoing_per_broker=3))
+    assert len(decision.start) == 3
+
+
+def test_global_replica_movement_limit() -> None:
+    parts = {tp(i): (0, 1, 2) for i in range(6)}
+    snapshot = cluster(20, parts)
+    plan = ReassignmentPlan({key: (0, 3 + 2 * i, 4 + 2 * i) for i, key in enumerate(parts)})
+    limits = Limits(parallel_replica_count=2, max_concurrent_replica_movements=5, max_outgoing_per_broker=50)
+    decision = first_decision(snapshot, plan, limits)
+    assert sum(len(s.adding) for s in decision.start) <= 5
+    assert decision.state.load.replica_moves == sum(len(s.adding) for s in decision.start)
+
+
+def test_round_robin_spreads_destinations() -> None:
+    # 6 partitions move to broker 8, 6 to broker 9: with 4 slots, both brokers get two
+    parts = {tp(i): (i % 4, 4 + i % 4) for i in range(12)}
+    snapshot = cluster(10, parts)
+    plan = ReassignmentPlan({key: (*parts[key], 8 if i < 6 else 9) for i, key in enumerate(sorted(parts))})
+    limits = Limits(parallel_partition_count=4, ordering=("round_robin", "plan_order"))
+    decision = first_decision(snapshot, plan, limits)
+    destinations = sorted(s.adding[0] for s in decision.start)
+    assert destinations == [8, 8, 9, 9]
+
+
+def test_offline_target_waits_and_others_go_on() -> None:
+    parts = {tp(0): (0, 1), tp(1): (0, 1)}
+    snapshot = cluster(4, parts, offline=[3])
+    plan = ReassignmentPlan({tp(0): (0, 3), tp(1): (0, 2)})
+    limits = Limits()
+    decision = first_decision(snapshot, plan, limits)
+    assert [s.tp for s in decision.start] == [tp(1)]
+    waits = {w.tp: w for w in decision.waiting}
+    assert waits[tp(0)].reason is WaitReason.OFFLINE_TARGET and "[3]" in waits[tp(0)].detail
+    assert decision.state[tp(0)].status is Status.BLOCKED
+    # broker 3 returns: the blocked partition is re-examined without being in `changed`
+    back = snapshot.with_brokers([replace(snapshot.brokers[3], online=True)])
+    second = decide(back, plan, decision.state, limits, changed=set())
+    assert [s.tp for s in second.start] == [tp(0)]
+
+
+def test_offline_partition_waits() -> None:
+    snapshot = cluster(4, {tp(0): (0, 1)}, offline=[0, 1])
+    plan = ReassignmentPlan({tp(0): (2, 3)})
+    decision = first_decision(snapshot, plan, Limits())
+    assert decision.start == ()
+    assert decision.waiting[0].reason is WaitReason.PARTITION_OFFLINE
+
+
+def test_under_min_insync_partition_gets_priority_and_extra_replicas() -> None:
+    parts = {tp(0): (0, 1, 2), tp(1): (0, 1, 2)}
+    snapshot = cluster(8, parts, min_insync=2, isr={tp(1): (0,)})
+    plan = ReassignmentPlan({tp(0): (0, 3, 4), tp(1): (0, 5, 6)})
+    limits = Limits(parallel_partition_count=1)
+    decision = first_decision(snapshot, plan, limits)
+    assert [s.tp for s in decision.start] == [tp(1)]
+    start = decision.start[0]
+    # R = 1, but only 0 is in sync of min.insync 2: the out-of-sync 1 goes, 5 comes, ISR will be 2
+    assert len(start.adding) >= 1 and 0 in start.target
+
+
+def test_min_insync_safety_blocks_a_step() -> None:
+    # 2 is the only in-sync replica and the only excess: dropping it would leave none in sync
+    snapshot = cluster(4, {tp(0): (0, 1, 2)}, isr={tp(0): (2,)}, min_insync=2)
+    snapshot = snapshot.with_partitions([replace(snapshot.partitions[tp(0)], leader=2)])
+    plan = ReassignmentPlan({tp(0): (0, 1)})
+    decision = first_decision(snapshot, plan, Limits())
+    assert decision.start == ()
+    assert decision.waiting[0].reason is WaitReason.MIN_INSYNC
+
+
+def test_external_reassignment_is_reported_not_touched() -> None:
+    snapshot = cluster(6, {tp(0): (0, 1), tp(1): (0, 1)})
+    theirs = replace(snapshot.partitions[tp(0)], replicas=(4, 0, 1), adding=(4,), removing=(0, 1))
+    snapshot = snapshot.with_partitions([theirs])
+    plan = ReassignmentPlan({tp(0): (2, 3), tp(1): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    assert decision.external == (tp(0),)
+    assert all(s.tp != tp(0) for s in decision.start)
+    assert decision.state[tp(0)].status is Status.EXTERNAL
+    # their move ends: the partition is ours again and starts from where they left it
+    ended = snapshot.with_partitions(
+        [replace(theirs, replicas=(4,), isr=(4,), leader=4, adding=(), removing=())]
+    )
+    second = decide(ended, plan, decision.state, Limits(), {tp(0)})
+    assert [s.tp for s in second.start] == [tp(0)]
+    assert second.start[0].source == (4,)
+
+
+def test_cancelled_step_starts_over() -> None:
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    running = apply_starts(snapshot, decision.start)
+    cancelled = running.with_partitions([snapshot.partitions[tp(0)]])  # back to the original replicas
+    second = decide(cancelled, plan, decision.state, Limits(), {tp(0)})
+    assert second.aborted == (tp(0),)
+    assert [s.tp for s in second.start] == [tp(0)]  # and is started again
+
+
+def test_someone_else_retargets_our_step() -> None:
+    snapshot = cluster(5, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    other = replace(snapshot.partitions[tp(0)], replicas=(0, 4, 1), adding=(4,), removing=(1,))
+    second = decide(snapshot.with_partitions([other]), plan, decision.state, Limits(), {tp(0)})
+    assert second.external == (tp(0),)
+    assert second.state.load.partitions == 0
+
+
+def test_election_after_finish_is_configurable() -> None:
+    # final target (1, 0): same replicas, new order: Kafka keeps leader 0 until an election
+    snapshot = cluster(3, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (1, 0)})
+    for wanted in (True, False):
+        _, _, decisions = drive(snapshot, plan, Limits(elect_after_finish=wanted))
+        finished = [e for d in decisions for e in d.elect if e.reason == "finished"]
+        assert bool(finished) == wanted
+
+
+def test_state_survives_a_restart_mid_flight() -> None:
+    parts = {tp(i): (0, 1, 2) for i in range(5)}
+    snapshot = cluster(10, parts)
+    plan = ReassignmentPlan({key: (3 + i, 1, 2) for i, key in enumerate(parts)})
+    limits = Limits(parallel_partition_count=2)
+    decision = first_decision(snapshot, plan, limits)
+    running = apply_starts(snapshot, decision.start)
+    saved = json.loads(json.dumps(decision.state.to_json_dict()))
+    restored = ExecutionState.from_json_dict(saved, plan, running)
+    assert restored.load == decision.state.load
+    again = decide(running, plan, restored, limits, None)
+    assert again.start == () and again.external == ()  # nothing doubled, nothing mistaken for foreign
+    finished = complete(running)
+    third = decide(finished, plan, again.state, limits, None)
+    assert sorted(third.completed) == sorted(s.tp for s in decision.start)
+
+
+def test_lost_record_of_our_own_step_is_adopted() -> None:
+    snapshot = cluster(5, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    running = apply_starts(snapshot, decision.start)
+    fresh = ExecutionState.initial(plan, running)  # the daemon crashed before saving
+    again = decide(running, plan, fresh, Limits(), None)
+    assert again.state[tp(0)].status is Status.IN_FLIGHT and again.external == ()
+
+
+def test_changed_partitions() -> None:
+    snapshot = cluster(4, {tp(0): (0, 1), tp(1): (0, 1)})
+    moved = snapshot.with_partitions([replace(snapshot.partitions[tp(1)], isr=(0,))])
+    assert changed_partitions(snapshot, moved) == {tp(1)}
+    assert changed_partitions(None, moved) == {tp(0), tp(1)}
+
+
+def test_decide_is_pure() -> None:
+    parts = {tp(i): (0, 1) for i in range(20)}
+    snapshot = cluster(8, parts)
+    plan = ReassignmentPlan({key: (2 + i % 6, 1) for i, key in enumerate(parts)})
+    state = ExecutionState.initial(plan, snapshot)
+    limits = Limits(parallel_partition_count=5)
+    one = decide(snapshot, plan, state, limits)
+    two = decide(snapshot, plan, state, limits)
+    assert one.start == two.start
+    assert state.counts[Status.PENDING] == 20  # the input state is unchanged
+    assert state.load.partitions == 0
+
+
+def test_elected_leader_applies_before_next_step() -> None:
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (2, 3)})
+    limits = Limits()
+    d1 = first_decision(snapshot, plan, limits)
+    s = complete(apply_starts(snapshot, d1.start))
+    d2 = decide(s, plan, d1.state, limits, {tp(0)})
+    assert [e.leader for e in d2.elect] == [2] and d2.start == ()
+    s = elect(s, d2.elect)
+    d3 = decide(s, plan, d2.state, limits, {tp(0)})
+    assert [x.moves_leadership for x in d3.start] == [False]
