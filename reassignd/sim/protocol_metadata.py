@@ -35,7 +35,6 @@ METADATA_MAX_VERSION = 12
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I32x2 = struct.Struct(">ii")
-_I32x3 = struct.Struct(">iii")
 
 
 class PartitionRow(NamedTuple):
@@ -75,11 +74,11 @@ def broker_rows(ctx: RequestContext) -> list[BrokerRow]:
     return rows
 
 
-def topic_row(topic: Any, online: set[int], version: int) -> TopicRow:
+def topic_row(topic: Any, online: set[int], version: int, any_offline: bool = True) -> TopicRow:
     partitions = []
     for p in topic.partitions:
-        replicas, isr = list(p.replicas), list(p.isr)
-        offline = [r for r in replicas if r not in online]
+        replicas, isr = p.replicas, p.isr
+        offline = [r for r in replicas if r not in online] if any_offline else ()
         error = NONE
         leader = p.leader
         if leader not in online:
@@ -95,9 +94,10 @@ def topic_row(topic: Any, online: set[int], version: int) -> TopicRow:
 def requested_topics(ctx: RequestContext, request: Any) -> list[TopicRow]:
     cluster, version = ctx.cluster, ctx.api_version
     online = {b for b, broker in cluster.brokers.items() if broker.online}
+    any_offline = len(online) < len(cluster.brokers)
     wanted = request.topics
     if wanted is None or (version == 0 and not wanted):
-        return [topic_row(t, online, version) for _, t in sorted(cluster.topics.items())]
+        return [topic_row(t, online, version, any_offline) for _, t in sorted(cluster.topics.items())]
     by_id = None
     rows = []
     for item in wanted:
@@ -237,6 +237,60 @@ _AUTH_OPS_NONE = _I32.pack(-(2**31))
 _TAGS_NONE = b"\x00"
 
 
+_PARTITION_STRUCTS: dict[tuple[int, bool, int, int, int], struct.Struct] = {}
+
+
+def _partition_struct(version: int, flexible: bool, n: int, m: int, k: int) -> struct.Struct:
+    """One struct for a whole partition entry of this shape, so encoding it is a single pack call."""
+    key = (version, flexible, n, m, k)
+    found = _PARTITION_STRUCTS.get(key)
+    if found is None:
+        length = "B" if flexible else "i"  # flexible: uvarint(count + 1), one byte while count < 127
+        fmt = ">hii" + ("i" if version >= 7 else "")
+        fmt += f"{length}{n}i{length}{m}i"
+        if version >= 5:
+            fmt += f"{length}{k}i"
+        if flexible:
+            fmt += "B"  # empty tagged fields
+        found = _PARTITION_STRUCTS[key] = struct.Struct(fmt)
+    return found
+
+
+def _encode_partition(version: int, flexible: bool, p: PartitionRow) -> bytes:
+    replicas, isr, offline = p.replicas, p.isr, p.offline
+    n, m, k = len(replicas), len(isr), len(offline) if version >= 5 else 0
+    if flexible and max(n, m, k) >= 0x7F:
+        return _encode_partition_slow(version, flexible, p)
+    shift = 1 if flexible else 0
+    values: list[int] = [p.error_code, p.partition_index, p.leader]
+    if version >= 7:
+        values.append(p.leader_epoch)
+    values.append(n + shift)
+    values.extend(replicas)
+    values.append(m + shift)
+    values.extend(isr)
+    if version >= 5:
+        values.append(k + shift)
+        values.extend(offline)
+    if flexible:
+        values.append(0)
+    return _partition_struct(version, flexible, n, m, k).pack(*values)
+
+
+def _encode_partition_slow(version: int, flexible: bool, p: PartitionRow) -> bytes:
+    def int_array(values: Sequence[int]) -> bytes:
+        count = _uvarint(len(values) + 1) if flexible else _I32.pack(len(values))
+        return count + struct.pack(f">{len(values)}i", *values)
+
+    out = _I16.pack(p.error_code) + _I32x2.pack(p.partition_index, p.leader)
+    if version >= 7:
+        out += _I32.pack(p.leader_epoch)
+    out += int_array(p.replicas) + int_array(p.isr)
+    if version >= 5:
+        out += int_array(p.offline)
+    return out + (_TAGS_NONE if flexible else b"")
+
+
 def encode_metadata_body(
     version: int,
     brokers: Sequence[BrokerRow],
@@ -260,9 +314,6 @@ def encode_metadata_body(
 
     tags = _TAGS_NONE if flexible else b""
 
-    def int_array(values: Sequence[int]) -> bytes:
-        return length(len(values)) + struct.pack(f">{len(values)}i", *values)
-
     out: list[bytes] = []
     if version >= 3:
         out.append(_I32.pack(0))
@@ -285,16 +336,7 @@ def encode_metadata_body(
             out.append(b"\x00")  # is_internal
         out.append(length(len(t.partitions)))
         for p in t.partitions:
-            out.append(_I16.pack(p.error_code))
-            if version >= 7:
-                out.append(_I32x3.pack(p.partition_index, p.leader, p.leader_epoch))
-            else:
-                out.append(_I32x2.pack(p.partition_index, p.leader))
-            out.append(int_array(p.replicas))
-            out.append(int_array(p.isr))
-            if version >= 5:
-                out.append(int_array(p.offline))
-            out.append(tags)
+            out.append(_encode_partition(version, flexible, p))
         if version >= 8:
             out.append(_AUTH_OPS_NONE)
         out.append(tags)

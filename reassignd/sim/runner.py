@@ -75,10 +75,12 @@ class SimRuntime:
     async def stop_broker(self, broker_id: int) -> None:
         self.cluster.stop_broker(broker_id)
         await self.listeners.close(broker_id)
+        log.info("broker stopped", broker=broker_id, controller=self.cluster.controller_id)
 
     async def start_broker(self, broker_id: int) -> None:
         self.cluster.start_broker(broker_id)
         await self.listeners.open(broker_id)
+        log.info("broker started", broker=broker_id, port=self.listeners.endpoints[broker_id].port)
 
     def set_time_scale(self, scale: float) -> None:
         if scale < 0:

@@ -61,7 +61,7 @@ class BrokerListeners:
         if broker_id in self._servers:
             return
         self._servers[broker_id] = await self._listen(broker_id, self._endpoints[broker_id].port)
-        log.info("broker listening", broker=broker_id, port=self._endpoints[broker_id].port)
+        log.debug("broker listening", broker=broker_id, port=self._endpoints[broker_id].port)
 
     async def close(self, broker_id: int) -> None:
         server = self._servers.pop(broker_id, None)
@@ -71,7 +71,7 @@ class BrokerListeners:
         for writer in list(self._connections.get(broker_id, ())):
             writer.close()
         await server.wait_closed()
-        log.info("broker listener closed", broker=broker_id)
+        log.debug("broker listener closed", broker=broker_id)
 
     async def close_all(self) -> None:
         for broker_id in list(self._servers):
