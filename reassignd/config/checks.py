@@ -95,6 +95,18 @@ def _cluster_security(v: Values) -> Iterator[Finding]:
                 yield key, f"has no effect with cluster.security.protocol = {protocol} (use SSL or SASL_SSL?)"
     yield from _pair(v, "cluster.ssl.certificate.location", "cluster.ssl.key.location")
     yield from _readable(v, _SSL_FILES)
+    yield from _shadowed_pass_through(v)
+
+
+def _shadowed_pass_through(v: Values) -> Iterator[Finding]:
+    """A pass-through property that a typed key already covers would bypass its validation."""
+    for key in v:
+        if not key.startswith("cluster.client."):
+            continue
+        property_name = key.removeprefix("cluster.client.")
+        typed = "cluster." + property_name
+        if typed in v or property_name == "bootstrap.servers":
+            yield key, f"use {typed} instead of the pass-through {key}"
 
 
 def _mqtt(v: Values) -> Iterator[Finding]:

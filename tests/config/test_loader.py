@@ -221,6 +221,16 @@ def test_toml_syntax_and_missing_file(tmp_path: Path) -> None:
         ),
         ('mqtt.tls.ca.file = "/x"', "mqtt.tls.ca.file", "has no effect with mqtt.tls.enable = false"),
         ('mqtt.password = "p"', "mqtt.password", "mqtt.username is not"),
+        (
+            '[cluster.client]\n"sasl.password" = "p"',
+            "cluster.client.sasl.password",
+            "use cluster.sasl.password instead",
+        ),
+        (
+            'cluster.client."bootstrap.servers" = "x:1"',
+            "cluster.client.bootstrap.servers",
+            "use cluster.bootstrap",
+        ),
     ],
 )
 def test_cross_field_checks(tmp_path: Path, text: str, key: str, fragment: str) -> None:
