@@ -52,18 +52,22 @@ class ThrottleOriginals:
 
     topics: Mapping[str, Values] = field(default_factory=lambda: MappingProxyType({}))
     brokers: Mapping[int, Values] = field(default_factory=lambda: MappingProxyType({}))
+    partitions: Mapping[str, frozenset[int]] = field(default_factory=lambda: MappingProxyType({}))
+    """Per topic, the partitions we have listed entries for: ours to clean up when their moves end."""
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "topics": {t: dict(v) for t, v in sorted(self.topics.items())},
             "brokers": {str(b): dict(v) for b, v in sorted(self.brokers.items())},
+            "partitions": {t: sorted(p) for t, p in sorted(self.partitions.items())},
         }
 
     @classmethod
     def from_json_dict(cls, data: Mapping[str, Any]) -> ThrottleOriginals:
         topics = {str(t): {str(k): _opt(v) for k, v in vals.items()} for t, vals in data["topics"].items()}
         brokers = {int(b): {str(k): _opt(v) for k, v in vals.items()} for b, vals in data["brokers"].items()}
-        return cls(MappingProxyType(topics), MappingProxyType(brokers))
+        parts = {str(t): frozenset(int(p) for p in ps) for t, ps in data.get("partitions", {}).items()}
+        return cls(MappingProxyType(topics), MappingProxyType(brokers), MappingProxyType(parts))
 
 
 def _opt(value: object) -> str | None:
@@ -77,8 +81,6 @@ class ThrottlePlan:
     topics: Mapping[str, Values]
     brokers: Mapping[int, Values]
     originals: ThrottleOriginals
-    owned_partitions: Mapping[str, frozenset[int]]
-    """Per topic, the partitions whose entries are ours to remove when not in the original value."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -101,14 +103,16 @@ def throttle_plan(
 ) -> ThrottlePlan:
     """What the throttle configs should be for `moves`; originals grow with first-touched resources.
 
-    `owned_partitions` defaults to the moving partitions; pass the whole plan's partitions per topic so
-    entries of finished steps are cleaned up too.
+    Entries are cleaned up for every partition we ever listed (remembered in the originals) and for
+    `owned_partitions`, e.g. the whole plan's partitions per topic.
     """
     leader_entries: dict[str, set[str]] = {}
     follower_entries: dict[str, set[str]] = {}
     serving: set[int] = set()
     receiving: set[int] = set()
-    owned: dict[str, set[int]] = {t: set(p) for t, p in (owned_partitions or {}).items()}
+    owned: dict[str, set[int]] = {t: set(p) for t, p in originals.partitions.items()}
+    for topic, parts in (owned_partitions or {}).items():
+        owned.setdefault(topic, set()).update(parts)
     for move in moves:
         topic, partition = move.tp.topic, move.tp.partition
         owned.setdefault(topic, set()).add(partition)
@@ -159,8 +163,11 @@ def throttle_plan(
     return ThrottlePlan(
         topics=MappingProxyType(topics),
         brokers=MappingProxyType(brokers),
-        originals=ThrottleOriginals(MappingProxyType(topic_originals), MappingProxyType(broker_originals)),
-        owned_partitions=MappingProxyType({t: frozenset(p) for t, p in owned.items()}),
+        originals=ThrottleOriginals(
+            MappingProxyType(topic_originals),
+            MappingProxyType(broker_originals),
+            MappingProxyType({t: frozenset(p) for t, p in owned.items()}),
+        ),
     )
 
 
@@ -207,7 +214,7 @@ def config_writes(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> tuple[Config
                     current=snapshot.topic_config(topic, key),
                     desired=desired.get(key),
                     original=originals.get(key),
-                    owned=plan.owned_partitions.get(topic, frozenset()),
+                    owned=plan.originals.partitions.get(topic, frozenset()),
                 )
             )
     for broker, desired in sorted(plan.brokers.items()):

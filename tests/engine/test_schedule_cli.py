@@ -1,0 +1,79 @@
+"""`reassignd schedule`: the dry run command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reassignd.cli import main
+from reassignd.model import ReassignmentPlan, snapshot_to_json
+
+from .helpers import cluster, tp
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    snapshot = cluster(10, {tp(0): (0, 1, 2, 3, 4), tp(1): (1, 2, 3)})
+    plan = ReassignmentPlan({tp(0): (5, 6, 7, 8, 9), tp(1): (4, 5, 6, 7)})
+    snap_path, plan_path = tmp_path / "snapshot.json", tmp_path / "plan.json"
+    snap_path.write_text(snapshot_to_json(snapshot))
+    plan_path.write_text(plan.to_json())
+    return snap_path, plan_path
+
+
+def test_schedule_json_lists_every_step(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "limits.toml"
+    config.write_text(
+        "reassignment.parallel.replica.count = 2\n"
+        "reassignment.parallel.partition.count = 1\n"
+        "[daemon]\nanything = 1\n"
+    )
+    snap, plan = files
+    code = main(["schedule", "--snapshot", str(snap), "--plan", str(plan), "--config", str(config), "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["finished"] is True
+    first = next(p for p in out["partitions"] if p["partition"] == 0)
+    assert [s["replicas"] for s in first["steps"]] == [
+        [0, 1, 2, 3, 4],
+        [5, 0, 1, 2, 3, 4],
+        [5, 6, 2, 3, 4],
+        [5, 6, 7, 8, 4],
+        [5, 6, 7, 8, 9],
+    ]
+    assert [s["moves_leadership"] for s in first["steps"]] == [False, True, False, False, False]
+    cycles = [s["cycle"] for p in out["partitions"] for s in p["steps"][1:]]
+    assert len(cycles) == len(set(cycles))  # one partition at a time
+    assert out["limits"]["reassignment.parallel.partition.count"] == 1
+
+
+def test_schedule_rejects_unknown_reassignment_keys(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "limits.toml"
+    config.write_text("reassignment.parallel.replicas = 2\nreassignment.parallel.partition.count = 0\n")
+    snap, plan = files
+    code = main(["schedule", "--snapshot", str(snap), "--plan", str(plan), "--config", str(config)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "reassignment.parallel.replicas" in err and "unknown key" in err
+    assert "reassignment.parallel.partition.count" in err and "got 0" in err
+
+
+def test_schedule_runs_as_a_process(files: tuple[Path, Path]) -> None:
+    snap, plan = files
+    result = subprocess.run(
+        [sys.executable, "-m", "reassignd", "schedule", "--snapshot", str(snap), "--plan", str(plan)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "t-0: (0,1,2,3,4) -> (5,0,1,2,3,4)*" in result.stdout
