@@ -64,7 +64,7 @@ class SimRuntime:
     async def stop(self) -> None:
         if self._clock is not None:
             self._clock.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # a failed step is already logged
                 await self._clock
             self._clock = None
         await self.listeners.close_all()
@@ -81,6 +81,11 @@ class SimRuntime:
         self.cluster.start_broker(broker_id)
         await self.listeners.open(broker_id)
         log.info("broker started", broker=broker_id, port=self.listeners.endpoints[broker_id].port)
+
+    @property
+    def clock_task(self) -> asyncio.Task[None] | None:
+        """The clock; it only ends by itself if a simulation step raised."""
+        return self._clock
 
     def set_time_scale(self, scale: float) -> None:
         if scale < 0:
@@ -125,15 +130,14 @@ async def serve(cluster: Any, time_scale: float, out: TextIO) -> int:
             control=runtime.control_url,
             time_scale=time_scale,
         )
-        clock = runtime._clock
         waiter = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait(
-            {waiter, clock} if clock else {waiter}, return_when=asyncio.FIRST_COMPLETED
-        )
-        if clock in done and clock is not None and clock.exception() is not None:
+        watched: set[asyncio.Task[Any]] = {waiter}
+        if runtime.clock_task is not None:
+            watched.add(runtime.clock_task)
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        if not waiter.done():  # the clock died: the simulation cannot go on
             waiter.cancel()
             return 1
-        waiter.cancel()
         log.info("simulator stopping")
         return 0
     finally:
