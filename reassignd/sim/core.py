@@ -10,6 +10,7 @@ visited (their log end is computed from the size at t0 and the produce rate).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,7 +31,8 @@ class ClusterCore:
         self.cluster_configs: dict[str, str] = {}  # dynamic cluster-wide broker defaults
         self.controller_id = -1
         self._replicas_on: dict[int, set[SimPartition]] = {}
-        self._fetching: set[tuple[SimPartition, int]] = set()
+        # catching-up replicas that can fetch now; a dict for a deterministic (insertion) order
+        self._fetching: dict[tuple[SimPartition, int], None] = {}
         self._reassigning: set[SimPartition] = set()
         self._under_min: set[SimPartition] = set()
         self._ever_under: set[SimPartition] = set()  # partitions with under-min time to report
@@ -42,6 +44,10 @@ class ClusterCore:
         self._outgoing_peak: dict[int, int] = {}
         self._dirty = True
         self._next_event = _INF
+        self.reallocations = 0  # how often fetch rates were recomputed (a cost figure for benchmarks)
+        self._keys_epoch = 0  # bumped when throttled-replica lists change: cached flow keys go stale
+        self._due: list[tuple[float, int]] = []
+        self._due_flows: list[tuple[SimPartition, int, Lag]] = []
 
     @property
     def now(self) -> float:
@@ -104,9 +110,12 @@ class ClusterCore:
             if leader != NO_LEADER and self.is_alive(b):
                 key = (p, b)
                 if sign > 0:
-                    self._fetching.add(key)
+                    self._fetching[key] = None
+                    lag = p.lags.get(b)
+                    if lag is not None:
+                        lag.keys = None
                 else:
-                    self._fetching.discard(key)
+                    self._fetching.pop(key, None)
                     lag = p.lags.get(b)
                     if lag is not None:
                         lag.rebase(now, 0.0)
@@ -207,40 +216,51 @@ class ClusterCore:
             self._complete_due()
         self._clock.now = end
 
+    def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
+        """Resource ids a fetch uses: 4*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle."""
+        leader = p.leader
+        topic = self.topics[p.topic]
+        keys = [4 * leader, 4 * broker + 1]
+        if topic.follower_throttled(p.index, broker):
+            keys.append(4 * broker + 2)
+        if topic.leader_throttled(p.index, leader):
+            keys.append(4 * leader + 3)
+        return tuple(keys)
+
+    def _capacity(self, key: int) -> float:
+        broker, kind = divmod(key, 4)
+        b = self.brokers[broker]
+        if kind == 0:
+            return b.network_out - self._reserved_out.get(broker, 0.0)
+        if kind == 1:
+            return b.network_in - self._reserved_in.get(broker, 0.0)
+        name = cfg.FOLLOWER_THROTTLED_RATE if kind == 2 else cfg.LEADER_THROTTLED_RATE
+        return float(cfg.effective_long(self.broker_config(broker, name)))
+
     def _reallocate(self) -> None:
+        """Recompute every fetch rate (max-min fair) and the time each catching-up replica joins the ISR."""
+        self.reallocations += 1
         now = self._clock.now
-        flows = list(self._fetching)
-        keys: list[list[tuple[str, int]]] = []
-        capacity: dict[tuple[str, int], float] = {}
-        for p, b in flows:
-            leader = p.leader
-            topic = self.topics[p.topic]
-            ks = [("out", leader), ("in", b)]
-            if ("out", leader) not in capacity:
-                capacity[("out", leader)] = self.brokers[leader].network_out - self._reserved_out.get(
-                    leader, 0.0
-                )
-            if ("in", b) not in capacity:
-                capacity[("in", b)] = self.brokers[b].network_in - self._reserved_in.get(b, 0.0)
-            if topic.follower_throttled(p.index, b):
-                ks.append(("fthr", b))
-                if ("fthr", b) not in capacity:
-                    capacity[("fthr", b)] = cfg.effective_long(
-                        self.broker_config(b, cfg.FOLLOWER_THROTTLED_RATE)
-                    )
-            if topic.leader_throttled(p.index, leader):
-                ks.append(("lthr", leader))
-                if ("lthr", leader) not in capacity:
-                    capacity[("lthr", leader)] = cfg.effective_long(
-                        self.broker_config(leader, cfg.LEADER_THROTTLED_RATE)
-                    )
-            keys.append(ks)
-        rates = max_min_fair(keys, capacity)
-        next_event = _INF
-        for (p, b), rate in zip(flows, rates, strict=True):
+        epoch = self._keys_epoch
+        flows: list[tuple[SimPartition, int, Lag]] = []
+        keys: list[tuple[int, ...]] = []
+        used: set[int] = set()
+        for p, b in self._fetching:
             lag = p.lags[b]
-            lag.rebase(now, rate)
-            behind = p._end() - lag.pos0
+            if lag.keys is None or lag.keys_epoch != epoch:
+                lag.keys = self._flow_keys(p, b)
+                lag.keys_epoch = epoch
+            flows.append((p, b, lag))
+            keys.append(lag.keys)
+            used.update(lag.keys)
+        capacity = {key: self._capacity(key) for key in used}
+        rates = max_min_fair(keys, capacity)
+        due: list[tuple[float, int]] = []
+        for i, (p, _b, lag) in enumerate(flows):
+            rate = rates[i]
+            pos = lag.pos0 + lag.rate * (now - lag.t0)
+            lag.pos0, lag.t0, lag.rate = pos, now, rate
+            behind = p._end() - pos
             produce = p.produce_bytes_per_sec
             if behind <= 0:
                 lag.done_at = now
@@ -248,15 +268,24 @@ class ClusterCore:
                 lag.done_at = now + behind / (rate - produce)
             else:
                 lag.done_at = _INF
-            next_event = min(next_event, lag.done_at)
-        self._next_event = next_event
+                continue
+            due.append((lag.done_at, i))
+        heapq.heapify(due)
+        self._due = due
+        self._due_flows = flows
+        self._next_event = due[0][0] if due else _INF
         self._dirty = False
 
     def _complete_due(self) -> None:
+        """Every replica that reached its leader's log end by now joins the ISR (in a stable order)."""
         now = self._clock.now
-        due = [(p, b) for p, b in self._fetching if p.lags[b].done_at <= now + _EPS]
-        due.sort(key=lambda key: (key[0].topic, key[0].index, key[1]))
-        for p, b in due:
+        ready: list[tuple[SimPartition, int]] = []
+        while self._due and self._due[0][0] <= now + _EPS:
+            _, i = heapq.heappop(self._due)
+            p, b, _lag = self._due_flows[i]
+            ready.append((p, b))
+        ready.sort(key=lambda key: (key[0].topic, key[0].index, key[1]))
+        for p, b in ready:
             if (p, b) not in self._fetching:
                 continue
             lag = p.lags[b]

@@ -42,9 +42,11 @@ class SimBroker:
 class Lag:
     """A replica outside the ISR: `pos0` bytes at time `t0`, growing at `rate` while it fetches."""
 
-    __slots__ = ("done_at", "pos0", "rate", "t0")
+    __slots__ = ("done_at", "keys", "keys_epoch", "pos0", "rate", "t0")
 
     def __init__(self, pos0: float, t0: float) -> None:
+        self.keys: tuple[int, ...] | None = None  # resource ids of its fetch, cached between reallocations
+        self.keys_epoch = 0
         self.pos0 = pos0
         self.t0 = t0
         self.rate = 0.0

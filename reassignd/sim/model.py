@@ -242,20 +242,20 @@ class SimCluster(ClusterCore):
                 errors.INVALID_REPLICA_ASSIGNMENT,
                 "The manual partition assignment includes an empty replica list.",
             )
-        seen: set[int] = set()
-        for broker in replicas:
-            if broker in seen:
-                raise KafkaError(
-                    errors.INVALID_REPLICA_ASSIGNMENT,
-                    f"The manual partition assignment includes the broker {broker} more than once.",
-                )
-            seen.add(broker)
+        previous: int | None = None
+        for broker in sorted(replicas):  # Kafka checks the sorted ids: the smallest culprit is named
             if broker not in self.brokers:
                 raise KafkaError(
                     errors.INVALID_REPLICA_ASSIGNMENT,
                     f"The manual partition assignment includes broker {broker}, but no such broker is "
                     "registered.",
                 )
+            if broker == previous:
+                raise KafkaError(
+                    errors.INVALID_REPLICA_ASSIGNMENT,
+                    f"The manual partition assignment includes the broker {broker} more than once.",
+                )
+            previous = broker
         if expected_rf is not None and len(replicas) != expected_rf:
             raise KafkaError(
                 errors.INVALID_REPLICA_ASSIGNMENT,
@@ -349,24 +349,17 @@ class SimCluster(ClusterCore):
         return results
 
     def _elect_one(self, election_type: int, p: SimPartition) -> None:
+        """ReplicationControlManager.electLeader: not needed, or a PartitionChangeBuilder election."""
         if election_type == ELECTION_PREFERRED:
             if p.leader == p.replicas[0]:
                 raise KafkaError(errors.ELECTION_NOT_NEEDED)
             if not self._change(p, Election.PREFERRED):
-                raise KafkaError(
-                    errors.PREFERRED_LEADER_NOT_AVAILABLE,
-                    f"Failed to elect leader for partition {p.topic}-{p.index} under strategy "
-                    "PreferredReplicaPartitionLeaderElectionStrategy",
-                )
+                raise KafkaError(errors.PREFERRED_LEADER_NOT_AVAILABLE)
         else:
             if p.leader != NO_LEADER:
                 raise KafkaError(errors.ELECTION_NOT_NEEDED)
             if not self._change(p, Election.UNCLEAN):
-                raise KafkaError(
-                    errors.ELIGIBLE_LEADERS_NOT_AVAILABLE,
-                    f"Failed to elect leader for partition {p.topic}-{p.index} under strategy "
-                    "UncleanPartitionLeaderElectionStrategy",
-                )
+                raise KafkaError(errors.ELIGIBLE_LEADERS_NOT_AVAILABLE)
 
     # -- configs, log dirs and views (implemented in sim/views.py) -------------------------------------------
 

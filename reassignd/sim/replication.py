@@ -13,50 +13,46 @@ each include partitions while the quota is not exceeded.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
-
-K = TypeVar("K", bound=Hashable)
+from collections.abc import Mapping, Sequence
 
 
-def max_min_fair(flows: Sequence[Sequence[K]], capacity: Mapping[K, float]) -> list[float]:
-    """Max-min fair rates for `flows` (each the resources it uses) under `capacity` per resource.
+def max_min_fair(flows: Sequence[Sequence[int]], capacity: Mapping[int, float]) -> list[float]:
+    """Max-min fair rates for `flows` (each the ids of the resources it uses) under `capacity` per resource.
 
-    Cost O((F * k + R) log R) for F flows of k resources over R resources. A flow using no resource gets 0.
+    Progressive filling with a heap of resources keyed by their fair share: the resource with the smallest
+    share is a bottleneck, its unfrozen flows get that share, and the other resources those flows use lose
+    it. A resource's share never shrinks while flows freeze, so heap keys are lower bounds, refreshed
+    lazily. Cost O((F * k + R) log R) for F flows of k resources over R resources; a flow using none gets 0.
     """
-    index: dict[K, int] = {}
-    members: list[list[int]] = []
-    flow_keys: list[list[int]] = []
+    members: dict[int, list[int]] = {}
     for i, keys in enumerate(flows):
-        ids = []
         for key in keys:
-            kid = index.get(key)
-            if kid is None:
-                kid = index[key] = len(members)
-                members.append([])
-            members[kid].append(i)
-            ids.append(kid)
-        flow_keys.append(ids)
-    remaining = [0.0] * len(members)
-    for key, kid in index.items():
-        remaining[kid] = max(0.0, float(capacity[key]))
-    count = [len(m) for m in members]
-    version = [0] * len(members)
-    heap = [(remaining[k] / count[k], 0, k) for k in range(len(members))]
+            group = members.get(key)
+            if group is None:
+                members[key] = [i]
+            else:
+                group.append(i)
+    remaining = {key: max(0.0, float(capacity[key])) for key in members}
+    count = {key: len(group) for key, group in members.items()}
+    heap = [(remaining[key] / n, key) for key, n in count.items()]
     heapq.heapify(heap)
-    rates: list[float | None] = [None] * len(flows)
+    rates = [-1.0] * len(flows)
+    push, pop = heapq.heappush, heapq.heappop
     while heap:
-        share, ver, kid = heapq.heappop(heap)
-        if ver != version[kid] or count[kid] == 0:
+        share, key = pop(heap)
+        n = count[key]
+        if n == 0:
             continue
-        for i in members[kid]:
-            if rates[i] is not None:
+        current = remaining[key] / n
+        if current > share:
+            push(heap, (current, key))  # shares only grow as flows freeze: re-queue at its real value
+            continue
+        for i in members[key]:
+            if rates[i] >= 0.0:
                 continue
-            rates[i] = share
-            for other in flow_keys[i]:
-                remaining[other] = max(0.0, remaining[other] - share)
+            rates[i] = current
+            for other in flows[i]:
+                left = remaining[other] - current
+                remaining[other] = left if left > 0.0 else 0.0
                 count[other] -= 1
-                version[other] += 1
-                if other != kid and count[other] > 0:
-                    heapq.heappush(heap, (remaining[other] / count[other], version[other], other))
-    return [r if r is not None else 0.0 for r in rates]
+    return [r if r >= 0.0 else 0.0 for r in rates]

@@ -127,6 +127,7 @@ def incremental_alter_configs(
             return
         topic.configs = updated
         topic.refresh_throttles()
+        sim._keys_epoch += 1
         _after_config_change(sim, topic.partitions)
         return
     if resource_type == cfg.RESOURCE_BROKER:
@@ -204,6 +205,17 @@ def observed(sim: ClusterCore) -> dict[str, Any]:
     return {"time": sim.now, "brokers": brokers, "under_min_isr": under}
 
 
+def replica_sizes(p: SimPartition) -> dict[int, int]:
+    """Bytes each replica holds, computed once per partition (in-sync replicas hold the log end)."""
+    end = p._end()
+    lags = p.lags
+    if not lags:
+        size = int(end)
+        return dict.fromkeys(p.replicas, size)
+    now = p._clock.now
+    return {b: int(min(end, lags[b].at(now))) if b in lags else int(end) for b in p.replicas}
+
+
 def partition_dict(p: SimPartition) -> dict[str, Any]:
     return {
         "topic": p.topic,
@@ -217,7 +229,7 @@ def partition_dict(p: SimPartition) -> dict[str, Any]:
         "removing": list(p.removing),
         "size_bytes": p.log_end,
         "produce_bytes_per_sec": p.produce_bytes_per_sec,
-        "replica_sizes": {str(b): p.position(b) for b in p.replicas},
+        "replica_sizes": {str(b): size for b, size in replica_sizes(p).items()},
     }
 
 
@@ -262,7 +274,7 @@ def to_snapshot(sim: ClusterCore) -> ClusterSnapshot:
                     adding=tuple(p.adding),
                     removing=tuple(p.removing),
                     size_bytes=p.log_end,
-                    replica_sizes={b: p.position(b) for b in p.replicas},
+                    replica_sizes=replica_sizes(p),
                     produce_bytes_per_sec=p.produce_bytes_per_sec,
                 )
             )
