@@ -81,9 +81,13 @@ def test_preferred_election_after_restart(sim: SimProcess) -> None:
     sim.advance(5)  # the restarted replica catches up and rejoins the ISR
     admin = _admin(sim)
     assert sorted(admin.list_topics(timeout=15).topics["ha"].partitions[0].isrs) == [1, 2, 3]
-    result = admin.elect_leaders(CkElectionType.PREFERRED, [TopicPartition("ha", 0)]).result(timeout=20)
-    assert list(result.values()) == [None]
+    # No partitions named: all of them; those whose leader is already preferred are left out of the result.
+    result = admin.elect_leaders(CkElectionType.PREFERRED, None).result(timeout=20)
+    assert {(tp.topic, tp.partition): error for tp, error in result.items()} == {("ha", 0): None}
     assert admin.list_topics(timeout=15).topics["ha"].partitions[0].leader == 1
+    again = admin.elect_leaders(CkElectionType.PREFERRED, [TopicPartition("ha", 0)]).result(timeout=20)
+    (error,) = again.values()
+    assert error is not None and error.code() == KafkaError.ELECTION_NOT_NEEDED
 
 
 def test_simulator_exits_zero_on_sigterm(sim: SimProcess, tmp_path: Any) -> None:

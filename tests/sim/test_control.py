@@ -151,3 +151,18 @@ async def test_stop_and_start_broker_closes_and_reopens_its_port(
     assert (status, body["online"]) == (200, True)
     assert not _refused(port)
     assert runtime.listeners.endpoints[2].port == port
+
+
+async def test_serve_exits_1_when_a_simulation_step_fails() -> None:
+    import io
+
+    from reassignd.sim.runner import serve
+
+    class Broken(SimCluster):
+        def advance(self, seconds: float) -> None:
+            raise RuntimeError("model bug")
+
+    broken = Broken.from_scenario(load_scenario(SCENARIO), seed=1)
+    out = io.StringIO()
+    assert await asyncio.wait_for(serve(broken, time_scale=1, out=out), timeout=10) == 1
+    assert out.getvalue().startswith("bootstrap.servers=127.0.0.1:")
