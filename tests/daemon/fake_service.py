@@ -288,7 +288,8 @@ class FakeControllerService:
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
         try:
-            updated = Limits.from_mapping({**self._limits.to_mapping(), **changes})
+            known_changes = {key: value for key, value in changes.items() if key in known}
+            updated = Limits.from_mapping({**self._limits.to_mapping(), **known_changes})
         except InvalidInputError as exc:
             problems += exc.problems
             updated = self._limits

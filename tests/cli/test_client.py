@@ -1,0 +1,278 @@
+"""The client commands as an operator runs them: `python -m reassignd ...` subprocesses against a real
+aiohttp server (the daemon's API over the in-memory service) on a free loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reassignd.daemon.api import create_app, load_openapi, prometheus_metrics_handler, start_api
+from reassignd.model import TopicPartition
+from tests.daemon.fake_service import FakeControllerService, drain_plan, small_cluster
+from tests.services.procs import free_port
+
+TOKEN = "cli-test-token-0123456789"
+LEADER = "leader.reassignment.throttled.rate"
+FOLLOWER = "follower.reassignment.throttled.rate"
+
+
+@dataclass
+class Daemon:
+    fake: FakeControllerService
+    url: str
+    token_file: Path
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+async def daemon(tmp_path: Path) -> AsyncIterator[Daemon]:
+    fake = small_cluster()
+    app = create_app(fake, token=TOKEN, metrics_handler=prometheus_metrics_handler(), openapi=load_openapi())
+    port = free_port()
+    runner = await start_api(app, "127.0.0.1", port)
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    try:
+        yield Daemon(fake, f"http://127.0.0.1:{port}", token_file)
+    finally:
+        await runner.cleanup()
+
+
+async def cli(
+    daemon: Daemon | None,
+    *args: str,
+    token: bool = True,
+    env: dict[str, str] | None = None,
+    wait: float = 30,
+) -> Result:
+    """Run the CLI while the server keeps serving on this event loop."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
+    if daemon is not None:
+        environ["REASSIGND_API"] = daemon.url
+        if token:
+            environ["REASSIGND_API_TOKEN_FILE"] = str(daemon.token_file)
+    environ.update(env or {})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "reassignd",
+        *args,
+        env=environ,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), wait)
+    result = Result(proc.returncode if proc.returncode is not None else -1, out.decode(), err.decode())
+    assert "Traceback" not in result.err, result.err
+    return result
+
+
+def write_plan(tmp_path: Path, plan: dict[str, Any], name: str = "plan.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(plan))
+    return str(path)
+
+
+async def test_submit_then_follow_the_plan(daemon: Daemon, tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, drain_plan())
+    result = await cli(daemon, "submit", plan)
+    assert result.code == 0, result.err
+    assert result.out == "plan plan-1 running: 6 partition(s), 6 replica(s) to move, 6.0 GB, 6 step(s)\n"
+    daemon.fake.tick(10)
+    result = await cli(daemon, "plans")
+    header, row = result.out.splitlines()
+    assert header.split() == ["PLAN", "STATE", "SUBMITTED", "PARTITIONS", "BYTES", "DONE", "ETA"]
+    assert row.split() == ["plan-1", "running", "2023-11-14T22:13:20+00:00", "6", "16.3%", "51s"]
+    result = await cli(daemon, "status")
+    lines = result.out.splitlines()
+    assert result.code == 0 and lines[0].startswith("plan plan-1 running: bytes 980.0 MB/6.0 GB (16.3%)")
+    assert any(line.split()[:3] == ["4", "2/2", "0/2"] for line in lines)
+    result = await cli(daemon, "status", "plan-1", "--json")
+    assert result.json() == daemon.fake.plan_status("plan-1")
+
+
+async def test_dry_run_queues_nothing(daemon: Daemon, tmp_path: Path) -> None:
+    result = await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=2)), "--dry-run", "--json")
+    assert result.code == 0 and result.json()["state"] == "dry_run" and daemon.fake.plans == {}
+
+
+async def test_a_refused_plan_prints_every_problem_and_exits_2(daemon: Daemon, tmp_path: Path) -> None:
+    plan = {
+        "version": 1,
+        "partitions": [
+            {"topic": "orders", "partition": 0, "replicas": [4, 5, 9]},
+            {"topic": "orders", "partition": 1, "replicas": [4, 5]},
+        ],
+    }
+    result = await cli(daemon, "submit", write_plan(tmp_path, plan))
+    assert result.code == 2 and result.out == ""
+    assert result.err.splitlines() == [
+        "reassignd: invalid_plan: plan rejected with 2 problem(s)",
+        "  - orders-0: replicas: unknown broker id(s) [9]",
+        "  - orders-1: replicas: changes the replication factor from 3 to 2; pass allow_rf_change to mean it",
+    ]
+    shrink = write_plan(tmp_path, {**plan, "partitions": plan["partitions"][1:]}, "shrink.json")
+    result = await cli(daemon, "submit", shrink, "--allow-rf-change")
+    assert result.code == 0 and daemon.fake.plans["plan-1"].moves[TopicPartition("orders", 1)].target == (
+        4,
+        5,
+    )
+
+
+async def test_a_malformed_plan_file_is_refused_locally(daemon: Daemon, tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"version": 1, "partitions": [')
+    result = await cli(daemon, "submit", str(path))
+    assert result.code == 2 and "reassignment plan" in result.err
+    result = await cli(daemon, "submit", str(tmp_path / "missing.json"))
+    assert result.code == 2 and "No such file" in result.err
+    assert daemon.fake.calls == []
+
+
+async def test_tokens_from_file_environment_or_nowhere(daemon: Daemon, tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, drain_plan(count=1))
+    result = await cli(daemon, "submit", plan, token=False)
+    assert result.code == 2
+    assert result.err.startswith("reassignd: unauthorized: missing bearer token")
+    assert "hint: pass --token-file" in result.err
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not-the-token")
+    result = await cli(daemon, "submit", plan, "--token-file", str(wrong))
+    assert result.code == 2 and "wrong bearer token" in result.err
+    assert [c for c in daemon.fake.calls if c[0] == "submit_plan"] == []
+    result = await cli(daemon, "submit", plan, token=False, env={"REASSIGND_API_TOKEN": TOKEN})
+    assert result.code == 0, result.err
+    result = await cli(daemon, "cancel", "--token-file", str(daemon.token_file), token=False)
+    assert result.code == 0 and result.out.startswith("cancel: plan plan-1 cancelled")
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    result = await cli(daemon, "pause", "--token-file", str(empty), token=False)
+    assert result.code == 2 and "is empty" in result.err
+
+
+async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
+    result = await cli(daemon, "pause")
+    assert (
+        result.code == 2 and result.err.strip() == "reassignd: conflict: nothing to pause: no plan is running"
+    )
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan()))
+    result = await cli(daemon, "pause", "plan-1")
+    assert result.code == 0 and result.out.startswith("pause: plan plan-1 paused")
+    result = await cli(daemon, "resume", "--json")
+    assert result.code == 0 and result.json()["state"] == "running"
+    result = await cli(daemon, "cancel", "plan-9")
+    assert result.code == 2 and "not_found: no plan with id 'plan-9'" in result.err
+    result = await cli(daemon, "cancel")
+    assert result.code == 0 and daemon.fake.plans["plan-1"].state == "cancelled"
+
+
+async def test_status_without_a_running_plan(daemon: Daemon) -> None:
+    result = await cli(daemon, "status")
+    assert (result.code, result.out) == (0, "no plan is running\n")
+    result = await cli(daemon, "status", "--json")
+    assert (result.code, result.json()) == (0, None)
+    result = await cli(daemon, "status", "plan-3")
+    assert result.code == 2 and "not_found" in result.err
+
+
+async def test_limits_show_and_change(daemon: Daemon) -> None:
+    result = await cli(daemon, "limits")
+    assert result.code == 0 and any(
+        line.split() == ["reassignment.parallel.partition.count", "4"] for line in result.out.splitlines()
+    )
+    result = await cli(
+        daemon,
+        "limits",
+        "reassignment.parallel.partition.count=9",
+        "reassignment.scheduling.mode=batch",
+        "--json",
+    )
+    assert result.code == 0 and result.json()["reassignment.parallel.partition.count"] == 9
+    assert daemon.fake.limits()["reassignment.scheduling.mode"] == "batch"
+    result = await cli(daemon, "limits", "reassignment.parallel.partition.count=0", "reassignment.nope=1")
+    assert result.code == 2 and "invalid_request: limits unchanged: 2 problem(s)" in result.err
+    assert "  - limits: reassignment.nope: unknown key" in result.err
+    assert daemon.fake.limits()["reassignment.parallel.partition.count"] == 9
+    result = await cli(daemon, "limits", "oops")
+    assert result.code == 2 and "must be KEY=VALUE" in result.err
+
+
+async def test_throttle_show_and_change_with_units(daemon: Daemon, tmp_path: Path) -> None:
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan()))
+    daemon.fake.tick(1)
+    result = await cli(daemon, "throttle", "--follower-rate", "10MiB/s", "--leader-rate", "80MB/s")
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[:2] == [
+        f"{LEADER} = 80.0 MB/s (80000000)",
+        f"{FOLLOWER} = 10.5 MB/s (10485760)",
+    ]
+    assert ["4", "-", "10.5", "MB/s"] in [line.split() for line in result.out.splitlines()]
+    result = await cli(daemon, "throttle", "--leader-rate", "none", "--json")
+    assert result.code == 0 and result.json()[LEADER] is None
+    result = await cli(daemon, "throttle", "--follower-rate", "50Mb/s")
+    assert result.code == 2 and "lowercase b means bits" in result.err
+    assert daemon.fake.throttles()[FOLLOWER] == 10_485_760
+
+
+async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) -> None:
+    result = await cli(daemon, "reassignments")
+    assert result.out.splitlines()[1].split() == ["logs", "1", "4,2,3", "4", "3", "foreign", "-"]
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=1)))
+    daemon.fake.tick(1)
+    result = await cli(daemon, "reassignments", "--json")
+    owners = sorted((r["owner"], r["plan_id"]) for r in result.json()["reassignments"])
+    assert owners == [("foreign", None), ("reassignd", "plan-1")]
+
+
+async def test_a_standby_names_the_leader(daemon: Daemon) -> None:
+    daemon.fake.leader_address = "http://10.0.0.7:8080"
+    result = await cli(daemon, "pause")
+    assert result.code == 2 and "hint: the leading daemon is at --api http://10.0.0.7:8080" in result.err
+
+
+async def test_no_daemon_exits_3_without_a_traceback(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    for args in (("status",), ("plans",), ("pause", "--api", url), ("limits", "a=1")):
+        result = await cli(None, *args, env={"REASSIGND_API": url})
+        assert result.code == 3, (args, result)
+        assert result.err.startswith(f"reassignd: cannot reach the daemon at {url}: ")
+    result = await cli(None, "plans", "--api", "ftp://nowhere")
+    assert result.code == 2 and "API URL must be http(s)" in result.err
+
+
+async def test_watch_without_a_terminal_follows_the_plan_to_its_end(daemon: Daemon, tmp_path: Path) -> None:
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=2)))
+    stop = asyncio.Event()
+
+    async def move() -> None:
+        while not stop.is_set():
+            daemon.fake.tick(2)
+            await asyncio.sleep(0.05)
+
+    mover = asyncio.create_task(move())
+    try:
+        result = await cli(daemon, "status", "--watch", "--interval", "0.1")
+    finally:
+        stop.set()
+        await mover
+    lines = result.out.splitlines()
+    assert result.code == 0 and len(lines) >= 2
+    assert " plan plan-1 running: " in lines[0] and " plan plan-1 completed: " in lines[-1]
+    assert "(100.0%)" in lines[-1]
