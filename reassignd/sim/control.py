@@ -105,7 +105,11 @@ async def stop_broker(request: web.Request) -> web.Response:
 
 async def start_broker(request: web.Request) -> web.Response:
     broker_id = _broker_id(request)
-    await request.app[RUNTIME_KEY].start_broker(broker_id)
+    try:
+        await request.app[RUNTIME_KEY].start_broker(broker_id)
+    except OSError as exc:  # its port was taken while it was down
+        message = f"cannot listen again: {exc.strerror or exc}"
+        raise ControlError(409, message, "broker_id", broker_id) from None
     return web.json_response({"broker": broker_id, "online": True})
 
 

@@ -78,8 +78,8 @@ class SimRuntime:
         log.info("broker stopped", broker=broker_id, controller=self.cluster.controller_id)
 
     async def start_broker(self, broker_id: int) -> None:
+        await self.listeners.open(broker_id)  # first: if the port is gone, the model stays unchanged
         self.cluster.start_broker(broker_id)
-        await self.listeners.open(broker_id)
         log.info("broker started", broker=broker_id, port=self.listeners.endpoints[broker_id].port)
 
     @property
