@@ -68,7 +68,7 @@ def load_scenario(source: str | Path | dict[str, Any]) -> Scenario:
         data = source
     else:
         text = source
-        if isinstance(source, Path) or not str(source).lstrip().startswith("{"):
+        if isinstance(source, Path) or not str(source).lstrip().startswith(("{", "[")):
             path = Path(source)
             try:
                 text = path.read_text()
