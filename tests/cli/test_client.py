@@ -263,7 +263,8 @@ async def test_watch_without_a_terminal_follows_the_plan_to_its_end(daemon: Daem
 
     async def move() -> None:
         while not stop.is_set():
-            daemon.fake.tick(2)
+            if ("plan_status", None) in daemon.fake.calls:  # the watch saw it running: now move it
+                daemon.fake.tick(2)
             await asyncio.sleep(0.05)
 
     mover = asyncio.create_task(move())
