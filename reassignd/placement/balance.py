@@ -75,9 +75,13 @@ def _water_fill_give(loads: Mapping[int, int], give: dict[int, int], amount: int
     return amount
 
 
-def balance_quotas(loads: Mapping[int, int], threshold: float) -> Quotas:
-    """replica-balance / leader-balance: bring every broker into the band with the fewest moves."""
-    band = Band.around(sum(loads.values()), len(loads), threshold)
+def balance_quotas(loads: Mapping[int, int], threshold: float, band: Band | None = None) -> Quotas:
+    """replica-balance / leader-balance: bring every broker into the band with the fewest moves.
+
+    With `band` given (the whole cluster's), `loads` may be one data centre: moves then stay inside it,
+    which is what a partition spread evenly over data centres allows.
+    """
+    band = band or Band.around(sum(loads.values()), len(loads), threshold)
     give = {b: load - band.upper for b, load in loads.items() if load > band.upper}
     take = {b: band.lower - load for b, load in loads.items() if load < band.lower}
     surplus, deficit = sum(give.values()), sum(take.values())
@@ -98,8 +102,8 @@ def drain_quotas(loads: Mapping[int, int], drained: Collection[int], threshold: 
     give = {b: v for b, v in loads.items() if b in drained and v > 0}
     take: dict[int, int] = {}
     left = _water_fill_take(keep, take, moving, band.upper)
-    if left:
-        _water_fill_take(keep, take, left, max(keep.values(), default=0) + left + 1)
+    if left and keep:
+        _water_fill_take(keep, take, left, max(keep.values()) + left + 1)
     return Quotas(band, give, take, moving)
 
 

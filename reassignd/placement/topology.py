@@ -29,6 +29,7 @@ class Topology:
     children: Mapping[Node, tuple[Node, ...]]
     capacity: Mapping[Node, int]
     leaf_broker: Mapping[Node, int]
+    chains: Mapping[int, tuple[Node, ...]]
 
     @classmethod
     def from_racks(cls, racks: Mapping[int, str | None]) -> Topology:
@@ -47,6 +48,9 @@ class Topology:
             children=MappingProxyType({n: tuple(sorted(c)) for n, c in children.items()}),
             capacity=MappingProxyType(capacity),
             leaf_broker=MappingProxyType({leaf: b for b, leaf in leaves.items()}),
+            chains=MappingProxyType(
+                {b: tuple(leaf[:depth] for depth in range(1, len(leaf) + 1)) for b, leaf in leaves.items()}
+            ),
         )
 
     @classmethod
@@ -58,15 +62,15 @@ class Topology:
 
     def ancestors(self, broker: int) -> tuple[Node, ...]:
         """The nodes from the top level down to the broker's own leaf (the root excluded)."""
-        leaf = self.leaves[broker]
-        return tuple(leaf[:depth] for depth in range(1, len(leaf) + 1))
+        return self.chains[broker]
 
     def subtree_counts(self, replicas: Iterable[int]) -> dict[Node, int]:
         """How many of these replicas sit below each node (the root included)."""
         counts: dict[Node, int] = {ROOT: 0}
+        chains = self.chains
         for broker in replicas:
             counts[ROOT] += 1
-            for node in self.ancestors(broker):
+            for node in chains[broker]:
                 counts[node] = counts.get(node, 0) + 1
         return counts
 

@@ -1,0 +1,213 @@
+"""Planner commands: `place` (KIP-879 CreateReplicaPlacement), `plan` (KIP-166 goals on Spark) and
+`show-cluster-state`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from reassignd.cli._common import load_snapshot, print_json
+from reassignd.model import InvalidInputError, Problem, snapshot_to_json
+
+
+def _broker_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"broker ids must be integers, got {text!r}") from None
+
+
+def register(subparsers: Any) -> None:
+    place = subparsers.add_parser(
+        "place",
+        help="place the replicas of new partitions (KIP-879 CreateReplicaPlacement)",
+        description="Runs a replica placer (entry points in group reassignd.placers; default: the "
+        "snapshot's broker.replica.placer config, else multi-level) over the snapshot's brokers.",
+    )
+    place.add_argument("--snapshot", required=True, help="cluster snapshot JSON, or - for stdin")
+    place.add_argument("--partitions", type=int, required=True, help="number of partitions")
+    place.add_argument("--replication-factor", type=int, required=True)
+    place.add_argument("--brokers", type=_broker_list, help="only these broker ids (comma separated)")
+    place.add_argument("--force-simple", action="store_true", help="Kafka's rack-unaware algorithm")
+    place.add_argument("--placer", help="placer name (kafka-default, kafka-rack-aware, multi-level, ...)")
+    place.add_argument("--seed", type=int, help="seed for the rings' random starts (default: random)")
+    place.add_argument("--json", action="store_true", help="print the CreateReplicaPlacement response")
+    place.set_defaults(func=_place)
+
+    plan = subparsers.add_parser(
+        "plan",
+        help="compute a balance plan (KIP-166 goals) on Spark",
+        description="Reads a snapshot (JSON file, directory of JSON files for a fleet, or the Parquet "
+        "layout of docs/planner.md), plans the goal with as few moves as the threshold allows, never "
+        "worsening rack spread, and writes Kafka's reassignment JSON.",
+    )
+    plan.add_argument(
+        "--goal",
+        required=True,
+        choices=("leader-balance", "replica-balance", "cluster-balance", "drain", "fill"),
+    )
+    source = plan.add_mutually_exclusive_group(required=True)
+    source.add_argument("--snapshot", nargs="+", metavar="PATH", help="snapshot file(s) or directories")
+    source.add_argument("--bootstrap-servers", help="read a live snapshot through the cluster adapter")
+    plan.add_argument("--out", required=True, help="plan file; a directory when planning several clusters")
+    plan.add_argument("--report", metavar="DIR", help="write report.json and PNG charts here")
+    plan.add_argument("--spark-master", help="Spark master URL (default local[*] or REASSIGND_SPARK_MASTER)")
+    plan.add_argument("--threshold", type=float, default=0.10, help="band around the average (0.10)")
+    plan.add_argument("--brokers", type=_broker_list, help="balance only these / brokers to drain or fill")
+    plan.add_argument("--size-aware", action="store_true", help="balance bytes instead of replica counts")
+    plan.add_argument("--seed", type=int, default=0, help="seed for the deterministic tie-breaks")
+    plan.add_argument("--max-rounds", type=int, default=12)
+    plan.add_argument("--json", action="store_true", help="print the figures as JSON")
+    plan.set_defaults(func=_plan)
+
+    state = subparsers.add_parser(
+        "show-cluster-state", help="per-broker replicas, leaders and bytes, rack-spread violations, scores"
+    )
+    state.add_argument("--snapshot", required=True, help="cluster snapshot JSON, or - for stdin")
+    state.add_argument("--threshold", type=float, default=0.10)
+    state.add_argument("--json", action="store_true")
+    state.set_defaults(func=_show_state)
+
+
+def _place(args: argparse.Namespace) -> int:
+    from reassignd.placement.api import create_replica_placement
+
+    snapshot = load_snapshot(args.snapshot)
+    request: dict[str, Any] = {
+        "num_partitions": args.partitions,
+        "replication_factor": args.replication_factor,
+        "force_simple_placement": args.force_simple,
+    }
+    for key, value in (("broker_ids", args.brokers), ("placer", args.placer), ("seed", args.seed)):
+        if value is not None:
+            request[key] = value
+    response = create_replica_placement(snapshot, request)
+    if args.json:
+        print_json(response)
+    else:
+        print(f"placer {response['placer']}{' (deferred to kafka-default)' if response['deferred'] else ''}")
+        for entry in response["replica_placement"]:
+            print(f"  partition {entry['partition_id']}: {entry['replicas']}")
+    return 0
+
+
+def _live_snapshot_file(bootstrap: str, directory: str) -> str:
+    try:
+        from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+    except ImportError:
+        raise InvalidInputError(
+            "arguments",
+            [
+                Problem(
+                    "plan",
+                    "--bootstrap-servers",
+                    "live snapshots come with the cluster adapter; use --snapshot",
+                )
+            ],
+        ) from None
+
+    async def read() -> Any:
+        admin = KafkaClusterAdmin(AdminSettings(client={"bootstrap.servers": bootstrap}))
+        try:
+            return await admin.snapshot(with_sizes=True)
+        finally:
+            await admin.close()
+
+    path = Path(directory) / "live.json"
+    path.write_text(snapshot_to_json(asyncio.run(read())))
+    return str(path)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from reassignd.pipeline.planner import PlanRequest, plan_paths
+    from reassignd.pipeline.report import write_report
+    from reassignd.pipeline.session import spark_session
+
+    request = PlanRequest(
+        goal=args.goal,
+        threshold=args.threshold,
+        brokers=tuple(args.brokers or ()),
+        size_aware=args.size_aware,
+        seed=args.seed,
+        max_rounds=args.max_rounds,
+    )
+    request.check()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="reassignd-plan-") as tmp:
+        paths = args.snapshot or [_live_snapshot_file(args.bootstrap_servers, tmp)]
+        spark = spark_session(args.spark_master)
+        outcomes = plan_paths(spark, paths, request)
+    written = _write_plans(outcomes, args.out)
+    if args.report:
+        write_report(outcomes, args.report)
+    elapsed = round(time.monotonic() - started, 2)
+    if args.json:
+        print_json(
+            {
+                "seconds": elapsed,
+                "plans": [str(p) for p in written],
+                "clusters": [o.figures for o in outcomes],
+            }
+        )
+    else:
+        for o in outcomes:
+            f = o.figures
+            ratio = f["moves_over_lower_bound"]
+            print(
+                f"{o.cluster}: {f['partitions_changed']} partitions, {f['replicas_moved']} replicas moved "
+                f"(lower bound {f['lower_bound']} {f['lower_bound_unit']}"
+                f"{'' if ratio is None else f', ratio {ratio}'}), {f['preferred_leader_changes']} "
+                f"preferred-leader changes; {f['stopped']}"
+            )
+        print(f"wrote {', '.join(str(p) for p in written)} in {elapsed}s", file=sys.stderr)
+    return 0
+
+
+def _write_plans(outcomes: list[Any], out: str) -> list[Path]:
+    target = Path(out)
+    try:
+        if len(outcomes) == 1:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(outcomes[0].plan.to_json(indent=2) + "\n")
+            return [target]
+        target.mkdir(parents=True, exist_ok=True)
+        written = []
+        for o in outcomes:
+            path = target / f"{o.cluster}.json"
+            path.write_text(o.plan.to_json(indent=2) + "\n")
+            written.append(path)
+        return written
+    except OSError as exc:
+        raise InvalidInputError("output", [Problem(out, "--out", exc.strerror or str(exc))]) from None
+
+
+def _show_state(args: argparse.Namespace) -> int:
+    from reassignd.placement.state import cluster_state
+
+    state = cluster_state(load_snapshot(args.snapshot), args.threshold)
+    if args.json:
+        print_json(state)
+        return 0
+    print(f"{'broker':>7} {'rack':<20} {'replicas':>9} {'leaders':>8} {'preferred':>9} {'bytes':>14}")
+    for b in state["brokers"]:
+        flag = "" if b["online"] else "  (offline)"
+        print(
+            f"{b['broker']:>7} {b['rack'] or '-':<20} {b['replicas']:>9} {b['leaders']:>8} "
+            f"{b['preferred_leaders']:>9} {b['bytes']:>14}{flag}"
+        )
+    for name, score in state["scores"].items():
+        print(
+            f"{name}: avg {score['average']}, cv {score['cv']}, max/avg {score['max_over_avg']}, "
+            f"{score['outside_band']} broker(s) outside the band"
+        )
+    spread = state["spread_violations"]
+    print(f"partitions with uneven rack spread: {spread['partitions']}")
+    for example in spread["examples"][:10]:
+        where = f"{example['topic']}-{example['partition']} {example['replicas']}"
+        print(f"  {where}: {'; '.join(example['violations'])}")
+    return 0

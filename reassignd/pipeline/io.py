@@ -1,0 +1,133 @@
+"""Snapshots into DataFrames: the documented snapshot JSON (one file per cluster, or a directory of them
+for a fleet) read straight into Spark with an explicit schema, or the same data as Parquet.
+
+Parquet layout (see docs/planner.md): `DIR/brokers/` with columns cluster, id, rack, online and
+`DIR/partitions/` with cluster, topic, partition, replicas, isr, leader, size_bytes, adding, removing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reassignd.model import ClusterSnapshot, InvalidInputError, Problem
+
+_BROKER_FIELDS = "id INT, rack STRING, online BOOLEAN"
+_PARTITION_FIELDS = (
+    "topic STRING, partition INT, replicas ARRAY<INT>, isr ARRAY<INT>, leader INT, size_bytes BIGINT, "
+    "adding ARRAY<INT>, removing ARRAY<INT>"
+)
+SNAPSHOT_SCHEMA = (
+    f"version INT, cluster_id STRING, brokers ARRAY<STRUCT<{_BROKER_FIELDS}>>, "
+    f"partitions ARRAY<STRUCT<{_PARTITION_FIELDS}>>"
+)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """brokers: cluster, broker, rack, online. partitions as in the snapshot (raw), or after `normalise`:
+    cluster, topic, partition, replicas (the target list while a move runs), leader, size_bytes,
+    reassigning."""
+
+    brokers: Any
+    partitions: Any
+
+
+def _json_files(path: Path) -> list[str]:
+    if path.is_dir():
+        files = sorted(str(p) for p in path.glob("*.json"))
+        if not files:
+            raise InvalidInputError("snapshot", [Problem(str(path), "(directory)", "holds no *.json files")])
+        return files
+    return [str(path)]
+
+
+def read_tables(spark: Any, paths: Sequence[str]) -> Tables:
+    """Read every path (JSON file, directory of JSON files, or Parquet layout) into one fleet."""
+    from pyspark.sql import functions as F
+
+    problems = [Problem(p, "(file)", "does not exist") for p in paths if not Path(p).exists()]
+    if problems:
+        raise InvalidInputError("snapshot", problems)
+    parquet = [p for p in paths if (Path(p) / "partitions").is_dir()]
+    json_files = [f for p in paths if p not in parquet for f in _json_files(Path(p))]
+    parts: list[Tables] = []
+    if json_files:
+        raw = (
+            spark.read.schema(SNAPSHOT_SCHEMA)
+            .option("multiLine", "true")
+            .option("mode", "FAILFAST")
+            .json(json_files)
+            .withColumn(
+                "cluster",
+                F.coalesce("cluster_id", F.regexp_extract(F.input_file_name(), r"([^/]+)\.json$", 1)),
+            )
+        )
+        brokers = raw.select("cluster", F.explode("brokers").alias("b")).select(
+            "cluster",
+            F.col("b.id").alias("broker"),
+            F.col("b.rack").alias("rack"),
+            F.coalesce(F.col("b.online"), F.lit(True)).alias("online"),
+        )
+        partitions = raw.select("cluster", F.explode("partitions").alias("p")).select("cluster", "p.*")
+        parts.append(Tables(brokers, partitions))
+    for path in parquet:
+        brokers = spark.read.parquet(str(Path(path) / "brokers")).withColumnRenamed("id", "broker")
+        partitions = spark.read.parquet(str(Path(path) / "partitions"))
+        parts.append(Tables(brokers, partitions))
+    brokers, partitions = parts[0].brokers, parts[0].partitions
+    for more in parts[1:]:
+        brokers = brokers.unionByName(more.brokers)
+        partitions = partitions.unionByName(more.partitions, allowMissingColumns=True)
+    return Tables(brokers, partitions)
+
+
+def normalise(partitions: Any) -> Any:
+    """Target replicas (without those being removed), a reassigning flag, defaults for missing fields."""
+    from pyspark.sql import functions as F
+
+    empty = F.array().cast("array<int>")
+    adding = F.coalesce("adding", empty)
+    removing = F.coalesce("removing", empty)
+    return partitions.select(
+        "cluster",
+        "topic",
+        "partition",
+        F.array_except("replicas", removing).alias("replicas"),
+        F.coalesce("leader", F.lit(-1)).alias("leader"),
+        F.coalesce("size_bytes", F.lit(0)).cast("long").alias("size_bytes"),
+        ((F.size(adding) > 0) | (F.size(removing) > 0)).alias("reassigning"),
+    )
+
+
+def tables_from_snapshot(spark: Any, snapshot: ClusterSnapshot, cluster: str | None = None) -> Tables:
+    """An in-memory snapshot (already parsed by reassignd.model) as the pipeline's DataFrames."""
+    name = cluster or snapshot.cluster_id or "cluster"
+    brokers = spark.createDataFrame(
+        [(name, b.id, b.rack, b.online) for b in snapshot.brokers.values()],
+        "cluster STRING, broker INT, rack STRING, online BOOLEAN",
+    )
+    rows = [
+        (
+            name,
+            tp.topic,
+            tp.partition,
+            list(p.replicas),
+            list(p.isr),
+            p.leader,
+            p.size_bytes,
+            list(p.adding),
+            list(p.removing),
+        )
+        for tp, p in sorted(snapshot.partitions.items())
+    ]
+    partitions = spark.createDataFrame(rows, f"cluster STRING, {_PARTITION_FIELDS}")
+    return Tables(brokers, partitions)
+
+
+def write_parquet(tables: Tables, directory: str) -> None:
+    """The Parquet layout read_tables accepts, from raw (not yet normalised) tables."""
+    tables.brokers.withColumnRenamed("broker", "id").write.mode("overwrite").parquet(f"{directory}/brokers")
+    tables.partitions.write.mode("overwrite").parquet(f"{directory}/partitions")
