@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka.admin import KafkaAdminClient
 
-from tests.services.simulator import SimProcess
+from tests.services.simulator import ControlRequestError, SimProcess
 
 SCENARIO: dict[str, Any] = {
     "brokers": [{"id": 1}, {"id": 2}, {"id": 3}],
@@ -94,3 +94,28 @@ def test_simulator_exits_zero_on_sigterm(sim: SimProcess, tmp_path: Any) -> None
     with SimProcess(SCENARIO, tmp_path, time_scale=1) as other:
         assert other.proc is not None
     assert other.proc.returncode == 0
+
+
+def test_control_helpers_produce_and_time(sim: SimProcess) -> None:
+    def size(partition: int) -> int:
+        entry = next(
+            p for p in sim.state()["partitions"] if (p["topic"], p["partition"]) == ("ha", partition)
+        )
+        return int(entry["size_bytes"])
+
+    before = size(1)
+    sim.produce("ha", 1000, partition=1)
+    sim.advance(10)
+    assert size(1) == before + 10_000
+    sim.set_time_scale(50)
+    with pytest.raises(ControlRequestError) as info:
+        sim.advance(1)  # only while paused
+    assert info.value.status == 409
+    sim.set_time_scale(0)
+    with pytest.raises(ControlRequestError) as info:
+        sim.produce("no-such-topic", 1)
+    assert (info.value.status, info.value.body["field"], info.value.body["value"]) == (
+        404,
+        "topic",
+        "no-such-topic",
+    )
