@@ -47,6 +47,7 @@ STATUS_BY_CODE: Mapping[str, int] = {
     "unavailable": 503,
 }
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_REFUSAL_CODE = web.ResponseKey("refusal_code", str)
 _INCOMING_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _log = structlog.get_logger("reassignd.api")
 
@@ -58,12 +59,19 @@ def create_app(
     metrics_handler: MetricsHandler,
     openapi: Mapping[str, Any],
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    on_refused: Callable[[str], None] | None = None,
 ) -> web.Application:
-    """The API application. token=None keeps every mutating route closed (401), never open."""
+    """The API application. token=None keeps every mutating route closed (401), never open.
+
+    on_refused(code) is called for every refused command (a non-GET call answered with an error), e.g. to
+    count `reassignd_rejected_commands_total{channel="api"}`.
+    """
     if token is None:
         _log.warning("api_token_missing", detail="no API token configured: mutating calls are refused")
     handlers = _Handlers(service, metrics_handler, dict(openapi))
-    app = web.Application(middlewares=[_envelope(token, max_body_bytes)], client_max_size=max_body_bytes)
+    app = web.Application(
+        middlewares=[_envelope(token, max_body_bytes, on_refused)], client_max_size=max_body_bytes
+    )
     r = app.router
     r.add_post("/v1/plans", handlers.submit)
     r.add_get("/v1/plans", handlers.plans)
@@ -239,7 +247,7 @@ def _invalid_plan(exc: InvalidInputError) -> ServiceError:
 # Middleware: request id, authentication, one error shape
 
 
-def _envelope(token: str | None, max_body_bytes: int) -> Any:
+def _envelope(token: str | None, max_body_bytes: int, on_refused: Callable[[str], None] | None) -> Any:
     @web.middleware
     async def middleware(
         request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -248,6 +256,11 @@ def _envelope(token: str | None, max_body_bytes: int) -> Any:
         request_id = incoming if _INCOMING_ID.match(incoming) else uuid.uuid4().hex
         with structlog.contextvars.bound_contextvars(request_id=request_id):
             response = await _guarded(request, handler, token, max_body_bytes)
+            if on_refused is not None and response.status >= 400 and request.method not in _SAFE_METHODS:
+                try:
+                    on_refused(str(response.get(_REFUSAL_CODE, "error")))
+                except Exception:
+                    _log.exception("api_on_refused_failed")
         response.headers[REQUEST_ID_HEADER] = request_id
         return response
 
@@ -295,7 +308,9 @@ def _service_error(exc: ServiceError, request: web.Request) -> web.Response:
         "api_refused", method=request.method, path=request.path, status=status, code=exc.code
     )
     headers = {"WWW-Authenticate": 'Bearer realm="reassignd"'} if status == 401 else None
-    return _json(exc.to_json(), status, headers=headers)
+    response = _json(exc.to_json(), status, headers=headers)
+    response[_REFUSAL_CODE] = exc.code
+    return response
 
 
 def _http_error(exc: web.HTTPException, request: web.Request, max_body_bytes: int) -> web.Response:

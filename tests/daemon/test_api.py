@@ -459,3 +459,16 @@ async def test_a_bug_is_a_500_in_the_error_shape_without_internals() -> None:
         error = assert_error(await resp.json(), "internal")
         assert resp.status == 500 and "hunter2" not in error["message"]
         assert resp.headers["X-Request-Id"]
+
+
+async def test_refused_commands_are_reported_by_code() -> None:
+    refused: list[str] = []
+    fake = small_cluster()
+    async with TestClient(TestServer(make_app(fake, on_refused=refused.append))) as client:
+        await client.post("/v1/plans", json=drain_plan())
+        await client.post("/v1/plans", json={"version": 9}, headers=AUTH)
+        await client.post("/v1/pause", headers=AUTH)
+        await client.patch("/v1/limits", json={"reassignment.parallel.partition.count": 2}, headers=AUTH)
+        await client.get("/v1/status")
+        await client.get("/v2/nothing")
+    assert refused == ["unauthorized", "invalid_plan", "conflict"]
