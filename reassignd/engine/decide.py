@@ -15,6 +15,7 @@ from reassignd.engine.limits import Limits
 from reassignd.engine.state import (
     ExecutionState,
     Load,
+    MinInsync,
     PartitionProgress,
     Queues,
     Status,
@@ -157,6 +158,7 @@ class _Cycle:
         self.limits = limits
         self.plan = state.plan
         self.online = snapshot.online_broker_ids()
+        self.min_insync = MinInsync(snapshot)
         self.changes: dict[TopicPartition, PartitionProgress] = {}
         self.queues = {name: _WorkQueue(state.queues, name) for name in QUEUE_NAMES}
         self.load = _MutableLoad(state.load)
@@ -199,7 +201,7 @@ class _Cycle:
             if rank in queue:
                 queue.remove(rank)
         if new.status is Status.PENDING:
-            self.queues[queue_name(tp, self.plan, self.snapshot)].add(rank)
+            self.queues[queue_name(tp, self.plan, self.snapshot, self.min_insync)].add(rank)
         self.changes[tp] = new
 
     def blocked_set(self, broker: int) -> set[TopicPartition]:
@@ -259,6 +261,10 @@ class _Cycle:
             self.put(tp, PartitionProgress(Status.PENDING, rec.step))
         if rec.status is Status.EXTERNAL and p.is_reassigning:
             return
+        if rec.status is Status.PENDING and not p.is_reassigning and p.replicas != self.plan.targets[tp]:
+            rank = self.state.rank_of[tp]
+            if rank in self.queues[queue_name(tp, self.plan, self.snapshot, self.min_insync)]:
+                return  # already waiting in the right queue: the common case of a full reconcile
         self._reconcile_idle(tp, p)
 
     def _reconcile_idle(self, tp: TopicPartition, p: PartitionState) -> None:
@@ -270,7 +276,7 @@ class _Cycle:
                 final,
                 p.isr,
                 self.replica_count,
-                self.snapshot.min_insync_replicas(tp.topic),
+                self.min_insync[tp.topic],
             )
             if step is not None and step.target == p.target_replicas:
                 adopted = PartitionProgress(
@@ -361,7 +367,7 @@ class _Cycle:
             down = tuple(b for b in p.replicas if b not in online)
             self.block(tp, WaitReason.PARTITION_OFFLINE, "partition has no online leader", down)
             return
-        min_insync = self.snapshot.min_insync_replicas(tp.topic)
+        min_insync = self.min_insync[tp.topic]
         step = next_step(p.replicas, final, p.isr, self.replica_count, min_insync)
         if step is None:  # pragma: no cover - replicas != final always yields a step
             return

@@ -10,13 +10,11 @@ Cruise Control's ExecutionTaskPlanner, so one busy broker cannot hold the head o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
 
 DYNAMIC_KEYS = frozenset({"under_min_isr", "leader_moves"})
-
-SortKey = Callable[[TopicPartition], tuple[int | str, ...]]
 
 
 def destination_broker(current: Sequence[int], final: Sequence[int]) -> int:
@@ -25,54 +23,56 @@ def destination_broker(current: Sequence[int], final: Sequence[int]) -> int:
     return next((b for b in final if b not in held), -1)
 
 
-def _static_keys(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> Mapping[str, SortKey]:
-    def size(tp: TopicPartition) -> int:
-        state = snapshot.partitions.get(tp)
-        return state.size_bytes if state else 0
-
-    def moves(tp: TopicPartition) -> int:
-        state = snapshot.partitions.get(tp)
-        held = set(state.replicas) if state else set()
-        return sum(1 for b in plan.targets[tp] if b not in held)
-
-    return {
-        "larger_first": lambda tp: (-size(tp),),
-        "smaller_first": lambda tp: (size(tp),),
-        "fewer_moves_first": lambda tp: (moves(tp),),
-        "plan_order": lambda tp: (tp.topic, tp.partition),
-    }
+def _key_values(
+    name: str, plan: ReassignmentPlan, snapshot: ClusterSnapshot, tps: Sequence[TopicPartition]
+) -> list[tuple[int | str, ...]]:
+    partitions = snapshot.partitions
+    if name == "plan_order":
+        return [(tp.topic, tp.partition) for tp in tps]
+    if name in ("larger_first", "smaller_first"):
+        sign = -1 if name == "larger_first" else 1
+        return [(sign * (p.size_bytes if (p := partitions.get(tp)) else 0),) for tp in tps]
+    if name == "fewer_moves_first":
+        values: list[tuple[int | str, ...]] = []
+        for tp in tps:
+            p = partitions.get(tp)
+            held = set(p.replicas) if p else set()
+            values.append((sum(1 for b in plan.targets[tp] if b not in held),))
+        return values
+    raise ValueError(f"unknown sort key {name!r}")
 
 
 def compute_ranks(
     plan: ReassignmentPlan, snapshot: ClusterSnapshot, ordering: Sequence[str]
 ) -> tuple[TopicPartition, ...]:
     """The plan's partitions, best first; a partition's rank is its index in the result."""
-    keys = _static_keys(plan, snapshot)
     chain = [name for name in ordering if name not in DYNAMIC_KEYS]
     if "plan_order" not in chain:
         chain.append("plan_order")  # a total order: ranks must not depend on dict order
-    ordered = sorted(plan.targets)
-    if "round_robin" not in chain:
-        return tuple(sorted(ordered, key=lambda tp: _composite(tp, chain, keys)))
-    split = chain.index("round_robin")
-    before, after = chain[:split], chain[split + 1 :]
-    ordered.sort(key=lambda tp: (_composite(tp, before, keys), _composite(tp, after, keys)))
-    turn: dict[int, int] = {}
+    tps = list(plan.targets)
+    split = chain.index("round_robin") if "round_robin" in chain else len(chain)
+    before_names, after_names = chain[:split], chain[split + 1 :]
+
+    def composite(names: Sequence[str]) -> list[tuple[object, ...]]:
+        columns = [_key_values(name, plan, snapshot, tps) for name in names]
+        return [tuple(part for column in columns for part in column[i]) for i in range(len(tps))]
+
+    before = composite(before_names)
+    after = composite(after_names)
+    if split == len(chain):
+        order = sorted(range(len(tps)), key=lambda i: (before[i], after[i]))
+        return tuple(tps[i] for i in order)
+    partitions = snapshot.partitions
+    dest = []
+    for tp in tps:
+        p = partitions.get(tp)
+        dest.append(destination_broker(p.replicas if p else (), plan.targets[tp]))
+    order = sorted(range(len(tps)), key=lambda i: (before[i], after[i]))
+    turn = [0] * len(tps)
     seen: dict[tuple[object, int], int] = defaultdict(int)
-    for tp in ordered:
-        state = snapshot.partitions.get(tp)
-        broker = destination_broker(state.replicas if state else (), plan.targets[tp])
-        group = (_composite(tp, before, keys), broker)
-        turn[id(tp)] = seen[group]
+    for i in order:
+        group = (before[i], dest[i])
+        turn[i] = seen[group]
         seen[group] += 1
-
-    def round_robin_key(tp: TopicPartition) -> tuple[object, ...]:
-        state = snapshot.partitions.get(tp)
-        broker = destination_broker(state.replicas if state else (), plan.targets[tp])
-        return (_composite(tp, before, keys), turn[id(tp)], broker, _composite(tp, after, keys))
-
-    return tuple(sorted(ordered, key=round_robin_key))
-
-
-def _composite(tp: TopicPartition, chain: Sequence[str], keys: Mapping[str, SortKey]) -> tuple[object, ...]:
-    return tuple(part for name in chain for part in keys[name](tp))
+    order.sort(key=lambda i: (before[i], turn[i], dest[i], after[i]))
+    return tuple(tps[i] for i in order)

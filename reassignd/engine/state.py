@@ -75,6 +75,7 @@ class PartitionProgress:
 
 
 _EMPTY_LOAD: Mapping[int, int] = MappingProxyType({})
+_PENDING = PartitionProgress()
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +163,8 @@ class ExecutionState:
     ) -> ExecutionState:
         """Every partition pending (or as `progress` says); run `decide` with changed=None next."""
         ranked = compute_ranks(plan, snapshot, ordering)
-        records = {tp: (progress or {}).get(tp, PartitionProgress()) for tp in ranked}
+        records = dict.fromkeys(ranked, _PENDING)
+        records.update((tp, rec) for tp, rec in (progress or {}).items() if tp in records)
         return cls._assemble(plan, ordering, ranked, records, snapshot)
 
     @classmethod
@@ -176,13 +178,14 @@ class ExecutionState:
     ) -> ExecutionState:
         rank_of = MappingProxyType({tp: i for i, tp in enumerate(ranked)})
         buckets: dict[str, list[int]] = {"urgent": [], "leader": [], "other": []}
-        for tp, rec in records.items():
-            if rec.status is Status.PENDING:
-                buckets[queue_name(tp, plan, snapshot)].append(rank_of[tp])
         counts: dict[Status, int] = dict.fromkeys(Status, 0)
         blocked: dict[int, set[TopicPartition]] = {}
-        for tp, rec in records.items():
+        min_insync = MinInsync(snapshot)
+        for rank, tp in enumerate(ranked):
+            rec = records[tp]
             counts[rec.status] += 1
+            if rec.status is Status.PENDING:
+                buckets[queue_name(tp, plan, snapshot, min_insync)].append(rank)
             for broker in rec.blocked_on:
                 blocked.setdefault(broker, set()).add(tp)
         return cls(
@@ -300,12 +303,27 @@ class ExecutionState:
         )
 
 
-def queue_name(tp: TopicPartition, plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> str:
+class MinInsync(dict[str, int]):
+    """min.insync.replicas per topic, looked up once per decision."""
+
+    def __init__(self, snapshot: ClusterSnapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+    def __missing__(self, topic: str) -> int:
+        value = self[topic] = self.snapshot.min_insync_replicas(topic)
+        return value
+
+
+def queue_name(
+    tp: TopicPartition, plan: ReassignmentPlan, snapshot: ClusterSnapshot, min_insync: MinInsync
+) -> str:
     """Which ready queue a pending partition waits in, from what its next step will do."""
     state = snapshot.partitions.get(tp)
     if state is None:
         return "other"
-    if len(state.isr) < min(snapshot.min_insync_replicas(tp.topic), len(plan.targets[tp])):
+    final = plan.targets[tp]
+    if len(state.isr) < min(min_insync[tp.topic], len(final)):
         return "urgent"
     # Every step's target starts with FTR[0] (docs/engine.md), so it moves leadership iff the leader differs.
-    return "leader" if plan.targets[tp][0] != state.leader else "other"
+    return "leader" if final[0] != state.leader else "other"
