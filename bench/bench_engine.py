@@ -92,10 +92,11 @@ def run(quick: bool) -> dict[str, Any]:
             break
         changed = set(in_flight_tps[:changed_count])
         after = complete(running, changed)
-        ms, decision = _median_ms(
-            lambda after=after, changed=changed: decide(after, plan, state, limits, changed),
-            runs,
-        )
+
+        def incremental_decision(after: ClusterSnapshot = after, changed: set[TopicPartition] = changed) -> Any:
+            return decide(after, plan, state, limits, changed)
+
+        ms, decision = _median_ms(incremental_decision, runs)
         if len(decision.completed) != changed_count:
             raise AssertionError(f"{changed_count} completions expected, saw {len(decision.completed)}")
         if decision.state.load.partitions > limits.parallel_partition_count:
