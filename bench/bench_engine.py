@@ -93,7 +93,9 @@ def run(quick: bool) -> dict[str, Any]:
         changed = set(in_flight_tps[:changed_count])
         after = complete(running, changed)
 
-        def incremental_decision(after: ClusterSnapshot = after, changed: set[TopicPartition] = changed) -> Any:
+        def incremental_decision(
+            after: ClusterSnapshot = after, changed: set[TopicPartition] = changed
+        ) -> Any:
             return decide(after, plan, state, limits, changed)
 
         ms, decision = _median_ms(incremental_decision, runs)
