@@ -22,7 +22,7 @@ from reassignd.sim.entities import NO_LEADER, Lag, SimBroker, SimPartition, SimT
 from reassignd.sim.errors import KafkaError
 from reassignd.sim.placement_default import assign_replicas
 from reassignd.sim.reassignment import Election, reassignment_replicas, revert
-from reassignd.sim.scenario import Scenario
+from reassignd.sim.scenario import Scenario, parse_topic_id
 
 __all__ = ["SimBroker", "SimCluster", "SimPartition", "SimTopic"]
 
@@ -67,7 +67,7 @@ class SimCluster(ClusterCore):
         sim.cluster_configs = dict(scenario.cluster_broker_configs)
         states = {(s.tp.topic, s.tp.partition): s for s in scenario.partition_states or ()}
         for t in scenario.topics:
-            topic_id = uuid.UUID(t.topic_id) if t.topic_id else sim._new_uuid()
+            topic_id = (parse_topic_id(t.topic_id) if t.topic_id else None) or sim._new_uuid()
             if t.assignment is not None:
                 assignment = [list(r) for r in t.assignment]
             else:

@@ -8,7 +8,10 @@ Every problem is collected before failing, each with its field and value.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -61,6 +64,24 @@ class Scenario:
     partition_states: tuple[PartitionState, ...] | None = None
 
 
+def topic_id_text(topic_id: uuid.UUID) -> str:
+    """Kafka's textual topic id (Uuid.toString): URL-safe base64 of the 16 bytes, without padding."""
+    return base64.urlsafe_b64encode(topic_id.bytes).decode("ascii").rstrip("=")
+
+
+def parse_topic_id(text: str) -> uuid.UUID | None:
+    """A topic id in Kafka's base64 form or as a canonical UUID string; None if it is neither."""
+    if len(text) == 22:
+        try:
+            return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+        except (binascii.Error, ValueError):
+            return None
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
 def load_scenario(source: str | Path | dict[str, Any]) -> Scenario:
     """Parse a scenario (or cluster snapshot) from a dict, a JSON file path, or JSON text."""
     data: Any
@@ -106,6 +127,11 @@ def scenario_from_snapshot(snapshot: ClusterSnapshot) -> Scenario:
         if not states:
             continue
         info = snapshot.topics.get(name)
+        if info is not None and info.topic_id is not None and parse_topic_id(info.topic_id) is None:
+            problems.append(
+                Problem(f"topic {name}", "topic_id", f"is not a Kafka topic id, got {info.topic_id!r}")
+            )
+            continue
         topics.append(
             TopicSpec(
                 name=name,
@@ -362,8 +388,8 @@ def _parse_topic(entry: Any, where: str, broker_ids: set[int], bad: Any) -> Topi
     )
     configs = _parse_configs(entry.get("configs", {}), f"{where} configs", TOPIC_CONFIGS, bad, dynamic=True)
     topic_id = entry.get("topic_id")
-    if topic_id is not None and not isinstance(topic_id, str):
-        bad(where, "topic_id", f"must be a UUID string, got {topic_id!r}")
+    if topic_id is not None and (not isinstance(topic_id, str) or parse_topic_id(topic_id) is None):
+        bad(where, "topic_id", f"must be a Kafka topic id (base64) or a UUID string, got {topic_id!r}")
         ok = False
     if not ok or not sizes or not rates:
         return None

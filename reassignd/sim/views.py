@@ -18,6 +18,7 @@ from reassignd.sim.core import ClusterCore
 from reassignd.sim.entities import SimPartition
 from reassignd.sim.errors import KafkaError
 from reassignd.sim.reassignment import Election
+from reassignd.sim.scenario import topic_id_text
 
 
 def _broker_for(sim: ClusterCore, name: str) -> int | None:
@@ -252,7 +253,7 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
         ],
         "cluster_broker_configs": dict(sim.cluster_configs),
         "topics": [
-            {"name": t.name, "topic_id": str(t.topic_id), "configs": dict(t.configs)}
+            {"name": t.name, "topic_id": topic_id_text(t.topic_id), "configs": dict(t.configs)}
             for t in sorted(sim.topics.values(), key=lambda t: t.name)
         ],
         "partitions": [partition_dict(p) for name in sorted(sim.topics) for p in sim.topics[name].partitions],
@@ -281,7 +282,7 @@ def to_snapshot(sim: ClusterCore) -> ClusterSnapshot:
     return ClusterSnapshot.build(
         brokers=[Broker(b.id, b.rack, b.online) for b in sim.brokers.values()],
         partitions=partitions,
-        topics=[TopicInfo(t.name, str(t.topic_id), dict(t.configs)) for t in sim.topics.values()],
+        topics=[TopicInfo(t.name, topic_id_text(t.topic_id), dict(t.configs)) for t in sim.topics.values()],
         broker_configs={b.id: dict(b.configs) for b in sim.brokers.values() if b.configs},
         cluster_configs=dict(sim.cluster_configs),
         cluster_id=getattr(sim, "cluster_id", None),

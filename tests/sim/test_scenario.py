@@ -193,3 +193,22 @@ def test_default_placement_properties(  # noqa: PLR0917 - hypothesis passes ever
     leaders = [r[0] for r in result]
     counts = [leaders.count(b) for b in range(brokers)]
     assert max(counts) - min(counts) <= 1  # leaders round-robin over the (rack-alternated) broker list
+
+
+def test_topic_ids_use_kafka_text_form_and_accept_uuids() -> None:
+    data = json.loads((EXAMPLES / "small.json").read_text())
+    data["topics"][0]["topic_id"] = "b0f9a3c2-1f0e-4d7c-9a55-0123456789ab"
+    data["topics"][1]["topic_id"] = "AAAAAAAAAAAAAAAAAAAAAQ"
+    sim = SimCluster.from_scenario(load_scenario(data))
+    assert str(sim.topics["orders"].topic_id) == "b0f9a3c2-1f0e-4d7c-9a55-0123456789ab"
+    assert sim.topics["clicks"].topic_id.int == 1
+    snapshot = sim.to_snapshot()
+    assert snapshot.topics["clicks"].topic_id == "AAAAAAAAAAAAAAAAAAAAAQ"
+    assert sim.state_dict()["topics"][0] == {
+        "name": "clicks",
+        "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ",
+        "configs": {},
+    }
+    data["topics"][1]["topic_id"] = "not-an-id"
+    with pytest.raises(InvalidInputError, match="not-an-id"):
+        load_scenario(data)
