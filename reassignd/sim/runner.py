@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import structlog
 from aiohttp import web
 
-from reassignd.sim import protocol_admin, protocol_metadata
+from reassignd.sim import protocol_admin, protocol_configs, protocol_metadata
 from reassignd.sim.control import build_app
 from reassignd.sim.protocol import KafkaProtocol
 from reassignd.sim.server import BrokerListeners
@@ -27,7 +27,7 @@ CLOCK_STEP_SECONDS = 0.05  # wall time between clock steps
 
 
 def kafka_protocol() -> KafkaProtocol:
-    return KafkaProtocol(protocol_metadata.specs() + protocol_admin.specs())
+    return KafkaProtocol(protocol_metadata.specs() + protocol_configs.specs() + protocol_admin.specs())
 
 
 class SimRuntime:

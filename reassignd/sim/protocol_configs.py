@@ -1,0 +1,153 @@
+"""Config APIs: DescribeConfigs and IncrementalAlterConfigs for topic and broker resources.
+
+Routing follows a KRaft broker: DescribeConfigs for a BROKER resource is answered only by that broker or for
+the cluster default "" (core/src/main/scala/kafka/server/ConfigHelper.scala: "Unexpected broker id, expected
+X or empty string, but received Y"); IncrementalAlterConfigs is forwarded to the controller, which accepts
+any integer broker name (ControllerConfigurationValidator). The values, sources, synonyms and type checks
+come from the model (reassignd/sim/configs.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from kafka.protocol.admin import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+
+from reassignd.sim.errors import INVALID_REQUEST, KafkaError
+from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec, error_fields
+
+TOPIC, BROKER = 2, 4
+
+
+def _invalid_request(message: str) -> KafkaError:
+    return KafkaError(INVALID_REQUEST, message)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Configs
+
+
+def _check_broker_resource(ctx: RequestContext, name: str, describing: bool) -> None:
+    if not name:
+        return
+    try:
+        broker_id = int(name)
+    except ValueError:
+        raise _invalid_request(f"Broker id must be an integer, but it is: {name}") from None
+    if describing and broker_id != ctx.broker_id:
+        raise _invalid_request(
+            f"Unexpected broker id, expected {ctx.broker_id} or empty string, but received {name}"
+        )
+
+
+def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
+    r = DescribeConfigsResponse
+    version = ctx.api_version
+    results = []
+    for resource in request.resources:
+        entries: list[Any] = []
+        try:
+            if resource.resource_type == BROKER:
+                _check_broker_resource(ctx, resource.resource_name, describing=True)
+            elif resource.resource_type != TOPIC:
+                raise _invalid_request(f"Unsupported resource type: {resource.resource_type}")
+            keys = resource.configuration_keys
+            entries = ctx.cluster.describe_configs(
+                resource.resource_type, resource.resource_name, None if keys is None else list(keys)
+            )
+            error: KafkaError | None = None
+        except KafkaError as exc:
+            error, entries = exc, []
+        code, message = error_fields(error)
+        configs = [_config_entry(entry, bool(request.include_synonyms), version) for entry in entries]
+        results.append(
+            r.DescribeConfigsResult(
+                error_code=code,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+                configs=configs,
+            )
+        )
+    return r(version=version, throttle_time_ms=0, results=results)
+
+
+# DescribeConfigsResponse.ConfigType ids, by ConfigDef.Type name.
+CONFIG_TYPES = {
+    "BOOLEAN": 1,
+    "STRING": 2,
+    "INT": 3,
+    "SHORT": 4,
+    "LONG": 5,
+    "DOUBLE": 6,
+    "LIST": 7,
+    "CLASS": 8,
+    "PASSWORD": 9,
+}
+SOURCE_DEFAULT = 5
+
+
+def _config_entry(entry: Any, include_synonyms: bool, version: int) -> Any:
+    """One configs.ConfigEntry as DescribeConfigs carries it (sensitive values are never sent)."""
+    result_class = DescribeConfigsResponse.DescribeConfigsResult.DescribeConfigsResourceResult
+    synonym_class = result_class.DescribeConfigsSynonym
+    synonyms = [
+        synonym_class(name=name, value=None if entry.is_sensitive else value, source=source)
+        for name, value, source in (entry.synonyms if include_synonyms else ())
+    ]
+    return result_class(
+        name=entry.name,
+        value=None if entry.is_sensitive else entry.value,
+        read_only=entry.read_only,
+        config_source=entry.source,
+        is_default=entry.source == SOURCE_DEFAULT,
+        is_sensitive=entry.is_sensitive,
+        synonyms=synonyms,
+        config_type=CONFIG_TYPES.get(entry.type, 0) if version >= 3 else 0,
+        documentation=None,
+    )
+
+
+def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
+    r = IncrementalAlterConfigsResponse
+    seen: dict[tuple[int, str], int] = defaultdict(int)
+    for resource in request.resources:
+        seen[(resource.resource_type, resource.resource_name)] += 1
+    responses = []
+    for resource in request.resources:
+        key = (resource.resource_type, resource.resource_name)
+        try:
+            if seen[key] > 1:
+                # ControllerApis: duplicate resources in one request are all rejected.
+                raise _invalid_request(f"Duplicate resource in request: {resource.resource_name}")
+            if resource.resource_type == BROKER:
+                _check_broker_resource(ctx, resource.resource_name, describing=False)
+            elif resource.resource_type != TOPIC:
+                raise _invalid_request(f"Unsupported resource type: {resource.resource_type}")
+            ops = [(c.name, c.config_operation, c.value) for c in resource.configs]
+            ctx.cluster.incremental_alter_configs(*key, ops, bool(request.validate_only))
+            error: KafkaError | None = None
+        except KafkaError as exc:
+            error = exc
+        code, message = error_fields(error)
+        responses.append(
+            r.AlterConfigsResourceResponse(
+                error_code=code, error_message=message, resource_type=key[0], resource_name=key[1]
+            )
+        )
+    return r(version=ctx.api_version, throttle_time_ms=0, responses=responses)
+
+
+def specs() -> list[ApiSpec]:
+    return [
+        api_spec(DescribeConfigsRequest, DescribeConfigsResponse, handle_describe_configs),
+        api_spec(
+            IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, handle_incremental_alter_configs
+        ),
+    ]
