@@ -22,13 +22,16 @@ from typing import Any, NamedTuple
 from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+from reassignd.sim.errors import (
+    INVALID_REQUEST,
+    LEADER_NOT_AVAILABLE,
+    NONE,
+    REPLICA_NOT_AVAILABLE,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec
 
-NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
-LEADER_NOT_AVAILABLE = 5
-REPLICA_NOT_AVAILABLE = 9
-UNKNOWN_TOPIC_ID = 100
 ZERO_UUID = uuid.UUID(int=0)
 METADATA_MAX_VERSION = 12
 
@@ -153,7 +156,10 @@ def handle_describe_cluster(ctx: RequestContext, request: Any) -> Any:
     error_code, message = NONE, None
     if ctx.api_version >= 1 and request.endpoint_type != 1:
         # Kafka 3.7+ (KIP-919): brokers answer only for the BROKERS endpoint type (1).
-        error_code, message = 42, f"Unsupported endpoint_type {request.endpoint_type}: this is a broker"
+        error_code, message = (
+            INVALID_REQUEST,
+            f"Unsupported endpoint_type {request.endpoint_type}: this is a broker",
+        )
     return response(
         version=ctx.api_version,
         throttle_time_ms=0,
