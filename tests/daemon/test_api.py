@@ -472,3 +472,32 @@ async def test_refused_commands_are_reported_by_code() -> None:
         await client.get("/v1/status")
         await client.get("/v2/nothing")
     assert refused == ["unauthorized", "invalid_plan", "conflict"]
+
+
+async def test_a_big_plan_is_parsed_off_the_loop_and_refused_with_every_problem(
+    api: TestClient[Any, Any],
+) -> None:
+    plan = {
+        "version": 1,
+        "partitions": [{"topic": "big", "partition": p, "replicas": [1, 2, 3]} for p in range(5000)],
+    }
+    status, body = await submit(api, plan)
+    problems = assert_error(body, "invalid_plan")["problems"]
+    assert status == 422 and len(problems) == 5000 and problems[-1]["where"] == "big-4999"
+
+
+class _Infinite(FakeControllerService):
+    def plan_status(self, plan_id: str | None = None) -> dict[str, Any]:
+        status = super().plan_status(plan_id)
+        status["progress"]["eta_seconds"] = float("inf")
+        return status
+
+
+async def test_non_finite_numbers_become_null() -> None:
+    fake = small_cluster()
+    infinite = _Infinite(fake.brokers.values(), fake.partitions.values())
+    async with TestClient(TestServer(make_app(infinite))) as client:
+        await client.post("/v1/plans", json=drain_plan(), headers=AUTH)
+        resp = await client.get("/v1/status")
+        assert resp.status == 200 and (await resp.json())["progress"]["eta_seconds"] is None
+        assert "Infinity" not in await resp.text()
