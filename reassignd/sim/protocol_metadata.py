@@ -23,7 +23,6 @@ from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from reassignd.sim.errors import (
-    INVALID_REQUEST,
     LEADER_NOT_AVAILABLE,
     NONE,
     REPLICA_NOT_AVAILABLE,
@@ -136,8 +135,39 @@ def _controller(ctx: RequestContext) -> int:
     return controller if controller is not None else -1
 
 
+ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
+MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE = 114, 115
+
+
+def _endpoint_refusal(ctx: RequestContext, request: Any) -> tuple[int, str] | None:
+    """KIP-919 (AuthHelper.computeDescribeClusterResponse): a broker listener serves endpoint type BROKER."""
+    endpoint_type = request.endpoint_type if ctx.api_version >= 1 else ENDPOINT_BROKER
+    if endpoint_type not in (ENDPOINT_BROKER, ENDPOINT_CONTROLLER):
+        return UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {endpoint_type}"
+    if endpoint_type == ENDPOINT_CONTROLLER:
+        return (
+            MISMATCHED_ENDPOINT_TYPE,
+            "The request was sent to an endpoint of type BROKER, "
+            "but we wanted an endpoint of type CONTROLLER",
+        )
+    return None
+
+
 def handle_describe_cluster(ctx: RequestContext, request: Any) -> Any:
     response = DescribeClusterResponse
+    refusal = _endpoint_refusal(ctx, request)
+    if refusal is not None:  # the code and the message alone, as Kafka answers it
+        return response(
+            version=ctx.api_version,
+            throttle_time_ms=0,
+            error_code=refusal[0],
+            error_message=refusal[1],
+            endpoint_type=ENDPOINT_BROKER,
+            cluster_id="",
+            controller_id=-1,
+            brokers=[],
+            authorized_operations=None,
+        )
     include_fenced = ctx.api_version >= 2 and request.include_fenced_brokers
     brokers = []
     for broker_id, endpoint in sorted(ctx.endpoints.items()):
@@ -153,19 +183,12 @@ def handle_describe_cluster(ctx: RequestContext, request: Any) -> Any:
                 is_fenced=not broker.online,
             )
         )
-    error_code, message = NONE, None
-    if ctx.api_version >= 1 and request.endpoint_type != 1:
-        # Kafka 3.7+ (KIP-919): brokers answer only for the BROKERS endpoint type (1).
-        error_code, message = (
-            INVALID_REQUEST,
-            f"Unsupported endpoint_type {request.endpoint_type}: this is a broker",
-        )
     return response(
         version=ctx.api_version,
         throttle_time_ms=0,
-        error_code=error_code,
-        error_message=message,
-        endpoint_type=1,
+        error_code=NONE,
+        error_message=None,
+        endpoint_type=ENDPOINT_BROKER,
         cluster_id=ctx.cluster.cluster_id,
         controller_id=_controller(ctx),
         brokers=brokers,

@@ -203,3 +203,32 @@ async def test_pipelined_requests_are_answered_in_order() -> None:
         await writer.wait_closed()
     finally:
         await runtime.stop()
+
+
+@pytest.mark.parametrize(
+    ("endpoint_type", "code", "message"),
+    [
+        (1, 0, None),
+        (
+            2,
+            114,
+            "The request was sent to an endpoint of type BROKER, "
+            "but we wanted an endpoint of type CONTROLLER",
+        ),
+        (3, 115, "Unsupported endpoint type 3"),
+    ],
+)
+def test_describe_cluster_endpoint_types(
+    cluster: SimCluster, endpoint_type: int, code: int, message: str | None
+) -> None:
+    from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
+
+    request = DescribeClusterRequest(version=2, endpoint_type=endpoint_type, include_fenced_brokers=True)
+    cluster.stop_broker(2)
+    response = _call(cluster, request, DescribeClusterResponse)
+    assert (response.error_code, response.error_message) == (code, message)
+    if code == 0:
+        assert {b.broker_id: b.is_fenced for b in response.brokers} == {1: False, 2: True, 3: False}
+        assert response.cluster_id == cluster.cluster_id
+    else:
+        assert response.brokers == [] and response.cluster_id == ""
