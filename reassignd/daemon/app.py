@@ -1,0 +1,160 @@
+"""`reassignd run`: builds the daemon from its config and runs it until a signal stops it.
+
+Everything long-running sits under one Supervisor: the controller's fixed-rate loop, the API server and
+the signal watchers. SIGHUP reloads the config (validated first; the old one stays on error), SIGTERM or
+SIGINT stops gracefully within `controller.shutdown.timeout.seconds` — the current cycle finishes, state is
+persisted, in-flight moves are left to Kafka — and a second signal forces the exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reassignd import logs
+from reassignd.cluster.errors import KafkaErrorInfo
+from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+from reassignd.config import Config
+from reassignd.config.reload import reload_config
+from reassignd.daemon.api import create_app, load_openapi, parse_listen, start_api
+from reassignd.daemon.controller import Controller
+from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
+from reassignd.store.aio import AsyncStore
+from reassignd.store.sqlite import SqliteStore
+
+log = logs.get_logger("reassignd.daemon")
+
+
+class MetricsObserver:
+    """The cluster adapter's observer hook, feeding the daemon's metrics."""
+
+    def __init__(self, metrics: DaemonMetrics) -> None:
+        self.metrics = metrics
+
+    def call_failed(self, api: str, error: KafkaErrorInfo) -> None:
+        self.metrics.cluster_call(api, ok=False)
+
+    def call_succeeded(self, api: str, wall_time: float) -> None:
+        self.metrics.cluster_call(api, ok=True, at=wall_time)
+
+
+@dataclass
+class Daemon:
+    config: Config
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    metrics: DaemonMetrics = field(default_factory=DaemonMetrics)
+    api_address: tuple[str, int] | None = None
+
+    async def run(self) -> int:
+        config = self.config
+        state_dir = Path(str(config["state.dir"]))
+        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
+        store = AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
+        cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics))
+        controller = Controller(
+            cluster,
+            store,
+            config.limits(),
+            metrics=self.metrics,
+            allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
+        )
+        self.metrics.set_leader(True)
+        loop = FixedRateLoop(controller.cycle, float(config["controller.cycle.interval.seconds"]))
+        controller.wake = loop.wake
+        flags = SignalFlags()
+        flags.install(asyncio.get_running_loop())
+
+        async def metrics_handler(request: Any) -> Any:
+            from aiohttp import web
+
+            body, content_type = self.metrics.exposition(request.headers.get("Accept"))
+            response = web.Response(body=body)
+            response.headers["Content-Type"] = content_type
+            return response
+
+        app = create_app(
+            controller,
+            token=config.secret("api.token"),
+            metrics_handler=metrics_handler,
+            openapi=load_openapi(),
+        )
+        host, port = parse_listen(str(config["api.listen"]))
+        runner = await start_api(app, host, port)
+        bound = [a for a in runner.addresses if isinstance(a, tuple)]
+        self.api_address = (str(bound[0][0]), int(bound[0][1])) if bound else (host, port)
+        log.info(
+            "reassignd running",
+            api=f"http://{self.api_address[0]}:{self.api_address[1]}",
+            state_dir=str(state_dir),
+        )
+        if config.ignored_env:
+            log.warning("unknown REASSIGND_* variables ignored", variables=list(config.ignored_env))
+
+        async def watch_reload() -> None:
+            while True:
+                await flags.reload.wait()
+                flags.reload.clear()
+                result = reload_config(self.config, env=self.env, overrides=self.overrides)
+                self.metrics.config_reloaded(result.ok)
+                if not result.ok:
+                    log.error(
+                        "config reload rejected; keeping the running config",
+                        problems=[str(p) for p in result.problems],
+                    )
+                    continue
+                self.config = result.config
+                controller.limits_in_force = result.config.limits()
+                loop.interval = float(result.config["controller.cycle.interval.seconds"])
+                log.info(
+                    "config reloaded",
+                    changed=sorted(result.changed),
+                    restart_required=sorted(result.restart_required),
+                )
+                loop.wake()
+
+        supervisor = Supervisor()
+        supervisor.add("controller", loop.run())
+        supervisor.add("reload", watch_reload())
+        stop_requested = asyncio.Event()
+
+        timeout = float(config["controller.shutdown.timeout.seconds"])
+
+        async def stop_on_signal() -> None:
+            """The loop ends after its current cycle; a second signal or the timeout cancels it."""
+            await flags.stop.wait()
+            log.info("stopping: finishing the current cycle", timeout_seconds=timeout)
+            loop.stop()
+            try:
+                async with asyncio.timeout(timeout):
+                    await flags.force.wait()
+                log.warning("second signal: stopping now")
+            except TimeoutError:
+                log.error("the cycle did not finish within the shutdown timeout; stopping now")
+            stop_requested.set()
+
+        supervisor.add("signals", stop_on_signal())
+        exit_code = 0
+        supervision = asyncio.create_task(supervisor.run(stop_requested))
+        try:
+            await supervision
+        except Exception as exc:
+            log.error("daemon failed", error=repr(exc))
+            exit_code = 1
+        finally:
+            try:
+                async with asyncio.timeout(timeout):
+                    await runner.cleanup()
+                    await cluster.close()
+                    await store.close()
+            except TimeoutError:
+                log.error("shutdown timed out; exiting anyway", seconds=timeout)
+                exit_code = exit_code or 1
+            flags.uninstall(asyncio.get_running_loop())
+        log.info("reassignd stopped", exit_code=exit_code)
+        return exit_code

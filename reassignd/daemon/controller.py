@@ -1,0 +1,706 @@
+"""The controller: one cycle reads the cluster, asks the engine, applies the actions, records them.
+
+Order within a cycle, chosen so a kill -9 at any point loses nothing and repeats nothing:
+  1. snapshot of the plan's partitions (sizes, throttle configs) — reads only;
+  2. `decide`; the new execution state (steps about to start marked in flight) is committed first, so a
+     step sent to Kafka is always known to the store;
+  3. throttles for everything in flight (originals recorded before the first write);
+  4. AlterPartitionReassignments for the new steps; only then `step.started` is journaled (once per step:
+     the journal's idempotency key). After a crash between 2 and 4 the engine sees the step never began
+     and starts it again, journaling it once; between 4 and the journal entry, the restart finds Kafka
+     moving the partition to the recorded target and journals the start as recovered;
+  5. preferred-leader elections; the plan completes once nothing is in flight and throttles are restored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reassignd.cluster.api import ClusterAdmin
+from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.progress import ProgressTracker, ProgressView
+from reassignd.daemon.service import JSON, ServiceError
+from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view, throttles_view
+from reassignd.daemon.throttles import ThrottleKeeper
+from reassignd.daemon.validation import validate_plan
+from reassignd.engine import Decision, ExecutionState, Limits, Status, changed_partitions, decide
+from reassignd.engine.dryrun import dry_run
+from reassignd.engine.progress import plan_bytes
+from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, moves_in_flight
+from reassignd.logs import get_logger
+from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan, TopicPartition
+from reassignd.store.aio import AsyncStore
+from reassignd.store.base import (
+    Event,
+    EventKind,
+    PlanRecord,
+    PlanStatus,
+    StepReplayError,
+    WriteBatch,
+)
+from reassignd.store.execution import join_state_document, stage_state_changes
+
+log = get_logger("reassignd.controller")
+
+SNAPSHOT_TOPIC_KEYS = (*TOPIC_KEYS, "min.insync.replicas")
+_LIFECYCLE_EVENTS = {
+    PlanStatus.PAUSED: "plan.paused",
+    PlanStatus.RUNNING: "plan.resumed",
+    PlanStatus.CANCELLING: "plan.cancelling",
+    PlanStatus.CANCELLED: "plan.cancelled",
+}
+EventSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class PlanRun:
+    """The running plan in memory; everything here can be rebuilt from the store and the cluster."""
+
+    record: PlanRecord
+    plan: ReassignmentPlan
+    state: ExecutionState | None = None
+    rows: dict[TopicPartition, Any] = field(default_factory=dict)
+    last_snapshot: ClusterSnapshot | None = None
+    tracker: ProgressTracker = field(default_factory=ProgressTracker)
+    step_started_at: dict[TopicPartition, float] = field(default_factory=dict)
+    view: ProgressView = field(default_factory=ProgressView)
+    last_decision: Decision | None = None
+
+    @property
+    def plan_id(self) -> str:
+        return self.record.id
+
+    def owned_partitions(self) -> dict[str, frozenset[int]]:
+        owned: dict[str, set[int]] = {}
+        for tp in self.plan.targets:
+            owned.setdefault(tp.topic, set()).add(tp.partition)
+        return {t: frozenset(p) for t, p in owned.items()}
+
+
+class Controller:
+    """Implements ControllerService; `cycle()` is driven by the daemon's FixedRateLoop."""
+
+    def __init__(
+        self,
+        cluster: ClusterAdmin,
+        store: AsyncStore,
+        limits: Limits,
+        *,
+        metrics: DaemonMetrics | None = None,
+        clock: Callable[[], float] = time.time,
+        allow_rf_change: bool = False,
+        events: EventSink | None = None,
+        wake: Callable[[], None] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.store = store
+        self.limits_in_force = limits
+        self.metrics = metrics or DaemonMetrics()
+        self.clock = clock
+        self.allow_rf_change_default = allow_rf_change
+        self.events = events
+        self.wake: Callable[[], None] = wake or (lambda: None)
+        self.is_leader = True
+        self.leader_address: str | None = None
+        self.run: PlanRun | None = None
+        self.keeper = ThrottleKeeper(cluster, store, on_write=self.metrics.throttle_config_written)
+        self._hygiene_done = False
+        self._lock = asyncio.Lock()
+        self._contact_ok = False
+        self.last_status = "starting"
+        self.records: dict[str, PlanRecord] = {}
+
+    # ------------------------------------------------------------------------------------------------
+    # the cycle
+
+    async def cycle(self) -> str:
+        if not self.is_leader:
+            self.last_status = "standby"
+            return self.last_status
+        async with self._lock:
+            started = time.monotonic()
+            ok = False
+            try:
+                status = await self._cycle()
+                ok = True
+            finally:
+                self.metrics.observe_cycle(time.monotonic() - started, ok)
+            self.last_status = status
+            return status
+
+    async def _cycle(self) -> str:
+        run = await self._active_run()
+        if run is None:
+            await self._idle_hygiene()
+            await self._publish_counts()
+            return "idle"
+        snapshot = await self.cluster.snapshot(
+            list(run.plan.targets),
+            with_sizes=True,
+            broker_config_keys=BROKER_KEYS,
+            topic_config_keys=SNAPSHOT_TOPIC_KEYS,
+        )
+        self._contact_ok = True
+        if run.state is None:
+            await self._restore(run, snapshot)
+        assert run.state is not None
+        status = run.record.status
+        if status is PlanStatus.CANCELLING:
+            await self._cancel_in_flight(run)
+        limits = self.limits_in_force
+        if status is not PlanStatus.RUNNING:
+            limits = replace(limits, parallel_partition_count=0)  # paused / cancelling: nothing new starts
+        changed = None if run.last_snapshot is None else changed_partitions(run.last_snapshot, snapshot)
+        decision = decide(snapshot, run.plan, run.state, limits, changed)
+        await self._apply(run, snapshot, decision, limits)
+        run.last_snapshot = snapshot
+        run.last_decision = decision
+        return await self._finish_cycle(run, snapshot, decision)
+
+    async def _active_run(self) -> PlanRun | None:
+        if self.run is not None and not self.run.record.status.terminal:
+            return self.run
+        record = await self.store.active_plan()
+        if record is None:
+            queued = await self.store.list_plans([PlanStatus.QUEUED])
+            if not queued:
+                self.run = None
+                return None
+            record = min(queued, key=lambda r: (r.submitted_at, r.id))
+            await self._set_status(record.id, PlanStatus.RUNNING)
+            record = await self._reload_record(record.id)
+            self._emit("plan.started", plan_id=record.id)
+        plan = ReassignmentPlan.from_dict(dict(record.plan))
+        self.run = PlanRun(record=record, plan=plan)
+        self.run.tracker.window_seconds = self.limits_in_force.stall_window_seconds
+        self.keeper.plan_id = record.id
+        await self.keeper.load(self.run.owned_partitions())
+        self._hygiene_done = True
+        return self.run
+
+    async def _restore(self, run: PlanRun, snapshot: ClusterSnapshot) -> None:
+        """Rebuild the execution state after a start or restart: the store's rows, checked by Kafka's view."""
+        rows = await self.store.partition_states(run.plan_id)
+        if rows:
+            header = {"version": 1, "ordering": list(self.limits_in_force.ordering)}
+            run.state = ExecutionState.from_json_dict(join_state_document(header, rows), run.plan, snapshot)
+            run.rows = dict(rows)
+            await self._journal_recovered_starts(run, snapshot)
+            log.info("plan resumed from the store", plan=run.plan_id, partitions=len(rows))
+        else:
+            run.state = ExecutionState.initial(run.plan, snapshot, tuple(self.limits_in_force.ordering))
+
+    async def _journal_recovered_starts(self, run: PlanRun, snapshot: ClusterSnapshot) -> None:
+        assert run.state is not None
+        batch = WriteBatch()
+        for tp, rec in run.state.in_flight():
+            p = snapshot.partitions.get(tp)
+            reached = p is not None and p.target_replicas == rec.target
+            if not reached:
+                continue
+            entry = await self.store.step_entry(EventKind.STEP_STARTED, run.plan_id, tp, rec.step)
+            if entry is None:
+                batch.append(
+                    Event(
+                        EventKind.STEP_STARTED,
+                        run.plan_id,
+                        tp,
+                        rec.step,
+                        {"target": list(rec.target), "recovered": True},
+                    )
+                )
+        if batch:
+            await self.store.commit(batch)
+
+    async def _apply(
+        self, run: PlanRun, snapshot: ClusterSnapshot, decision: Decision, limits: Limits
+    ) -> None:
+        assert run.state is not None
+        now = self.clock()
+        previous = run.state
+        batch = WriteBatch()
+        run.rows = stage_state_changes(batch, run.plan_id, decision.state.to_json_dict(), run.rows)
+        for tp in decision.completed:
+            rec = previous[tp]
+            started = run.step_started_at.pop(tp, None)
+            p = snapshot.partitions.get(tp)
+            copied = (p.size_bytes if p else 0) * len(rec.adding)
+            run.tracker.step_finished(copied)
+            batch.append(
+                Event(
+                    EventKind.STEP_FINISHED,
+                    run.plan_id,
+                    tp,
+                    rec.step,
+                    {
+                        "target": list(rec.target),
+                        "bytes": copied,
+                        "seconds": None if started is None else now - started,
+                    },
+                )
+            )
+            self.metrics.step_completed(0.0 if started is None else now - started, copied)
+            self._emit("step.finished", plan_id=run.plan_id, tp=tp, step=rec.step, bytes=copied)
+        for tp in decision.aborted:
+            batch.append(Event(EventKind.STEP_CANCELLED, run.plan_id, tp, previous[tp].step, {}))
+        await self._commit_tolerating_replays(batch)
+        run.state = decision.state
+
+        await self._sync_throttles(run, snapshot, limits)
+
+        if decision.start:
+            targets = {s.tp: s.target for s in decision.start}
+            results = await self.cluster.alter_partition_reassignments(targets)
+            started_batch = WriteBatch()
+            for start in decision.start:
+                error = results.get(start.tp)
+                if error is not None:
+                    started_batch.append(
+                        Event(
+                            EventKind.ERROR,
+                            run.plan_id,
+                            start.tp,
+                            start.step_index,
+                            {"api": "alter_partition_reassignments", "error": str(error)},
+                        )
+                    )
+                    log.warning(
+                        "step refused by Kafka; retried",
+                        plan=run.plan_id,
+                        partition=str(start.tp),
+                        step=start.step_index,
+                        error=str(error),
+                    )
+                    continue
+                run.step_started_at[start.tp] = now
+                started_batch.append(
+                    Event(
+                        EventKind.STEP_STARTED,
+                        run.plan_id,
+                        start.tp,
+                        start.step_index,
+                        {
+                            "target": list(start.target),
+                            "adding": list(start.adding),
+                            "removing": list(start.removing),
+                            "moves_leadership": start.moves_leadership,
+                        },
+                    )
+                )
+                log.info(
+                    "step started",
+                    plan=run.plan_id,
+                    partition=str(start.tp),
+                    step=start.step_index,
+                    target=list(start.target),
+                )
+                self._emit(
+                    "step.started",
+                    plan_id=run.plan_id,
+                    tp=start.tp,
+                    step=start.step_index,
+                    target=list(start.target),
+                )
+            self.metrics.step_started(len(decision.start))
+            await self._commit_tolerating_replays(started_batch)
+
+        if decision.elect:
+            results = await self.cluster.elect_preferred_leaders([e.tp for e in decision.elect])
+            batch = WriteBatch()
+            for election in decision.elect:
+                error = results.get(election.tp)
+                batch.append(
+                    Event(
+                        EventKind.LEADER_ELECTED,
+                        run.plan_id,
+                        election.tp,
+                        None,
+                        {
+                            "leader": election.leader,
+                            "reason": election.reason,
+                            "error": None if error is None else str(error),
+                        },
+                    )
+                )
+            await self.store.commit(batch)
+
+    async def _sync_throttles(self, run: PlanRun, snapshot: ClusterSnapshot, limits: Limits) -> None:
+        assert run.state is not None
+        result = await self.keeper.sync(snapshot, moves_in_flight(run.state), limits, run.owned_partitions())
+        if result.foreign:
+            self._emit(
+                "throttle.foreign_change", plan_id=run.plan_id, configs=[list(k) for k in result.foreign]
+            )
+        if result.writes:
+            self._emit("throttle.changed", plan_id=run.plan_id, writes=len(result.writes))
+        incoming, outgoing = self.keeper.applied_rates()
+        self.metrics.set_throttle_rates(incoming, outgoing)
+
+    async def _cancel_in_flight(self, run: PlanRun) -> None:
+        assert run.state is not None
+        in_flight = [tp for tp, _ in run.state.in_flight()]
+        if in_flight:
+            results = await self.cluster.alter_partition_reassignments(dict.fromkeys(in_flight))
+            failed = {
+                tp: str(e)
+                for tp, e in results.items()
+                if e is not None and e.name != "NO_REASSIGNMENT_IN_PROGRESS"
+            }
+            for tp, error in failed.items():
+                log.warning("cancel refused; retried", plan=run.plan_id, partition=str(tp), error=error)
+
+    async def _finish_cycle(self, run: PlanRun, snapshot: ClusterSnapshot, decision: Decision) -> str:
+        assert run.state is not None
+        watched = [tp for tp, _ in run.state.in_flight()]
+        run.view = run.tracker.update(self.clock(), snapshot, run.plan, watched)
+        for move in run.view.newly_stalled:
+            await self.store.commit(
+                WriteBatch().append(
+                    Event(EventKind.STALL_DETECTED, run.plan_id, move.tp, None, move.to_json())
+                )
+            )
+            self.metrics.stall_detected()
+            self._emit("stall.detected", plan_id=run.plan_id, **move.to_json())
+            log.warning(
+                "move stalled: catch-up does not exceed the produce rate",
+                plan=run.plan_id,
+                partition=str(move.tp),
+                broker=move.broker,
+            )
+        nothing_in_flight = not watched
+        status = run.record.status
+        if nothing_in_flight and (run.state.finished or status is PlanStatus.CANCELLING):
+            final = (
+                PlanStatus.COMPLETED
+                if run.state.finished and status is not PlanStatus.CANCELLING
+                else PlanStatus.CANCELLED
+            )
+            if self.keeper.originals.topics or self.keeper.originals.brokers:
+                result = await self.keeper.sync(snapshot, (), self.limits_in_force, run.owned_partitions())
+                if not result.restored:
+                    return f"{run.plan_id}: {final.value} once throttles are restored"
+            await self._set_status(run.plan_id, final)
+            run.record = await self._reload_record(run.plan_id)
+            self._emit(f"plan.{final.value}", plan_id=run.plan_id)
+            log.info("plan ended", plan=run.plan_id, status=final.value)
+        await self._publish(run, decision)
+        return f"{run.plan_id} {run.record.status.value}: {decision.summary()}"
+
+    async def _idle_hygiene(self) -> None:
+        """At start-up with no plan active: throttles we left behind (a crash after the end) are removed."""
+        if self._hygiene_done:
+            return
+        stored = await self.store.original_configs()
+        if stored:
+            owned: dict[str, set[int]] = {}
+            for record in await self.store.list_plans():
+                if record.status is not PlanStatus.QUEUED:
+                    for entry in record.plan.get("partitions", []):
+                        owned.setdefault(str(entry["topic"]), set()).add(int(entry["partition"]))
+            owned_frozen = {t: frozenset(p) for t, p in owned.items()}
+            await self.keeper.load(owned_frozen)
+            topics = sorted({r.name for (r, _) in stored if r.type == "topic"})
+            partitions, _ = await self.cluster.topic_partitions(topics)
+            snapshot = await self.cluster.snapshot(
+                partitions, broker_config_keys=BROKER_KEYS, topic_config_keys=TOPIC_KEYS
+            )
+            result = await self.keeper.sync(snapshot, (), self.limits_in_force, owned_frozen)
+            log.info(
+                "start-up reconcile of leftover throttles",
+                writes=len(result.writes),
+                restored=result.restored,
+            )
+            if not result.restored:
+                return
+        self._hygiene_done = True
+
+    # ------------------------------------------------------------------------------------------------
+    # helpers
+
+    async def _commit_tolerating_replays(self, batch: WriteBatch) -> None:
+        try:
+            await self.store.commit(batch)
+        except StepReplayError as exc:
+            # A step restarted after Kafka cancelled it (aborted): keep the first entry, log the retry.
+            log.warning("step journaled before; keeping the first entry", entry=str(exc))
+            retry = WriteBatch()
+            retry.partition_states.update(batch.partition_states)
+            retry.status_changes.extend(batch.status_changes)
+            for event in batch.events:
+                if event.idempotency_key is None or event.tp is None or event.plan_id is None:
+                    retry.append(event)
+                    continue
+                existing = await self.store.step_entry(
+                    event.kind, event.plan_id, event.tp, event.step_index or 0
+                )
+                if existing is None:
+                    retry.append(event)
+            await self.store.commit(retry)
+
+    async def _set_status(self, plan_id: str, status: PlanStatus, error: str | None = None) -> None:
+        await self.store.commit(WriteBatch().set_status(plan_id, status, error))
+
+    async def _reload_record(self, plan_id: str) -> PlanRecord:
+        record = await self.store.get_plan(plan_id)
+        assert record is not None
+        return record
+
+    def _emit(self, kind: str, **data: Any) -> None:
+        if self.events is None:
+            return
+        tp = data.pop("tp", None)
+        if isinstance(tp, TopicPartition):
+            data["topic"], data["partition"] = tp.topic, tp.partition
+        self.events({"event": kind, "at": self.clock(), **data})
+
+    async def _refresh_records(self) -> list[PlanRecord]:
+        """The plan records the synchronous status views read; refreshed every cycle and mutation."""
+        plans = await self.store.list_plans()
+        self.records = {r.id: r for r in plans}
+        return plans
+
+    async def _publish_counts(self) -> None:
+        plans = await self._refresh_records()
+        counts: dict[str, int] = {}
+        for record in plans:
+            counts[record.status.value] = counts.get(record.status.value, 0) + 1
+        self.metrics.set_plan_counts(counts, [s.value for s in PlanStatus])
+        if self.run is None:
+            self.metrics.set_progress(None, 0, 0, 0, None)
+            self.metrics.set_inflight({}, {}, 0)
+            self.metrics.set_stalled(0)
+
+    async def _publish(self, run: PlanRun, decision: Decision) -> None:
+        assert run.state is not None
+        load = run.state.load
+        self.metrics.set_inflight(dict(load.incoming), dict(load.outgoing), load.leader_moves)
+        self.metrics.set_partition_counts(
+            {s.value: n for s, n in run.state.counts.items()}, [s.value for s in Status]
+        )
+        view = run.view
+        self.metrics.set_progress(
+            run.plan_id, view.total_bytes, view.remaining_bytes, view.moved_bytes, view.eta_seconds
+        )
+        self.metrics.set_stalled(len(view.stalled))
+        self.metrics.set_foreign_reassignments(run.state.counts[Status.EXTERNAL])
+        await self._publish_counts()
+
+    # ------------------------------------------------------------------------------------------------
+    # ControllerService: see reassignd/daemon/service.py (status views live in daemon/status.py)
+
+    def _require_leader(self) -> None:
+        if not self.is_leader:
+            raise ServiceError(
+                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
+            )
+
+    async def submit_plan(
+        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+    ) -> JSON:
+        if not dry_run:
+            self._require_leader()
+        try:
+            snapshot = await self.cluster.snapshot(
+                list(plan.targets), with_sizes=True, topic_config_keys=("min.insync.replicas",)
+            )
+            ongoing = await self.cluster.list_partition_reassignments(list(plan.targets))
+        except ClusterCallError as exc:
+            raise ServiceError(
+                "unavailable", f"cannot read the cluster to validate the plan: {exc}"
+            ) from None
+        active = self.run if self.run is not None and not self.run.record.status.terminal else None
+        ours = set(active.plan.targets) if active else set()
+        busy = dict.fromkeys(ours, active.plan_id) if active else {}
+        problems = validate_plan(
+            plan,
+            snapshot,
+            ongoing=set(ongoing),
+            ours=ours,
+            busy=busy,
+            allow_rf_change=allow_rf_change or self.allow_rf_change_default,
+        )
+        if problems:
+            raise ServiceError("invalid_plan", f"plan rejected: {len(problems)} problem(s)", tuple(problems))
+        moving = {tp: t for tp, t in plan.targets.items() if snapshot.partitions[tp].target_replicas != t}
+        rehearsal = dry_run_steps(snapshot, plan, self.limits_in_force)
+        summary: JSON = {
+            "plan_id": None,
+            "state": "dry_run" if dry_run else "queued",
+            "partitions": len(plan),
+            "replicas_to_move": sum(
+                len(set(t) - set(snapshot.partitions[tp].replicas)) for tp, t in moving.items()
+            ),
+            "bytes_to_move": plan_bytes(snapshot, plan).to_move,
+            "steps": rehearsal,
+        }
+        if dry_run:
+            return summary
+        plan_id = f"plan-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(self.clock()))}-{uuid.uuid4().hex[:6]}"
+        batch = WriteBatch().submit_plan(plan_id, plan.to_dict(), {"allow_rf_change": allow_rf_change})
+        batch.append(Event(EventKind.PLAN_SUBMITTED, plan_id, None, None, {"partitions": len(plan)}))
+        await self.store.commit(batch)
+        self._emit("plan.submitted", plan_id=plan_id, partitions=len(plan))
+        await self._refresh_records()
+        self.wake()
+        return {**summary, "plan_id": plan_id}
+
+    def list_plans(self) -> list[JSON]:
+        return list_plans_view(self)
+
+    def plan_status(self, plan_id: str | None = None) -> JSON:
+        return plan_status_view(self, plan_id)
+
+    async def _lifecycle(
+        self, plan_id: str | None, allowed: set[PlanStatus], to: PlanStatus, verb: str
+    ) -> JSON:
+        self._require_leader()
+        async with self._lock:
+            record = await (self.store.get_plan(plan_id) if plan_id else self.store.active_plan())
+            if record is None:
+                raise ServiceError(
+                    "not_found" if plan_id else "conflict",
+                    f"no plan {plan_id}" if plan_id else f"no active plan to {verb}",
+                )
+            if record.status not in allowed:
+                raise ServiceError("conflict", f"plan {record.id} is {record.status.value}: cannot {verb}")
+            await self._set_status(record.id, to)
+            if self.run is not None and self.run.plan_id == record.id:
+                self.run.record = await self._reload_record(record.id)
+            self._emit(_LIFECYCLE_EVENTS[to], plan_id=record.id)
+            await self._refresh_records()
+        self.wake()
+        return self.plan_status(record.id)
+
+    async def pause(self, plan_id: str | None = None) -> JSON:
+        return await self._lifecycle(plan_id, {PlanStatus.RUNNING}, PlanStatus.PAUSED, "pause")
+
+    async def resume(self, plan_id: str | None = None) -> JSON:
+        return await self._lifecycle(plan_id, {PlanStatus.PAUSED}, PlanStatus.RUNNING, "resume")
+
+    async def cancel(self, plan_id: str | None = None) -> JSON:
+        record = await (self.store.get_plan(plan_id) if plan_id else self.store.active_plan())
+        if record is not None and record.status is PlanStatus.QUEUED:
+            return await self._lifecycle(plan_id, {PlanStatus.QUEUED}, PlanStatus.CANCELLED, "cancel")
+        return await self._lifecycle(
+            plan_id, {PlanStatus.RUNNING, PlanStatus.PAUSED}, PlanStatus.CANCELLING, "cancel"
+        )
+
+    def limits(self) -> JSON:
+        return self.limits_in_force.to_mapping()
+
+    async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
+        self._require_leader()
+        self.limits_in_force = self._changed(changes, None, "limits")
+        await self.store.commit(
+            WriteBatch().append(
+                Event(
+                    EventKind.LIMITS_CHANGED,
+                    self.run.plan_id if self.run else None,
+                    None,
+                    None,
+                    dict(changes),
+                )
+            )
+        )
+        self.wake()
+        return self.limits()
+
+    def throttles(self) -> JSON:
+        return throttles_view(self)
+
+    async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
+        """New rates reach in-flight moves in the next cycle, which this wakes at once."""
+        self._require_leader()
+        self.limits_in_force = self._changed(changes, set(RATE_KEYS), "throttles")
+        await self.store.commit(
+            WriteBatch().append(
+                Event(
+                    EventKind.LIMITS_CHANGED,
+                    self.run.plan_id if self.run else None,
+                    None,
+                    None,
+                    dict(changes),
+                )
+            )
+        )
+        self.wake()
+        return throttles_view(self)
+
+    def _changed(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> Limits:
+        names = set(self.limits_in_force.to_mapping())
+        allowed = known if known is not None else names
+        problems = [
+            Problem(where, k, f"unknown key; known: {sorted(allowed)}") for k in changes if k not in allowed
+        ]
+        if not changes:
+            problems.append(Problem(where, "(body)", "no changes given"))
+        updated = self.limits_in_force
+        try:
+            updated = Limits.from_mapping(
+                {**self.limits_in_force.to_mapping(), **{k: v for k, v in changes.items() if k in allowed}}
+            )
+        except InvalidInputError as exc:
+            problems += exc.problems
+        if problems:
+            raise ServiceError(
+                "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
+            )
+        return updated
+
+    async def cluster_reassignments(self) -> list[JSON]:
+        try:
+            ongoing = await self.cluster.list_partition_reassignments(None)
+        except ClusterCallError as exc:
+            raise ServiceError("unavailable", f"cannot list reassignments: {exc}") from None
+        ours = self.run.plan.targets if self.run is not None and not self.run.record.status.terminal else {}
+        return [
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "replicas": list(r.replicas),
+                "adding": list(r.adding),
+                "removing": list(r.removing),
+                "owner": "reassignd" if tp in ours else "foreign",
+                "plan_id": self.run.plan_id if tp in ours and self.run else None,
+            }
+            for tp, r in sorted(ongoing.items())
+        ]
+
+    async def place(self, request: Mapping[str, Any]) -> JSON:
+        from reassignd.placement import create_replica_placement
+
+        try:
+            snapshot = await self.cluster.snapshot([])
+        except ClusterCallError as exc:
+            raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
+        try:
+            return create_replica_placement(snapshot, request)
+        except InvalidInputError as exc:
+            raise ServiceError("invalid_request", f"invalid {exc.what}", exc.problems) from None
+
+    def health(self) -> JSON:
+        return {"status": "ok", "last_cycle": self.last_status}
+
+    def readiness(self) -> JSON:
+        if not self.is_leader:
+            return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
+        if not self._contact_ok and self.last_status in ("starting",):
+            return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
+        return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+
+
+def dry_run_steps(snapshot: ClusterSnapshot, plan: ReassignmentPlan, limits: Limits) -> JSON:
+    """Step counts from a dry run of the real engine against the instant fake cluster."""
+    result = dry_run(snapshot, plan, limits)
+    per_partition = [len(steps) - 1 for steps in result.steps.values()]
+    return {
+        "total": sum(per_partition),
+        "max_per_partition": max(per_partition, default=0),
+        "cycles": result.cycles,
+    }

@@ -1,0 +1,58 @@
+"""Plan validation against the live cluster: every problem, located, at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from reassignd.daemon.validation import validate_plan
+from reassignd.model import (
+    Broker,
+    ClusterSnapshot,
+    PartitionState,
+    ReassignmentPlan,
+    TopicInfo,
+    TopicPartition,
+)
+
+T0, T1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+SNAPSHOT = ClusterSnapshot.build(
+    [Broker(b, f"/dc1/r{b}") for b in (1, 2, 3, 4)],
+    [PartitionState(T0, (1, 2, 3), (1, 2, 3), 1), PartitionState(T1, (2, 3, 4), (2, 3, 4), 2)],
+    [TopicInfo("orders")],
+)
+
+
+def _problems(targets: dict[TopicPartition, tuple[int, ...]], **kwargs: object) -> list[tuple[str, str]]:
+    kwargs.setdefault("ongoing", ())
+    found = validate_plan(ReassignmentPlan(targets), SNAPSHOT, **kwargs)  # type: ignore[arg-type]
+    return [(p.where, p.field) for p in found]
+
+
+@pytest.mark.parametrize(
+    ("targets", "kwargs", "expected"),
+    [
+        ({T0: (4, 2, 3)}, {}, []),
+        ({T0: (4, 2, 3), T1: (1, 3, 4)}, {}, []),
+        ({TopicPartition("nope", 0): (1,)}, {}, [("nope-0", "partition")]),
+        ({TopicPartition("orders", 9): (1, 2, 3)}, {}, [("orders-9", "partition")]),
+        ({T0: (1, 2, 9)}, {}, [("orders-0", "replicas")]),
+        ({T0: (1, 2)}, {}, [("orders-0", "replicas")]),
+        ({T0: (1, 2)}, {"allow_rf_change": True}, []),
+        ({T0: (4, 2, 3)}, {"ongoing": {T0}}, [("orders-0", "partition")]),
+        ({T0: (4, 2, 3)}, {"ongoing": {T0}, "ours": {T0}}, []),
+        ({T0: (4, 2, 3)}, {"busy": {T0: "p-1"}}, [("orders-0", "partition")]),
+        ({}, {}, [("plan", "partitions")]),
+    ],
+)
+def test_validation_table(targets: dict, kwargs: dict, expected: list[tuple[str, str]]) -> None:
+    assert _problems(targets, **kwargs) == expected
+
+
+def test_all_problems_are_listed_together() -> None:
+    found = _problems({T0: (1, 9), T1: (1, 2, 3), TopicPartition("gone", 0): (1,)}, ongoing={T1})
+    assert found == [
+        ("gone-0", "partition"),
+        ("orders-0", "replicas"),
+        ("orders-0", "replicas"),
+        ("orders-1", "partition"),
+    ]
