@@ -6,6 +6,8 @@ plain values and stays readable.
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +38,22 @@ class ClusterView:
     cluster_id: str | None
     controller_id: int | None
     racks: Mapping[int, str | None]
+
+
+def kafka_topic_id(raw: Any) -> str | None:
+    """Kafka's textual topic id (Uuid.toString: URL-safe base64 without padding, as kafka-topics shows it)
+    from librdkafka's Uuid (64-bit halves, signed) or a uuid.UUID."""
+    if raw is None:
+        return None
+    if isinstance(raw, uuid.UUID):
+        data = raw.bytes
+    else:
+        high = int(raw.get_most_significant_bits()) & 0xFFFFFFFFFFFFFFFF
+        low = int(raw.get_least_significant_bits()) & 0xFFFFFFFFFFFFFFFF
+        data = ((high << 64) | low).to_bytes(16, "big")
+    if data == bytes(16):
+        return None
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
 def config_source(raw: Any) -> ConfigSource:

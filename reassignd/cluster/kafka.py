@@ -52,7 +52,7 @@ from reassignd.cluster.errors import (
 )
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import redact, to_kafka_python, validate_settings
-from reassignd.model import ClusterSnapshot, TopicPartition
+from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
 T = TypeVar("T")
@@ -210,7 +210,7 @@ class KafkaClusterAdmin:
                 continue
             found[name] = convert.RawTopic(
                 name=name,
-                topic_id=None if outcome.topic_id is None else str(outcome.topic_id),
+                topic_id=convert.kafka_topic_id(outcome.topic_id),
                 partitions=tuple(
                     convert.RawPartition(
                         index=int(p.id),
@@ -462,6 +462,21 @@ class KafkaClusterAdmin:
     async def _alter_configs(self, kind: Any, name: str, ops: Collection[ConfigOp]) -> None:
         if not ops:
             return
+        keys = [op.key for op in ops]
+        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        if duplicates:
+            # Kafka rejects a key altered twice in one request; APPEND/SUBTRACT take comma-separated lists.
+            raise InvalidInputError(
+                "config operations",
+                [
+                    Problem(
+                        f"{name or 'cluster default'}",
+                        k,
+                        "appears more than once; combine list items into one op as a comma-separated value",
+                    )
+                    for k in duplicates
+                ],
+            )
         entries = [ConfigEntry(op.key, op.value, incremental_operation=_OP_TYPES[int(op.op)]) for op in ops]
 
         async def attempt() -> None:
@@ -533,7 +548,13 @@ class KafkaClusterAdmin:
     ) -> None:
         if assignment is not None:
             replica_assignment = [list(assignment[p]) for p in sorted(assignment)]
-            new_topic = NewTopic(name, replica_assignment=replica_assignment, config=dict(configs or {}))
+            # confluent-kafka wants the partition count beside an explicit assignment (not -1).
+            new_topic = NewTopic(
+                name,
+                num_partitions=len(replica_assignment),
+                replica_assignment=replica_assignment,
+                config=dict(configs or {}),
+            )
         else:
             new_topic = NewTopic(
                 name,

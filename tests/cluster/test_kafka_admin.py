@@ -1,0 +1,323 @@
+"""KafkaClusterAdmin against the simulated cluster over TCP, checked from the simulator's side."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import pytest
+
+from reassignd.cluster.api import (
+    FOLLOWER_THROTTLED_RATE,
+    FOLLOWER_THROTTLED_REPLICAS,
+    LEADER_THROTTLED_RATE,
+    LEADER_THROTTLED_REPLICAS,
+    MIN_INSYNC_REPLICAS,
+    ConfigOp,
+    ConfigSource,
+    Reassignment,
+)
+from reassignd.cluster.errors import ClusterCallError
+from reassignd.cluster.kafka import KafkaClusterAdmin
+from reassignd.model import NO_LEADER, Broker, InvalidInputError, TopicPartition
+from tests.cluster.conftest import make_admin
+from tests.services.simulator import SimProcess
+
+# kafka-python 3.0.12 leaks the socket of a refused connection (kafka/net/inet.py sock_connect raises
+# KafkaConnectionError without closing it); tests that stop brokers provoke that. The conftest fixtures
+# collect garbage at teardown so the warning lands on the test that caused it, and only that one is ignored.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
+)
+
+
+def _sim_partitions(sim: SimProcess) -> dict[TopicPartition, dict[str, Any]]:
+    """Partitions as the simulator's GET /state reports them (its own view, not through Kafka's APIs)."""
+    return {TopicPartition(p["topic"], p["partition"]): p for p in sim.state()["partitions"]}
+
+
+async def test_full_snapshot_matches_the_simulator(admin: KafkaClusterAdmin, shared_sim: SimProcess) -> None:
+    result = await admin.snapshot_with_errors(
+        with_sizes=True,
+        broker_config_keys=(LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE),
+        topic_config_keys=(FOLLOWER_THROTTLED_REPLICAS, MIN_INSYNC_REPLICAS),
+    )
+    assert result.errors == ()
+    snapshot = result.snapshot
+    expected = _sim_partitions(shared_sim)
+    assert set(snapshot.partitions) == set(expected)
+    for tp, want in expected.items():
+        got = snapshot.partitions[tp]
+        assert list(got.replicas) == want["replicas"], tp
+        assert sorted(got.isr) == sorted(want["isr"]), tp
+        assert got.leader == want["leader"], tp
+        assert (list(got.adding), list(got.removing)) == (want["adding"], want["removing"]), tp
+        assert got.size_bytes == want["size_bytes"], tp
+        assert {str(b): s for b, s in got.replica_sizes.items()} == want.get("replica_sizes", {}), tp
+    assert snapshot.brokers == {
+        1: Broker(1, "r1"),
+        2: Broker(2, "r2"),
+        3: Broker(3, "r1"),
+        4: Broker(4, "r2"),
+    }
+    state = shared_sim.state()
+    assert snapshot.cluster_id == state["cluster_id"] == "adapter-test-cluster"
+    assert snapshot.controller_id == state["controller_id"]
+    asked = {LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE}
+    for broker in state["brokers"]:
+        want = {k: v for k, v in broker["configs"].items() if k in asked}
+        assert snapshot.broker_configs[broker["id"]] == want
+    assert snapshot.broker_configs[1] == {LEADER_THROTTLED_RATE: "1000000"}
+    assert snapshot.cluster_configs == state["cluster_broker_configs"] == {FOLLOWER_THROTTLED_RATE: "5000000"}
+    for topic in state["topics"]:
+        assert snapshot.topics[topic["name"]].configs == topic["configs"]
+    assert snapshot.min_insync_replicas("orders") == 2
+
+
+async def test_filtered_snapshot_reads_only_the_given_partitions(
+    admin: KafkaClusterAdmin, shared_sim: SimProcess
+) -> None:
+    wanted = {TopicPartition("orders", 1), TopicPartition("orders", 4)}
+    snapshot = await admin.snapshot(wanted, with_sizes=True, topic_config_keys=(MIN_INSYNC_REPLICAS,))
+    assert set(snapshot.partitions) == wanted
+    assert set(snapshot.topics) == {"orders"}
+    # Both in Kafka's textual form (URL-safe base64), as kafka-topics prints it.
+    sim_ids = {t["name"]: t["topic_id"] for t in shared_sim.state()["topics"]}
+    assert snapshot.topics["orders"].topic_id == sim_ids["orders"]
+    assert snapshot.partitions[TopicPartition("orders", 1)].replicas == (2, 3, 4)
+    assert dict(snapshot.partitions[TopicPartition("orders", 4)].replica_sizes) == {1: 5000, 3: 5000, 2: 5000}
+    # Log dirs asked only for the wanted partitions: nothing else came back.
+    sizes = await admin.describe_log_dirs([1], [TopicPartition("orders", 0)])
+    assert set(sizes.replicas) == {(TopicPartition("orders", 0), 1)}
+
+
+async def test_filtered_snapshot_reports_an_unknown_topic_as_an_item_error(admin: KafkaClusterAdmin) -> None:
+    result = await admin.snapshot_with_errors([TopicPartition("orders", 0), TopicPartition("nope", 0)])
+    assert set(result.snapshot.partitions) == {TopicPartition("orders", 0)}
+    assert [(e.item, e.error.name) for e in result.errors] == [("topic nope", "UNKNOWN_TOPIC_OR_PARTITION")]
+
+
+async def test_config_sources_tell_operator_set_from_default(admin: KafkaClusterAdmin) -> None:
+    keys = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
+    configs = await admin.describe_broker_configs([1, 2], keys)
+    assert configs[1].error is None
+    assert configs[1].values[LEADER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_BROKER
+    assert configs[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+    assert configs[2].values[FOLLOWER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_DEFAULT_BROKER
+    assert not configs[2].values[LEADER_THROTTLED_RATE].source.is_dynamic
+    topics = await admin.describe_topic_configs(["events", "orders"], [FOLLOWER_THROTTLED_REPLICAS])
+    assert topics["events"].values[FOLLOWER_THROTTLED_REPLICAS].source is ConfigSource.DYNAMIC_TOPIC
+    assert not topics["orders"].values[FOLLOWER_THROTTLED_REPLICAS].source.is_dynamic
+
+
+async def test_broker_config_set_and_delete_round_trip(
+    admin: KafkaClusterAdmin, shared_sim: SimProcess
+) -> None:
+    await admin.alter_broker_configs(2, [ConfigOp.set(LEADER_THROTTLED_RATE, "777")])
+    try:
+        described = await admin.describe_broker_configs([2], [LEADER_THROTTLED_RATE])
+        assert described[2].values[LEADER_THROTTLED_RATE].value == "777"
+        assert described[2].values[LEADER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_BROKER
+        assert _sim_broker_config(shared_sim, 2, LEADER_THROTTLED_RATE) == "777"
+    finally:
+        await admin.alter_broker_configs(2, [ConfigOp.delete(LEADER_THROTTLED_RATE)])
+    described = await admin.describe_broker_configs([2], [LEADER_THROTTLED_RATE])
+    assert described[2].values[LEADER_THROTTLED_RATE].source is not ConfigSource.DYNAMIC_BROKER
+    assert _sim_broker_config(shared_sim, 2, LEADER_THROTTLED_RATE) is None
+
+
+async def test_throttled_replica_lists_append_and_subtract(
+    admin: KafkaClusterAdmin, shared_sim: SimProcess
+) -> None:
+    key = LEADER_THROTTLED_REPLICAS
+    await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1,3:4")])
+    try:
+        assert _items(await _topic_value(admin, "orders", key)) == {"0:1", "3:4"}
+        assert _items(_sim_topic_config(shared_sim, "orders", key)) == {"0:1", "3:4"}
+        # APPEND of an entry already present leaves the list as it is (Kafka's list semantics).
+        await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1")])
+        assert _items(await _topic_value(admin, "orders", key)) == {"0:1", "3:4"}
+        await admin.alter_topic_configs("orders", [ConfigOp.subtract(key, "0:1")])
+        assert _items(await _topic_value(admin, "orders", key)) == {"3:4"}
+    finally:
+        await admin.alter_topic_configs("orders", [ConfigOp.delete(key)])
+    assert not _items(_sim_topic_config(shared_sim, "orders", key))
+
+
+async def test_one_key_twice_in_one_call_is_refused_before_sending(admin: KafkaClusterAdmin) -> None:
+    key = LEADER_THROTTLED_REPLICAS
+    with pytest.raises(InvalidInputError) as info:
+        await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1"), ConfigOp.append(key, "1:2")])
+    assert [p.field for p in info.value.problems] == [key]
+
+
+async def test_bad_config_value_is_a_typed_non_retriable_error(admin: KafkaClusterAdmin) -> None:
+    with pytest.raises(ClusterCallError) as info:
+        await admin.alter_broker_configs(1, [ConfigOp.set(LEADER_THROTTLED_RATE, "fast")])
+    assert info.value.name == "INVALID_CONFIG"
+    assert not info.value.retriable
+    configs = await admin.describe_broker_configs([1], [LEADER_THROTTLED_RATE])
+    assert configs[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+
+
+async def test_reassignment_start_list_and_cancel(own_admin: KafkaClusterAdmin, own_sim: SimProcess) -> None:
+    tp = TopicPartition("orders", 0)  # [1, 2, 3] -> [4, 1, 2]: adds 4, removes 3
+    results = await own_admin.alter_partition_reassignments({tp: [4, 1, 2]})
+    assert results == {tp: None}
+    listed = await own_admin.list_partition_reassignments([tp, TopicPartition("orders", 1)])
+    assert listed == {tp: Reassignment(replicas=(4, 1, 2, 3), adding=(4,), removing=(3,))}
+    assert await own_admin.list_partition_reassignments() == listed
+    snapshot = await own_admin.snapshot([tp])
+    moving = snapshot.partitions[tp]
+    assert (moving.replicas, moving.adding, moving.removing) == ((4, 1, 2, 3), (4,), (3,))
+    assert _sim_partitions(own_sim)[tp]["replicas"] == [4, 1, 2, 3]
+
+    assert await own_admin.alter_partition_reassignments({tp: None}) == {tp: None}
+    assert await own_admin.list_partition_reassignments() == {}
+    assert _sim_partitions(own_sim)[tp]["replicas"] == [1, 2, 3]
+
+
+async def test_reassignment_errors_are_per_partition(own_admin: KafkaClusterAdmin) -> None:
+    ok, unknown_broker, not_moving = (TopicPartition("orders", p) for p in (1, 2, 3))
+    results = await own_admin.alter_partition_reassignments(
+        {ok: [2, 3, 1], unknown_broker: [3, 4, 99], not_moving: None}
+    )
+    names = {tp: None if error is None else error.name for tp, error in results.items()}
+    assert names == {
+        ok: None,
+        unknown_broker: "INVALID_REPLICA_ASSIGNMENT",
+        not_moving: "NO_REASSIGNMENT_IN_PROGRESS",
+    }
+
+
+async def test_preferred_leader_election(own_admin: KafkaClusterAdmin, own_sim: SimProcess) -> None:
+    tp = TopicPartition("orders", 0)  # preferred leader 1
+    own_sim.stop_broker(1)
+    own_sim.advance(1)
+    own_sim.start_broker(1)
+    own_sim.advance(5)
+    before = _sim_partitions(own_sim)[tp]
+    assert before["leader"] != 1 and 1 in before["isr"], before
+    results = await own_admin.elect_preferred_leaders([tp, TopicPartition("orders", 1)])
+    # orders-1 is already led by its preferred replica: ELECTION_NOT_NEEDED is success.
+    assert results == {tp: None, TopicPartition("orders", 1): None}
+    assert _sim_partitions(own_sim)[tp]["leader"] == 1
+
+
+async def test_log_dir_sizes_follow_a_catching_up_replica(
+    own_admin: KafkaClusterAdmin, own_sim: SimProcess
+) -> None:
+    tp = TopicPartition("orders", 5)  # 6000 bytes on [2, 4, 3]
+    sizes = await own_admin.describe_log_dirs([2, 3, 4], [tp])
+    assert {b: r.size for (_, b), r in sizes.replicas.items()} == {2: 6000, 3: 6000, 4: 6000}
+    assert all(r.offset_lag == 0 and r.log_dir for r in sizes.replicas.values())
+    await own_admin.alter_partition_reassignments({tp: [2, 4, 1]})
+    during = await own_admin.describe_log_dirs([1], [tp])
+    assert during.replicas[(tp, 1)].size < 6000
+    assert during.replicas[(tp, 1)].offset_lag > 0
+    own_sim.advance(60)
+    after = await own_admin.snapshot([tp], with_sizes=True)
+    assert after.partitions[tp].replicas == (2, 4, 1)
+    assert after.partitions[tp].replica_sizes[1] == 6000
+
+
+async def test_stopped_broker_is_offline_and_its_configs_are_skipped(
+    own_admin: KafkaClusterAdmin, own_sim: SimProcess
+) -> None:
+    own_sim.stop_broker(4)
+    own_sim.advance(1)
+    result = await own_admin.snapshot_with_errors(
+        with_sizes=True, broker_config_keys=(LEADER_THROTTLED_RATE,), topic_config_keys=(MIN_INSYNC_REPLICAS,)
+    )
+    snapshot = result.snapshot
+    assert snapshot.brokers[4] == Broker(4, None, online=False)
+    assert 4 not in snapshot.broker_configs
+    assert snapshot.broker_configs[1] == {LEADER_THROTTLED_RATE: "1000000"}
+    assert result.errors == ()
+    p1 = snapshot.partitions[TopicPartition("orders", 1)]
+    assert 4 in p1.replicas and 4 not in p1.isr and 4 not in p1.replica_sizes
+    assert all(p.leader != 4 for p in snapshot.partitions.values())
+    # Asking an offline broker directly: an error for it, values for the others.
+    described = await own_admin.describe_broker_configs([1, 4], [LEADER_THROTTLED_RATE])
+    assert described[1].error is None and described[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+    assert described[4].error is not None and described[4].error.retriable
+    offline_sizes = await own_admin.describe_log_dirs([3, 4], [TopicPartition("orders", 2)])
+    assert set(offline_sizes.errors) == {4}
+    assert set(offline_sizes.replicas) == {(TopicPartition("orders", 2), 3)}
+    own_sim.start_broker(4)
+    own_sim.advance(5)
+    back = await own_admin.snapshot([TopicPartition("orders", 1)])
+    assert back.brokers[4].online and back.brokers[4].rack == "r2"
+
+
+async def test_partition_without_a_live_replica_has_no_leader(own_sim: SimProcess) -> None:
+    admin = make_admin(own_sim)
+    try:
+        for broker in (3, 4):
+            own_sim.stop_broker(broker)
+        own_sim.advance(1)
+        snapshot = await admin.snapshot([TopicPartition("events", 2)])
+        assert snapshot.partitions[TopicPartition("events", 2)].leader == NO_LEADER
+        assert {b for b, info in snapshot.brokers.items() if not info.online} == {3, 4}
+    finally:
+        await admin.close()
+        gc.collect()
+
+
+async def test_cluster_id_and_create_topic(own_admin: KafkaClusterAdmin) -> None:
+    assert await own_admin.cluster_id() == "adapter-test-cluster"
+    await own_admin.create_topic(
+        "fresh", assignment={0: [1, 2], 1: [3, 4]}, configs={"min.insync.replicas": "1"}
+    )
+    snapshot = await own_admin.snapshot([TopicPartition("fresh", 0), TopicPartition("fresh", 1)])
+    assert [snapshot.partitions[TopicPartition("fresh", p)].replicas for p in (0, 1)] == [(1, 2), (3, 4)]
+    with pytest.raises(ClusterCallError) as info:
+        await own_admin.create_topic("fresh", num_partitions=1, replication_factor=1)
+    assert info.value.name == "TOPIC_ALREADY_EXISTS"
+
+
+class RecordingObserver:
+    def __init__(self) -> None:
+        self.failed: list[tuple[str, str]] = []
+        self.succeeded: list[str] = []
+
+    def call_failed(self, api: str, error: Any) -> None:
+        self.failed.append((api, error.name))
+
+    def call_succeeded(self, api: str, wall_time: float) -> None:
+        self.succeeded.append(api)
+
+
+async def test_observer_sees_successes_and_failures(shared_sim: SimProcess) -> None:
+    observer = RecordingObserver()
+    admin = KafkaClusterAdmin(make_admin(shared_sim)._settings, observer=observer)
+    try:
+        await admin.snapshot([TopicPartition("orders", 0)])
+        with pytest.raises(ClusterCallError):
+            await admin.alter_topic_configs("orders", [ConfigOp.set(MIN_INSYNC_REPLICAS, "many")])
+    finally:
+        await admin.close()
+        gc.collect()
+    assert {"describe_cluster", "describe_topics", "list_partition_reassignments"} <= set(observer.succeeded)
+    assert observer.failed == [("incremental_alter_configs", "INVALID_CONFIG")]
+
+
+def _items(value: str | None) -> set[str]:
+    return {item for item in (value or "").split(",") if item}
+
+
+async def _topic_value(admin: KafkaClusterAdmin, topic: str, key: str) -> str | None:
+    described = await admin.describe_topic_configs([topic], [key])
+    return described[topic].values[key].value
+
+
+def _sim_broker_config(sim: SimProcess, broker: int, key: str) -> str | None:
+    brokers = {b["id"]: b for b in sim.state()["brokers"]}
+    value = brokers[broker]["configs"].get(key)
+    return None if value is None else str(value)
+
+
+def _sim_topic_config(sim: SimProcess, topic: str, key: str) -> str | None:
+    topics = {t["name"]: t for t in sim.state()["topics"]}
+    value = topics[topic]["configs"].get(key)
+    return None if value is None else str(value)
