@@ -146,8 +146,7 @@ class SimCluster(ClusterCore):
                 size = state.replica_sizes.get(b, 0)
                 p.lags[b] = Lag(float(min(size, state.size_bytes)), self._clock.now)
         self._account(p, +1)
-        if p.leader == NO_LEADER:
-            self._change(p)
+        self._change(p)  # elect if leaderless, complete a move the ISR already allows (else a no-op)
 
     def topic_by_id(self, topic_id: uuid.UUID) -> SimTopic | None:
         return self._topics_by_id.get(topic_id)
