@@ -126,6 +126,15 @@ class SimProcess:
     ) -> None:
         self.stop()
 
+    def later_stdout(self) -> list[str]:
+        """Lines printed after the two ready lines (there should be none); complete once stopped."""
+        lines = []
+        while not self._lines.empty():
+            line = self._lines.get_nowait()
+            if line is not None:
+                lines.append(line)
+        return lines
+
     @property
     def broker_ports(self) -> dict[int, int]:
         """Listener port per broker id, from the control API (the bootstrap list is in broker id order)."""

@@ -60,4 +60,5 @@ def test_signal_stops_it_cleanly_with_exit_0(tmp_path: Path, sig: signal.Signals
     os.kill(sim.proc.pid, sig)
     assert sim.proc.wait(timeout=15) == 0
     sim.stop()
+    assert sim.later_stdout() == []  # stdout carries the two ready lines only; logs go to stderr
     assert "Traceback" not in sim.log_path.read_text()
