@@ -4,14 +4,8 @@ Nothing here imports asyncio, a client library or the clock; every function take
 returns new ones. The daemon calls `decide` once per cycle and applies the actions it returns.
 """
 
-from reassignd.engine.decide import (
-    Decision,
-    ElectLeader,
-    StartStep,
-    Waiting,
-    changed_partitions,
-    decide,
-)
+from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
+from reassignd.engine.decide import changed_partitions, decide
 from reassignd.engine.limits import LIMIT_KEYS, Limits, flatten_toml
 from reassignd.engine.state import ExecutionState, PartitionProgress, Status, WaitReason
 from reassignd.engine.steps import Step, all_steps, next_step

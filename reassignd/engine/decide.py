@@ -8,9 +8,9 @@ and scheduling walks the ready queues in rank order for at most a budget proport
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
 from heapq import merge
 
+from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import (
     ExecutionState,
@@ -26,65 +26,11 @@ from reassignd.engine.state import (
 from reassignd.engine.steps import next_step
 from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
+__all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "changed_partitions", "decide"]
+
 SCAN_PER_SLOT = 8
 SCAN_MINIMUM = 256
 QUEUE_NAMES = ("urgent", "leader", "other")
-
-
-@dataclass(frozen=True, slots=True)
-class StartStep:
-    """Send `target` (in this order) to AlterPartitionReassignments for `tp`."""
-
-    tp: TopicPartition
-    target: tuple[int, ...]
-    step_index: int
-    moves_leadership: bool
-    source: tuple[int, ...]
-    adding: tuple[int, ...]
-    removing: tuple[int, ...]
-    leader: int
-    min_insync_extra: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ElectLeader:
-    """Run a preferred-leader election for `tp`; `leader` is the replica expected to win."""
-
-    tp: TopicPartition
-    leader: int
-    reason: str  # "step": the new preferred leader is in sync; "finished": the plan's target reached
-
-
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    tp: TopicPartition
-    reason: WaitReason
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    state: ExecutionState
-    start: tuple[StartStep, ...]
-    elect: tuple[ElectLeader, ...]
-    waiting: tuple[Waiting, ...]
-    completed: tuple[TopicPartition, ...]
-    """Steps that completed since the last decision."""
-    finished: tuple[TopicPartition, ...]
-    external: tuple[TopicPartition, ...]
-    """Partitions reassigned by someone else: reported, never touched."""
-    aborted: tuple[TopicPartition, ...]
-    """In-flight steps that ended without reaching their target (cancelled): they start over."""
-    examined: int
-
-    def summary(self) -> str:
-        counts = self.state.counts
-        return (
-            f"started {len(self.start)}, completed {len(self.completed)}, elect {len(self.elect)}; "
-            f"in flight {counts[Status.IN_FLIGHT]}, pending {counts[Status.PENDING]}, "
-            f"blocked {counts[Status.BLOCKED]}, external {counts[Status.EXTERNAL]}, "
-            f"done {counts[Status.DONE]}/{len(self.state.plan)}"
-        )
 
 
 def decide(

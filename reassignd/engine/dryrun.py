@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
-from reassignd.engine.decide import Decision, ElectLeader, StartStep, decide
+from reassignd.engine.actions import Decision, ElectLeader, StartStep
+from reassignd.engine.decide import decide
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition

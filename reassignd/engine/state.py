@@ -49,7 +49,6 @@ class WaitReason(StrEnum):
     PARTITION_OFFLINE = "partition_offline"
     MIN_INSYNC = "min_insync"
     LIMITS = "limits"
-    BATCH = "batch"
     EXTERNAL = "external"
     MISSING = "missing"
 
