@@ -116,8 +116,8 @@ class SimPartition:
 
     @property
     def log_end(self) -> int:
-        """Bytes in the leader's log (frozen while the partition has no leader)."""
-        return int(self._end())
+        """Bytes in the leader's log (frozen while the partition has no leader), to the nearest byte."""
+        return round(self._end())
 
     def rebase_log(self) -> None:
         self._size0 = self._end()
@@ -135,8 +135,8 @@ class SimPartition:
         return min(end, lag.at(self._clock.now))
 
     def position(self, broker: int) -> int:
-        """Bytes the replica on `broker` holds (0 if it has none)."""
-        return int(self.position_exact(broker))
+        """Bytes the replica on `broker` holds (0 if it has none), to the nearest byte."""
+        return round(self.position_exact(broker))
 
     @property
     def is_reassigning(self) -> bool:

@@ -210,11 +210,11 @@ def replica_sizes(p: SimPartition) -> dict[int, int]:
     """Bytes each replica holds, computed once per partition (in-sync replicas hold the log end)."""
     end = p._end()
     lags = p.lags
+    size = round(end)
     if not lags:
-        size = int(end)
         return dict.fromkeys(p.replicas, size)
     now = p._clock.now
-    return {b: int(min(end, lags[b].at(now))) if b in lags else int(end) for b in p.replicas}
+    return {b: round(min(end, lags[b].at(now))) if b in lags else size for b in p.replicas}
 
 
 def partition_dict(p: SimPartition) -> dict[str, Any]:

@@ -322,3 +322,57 @@ def test_preferred_election() -> None:
     assert sim.elect_leaders(0, None) == {("t", 0): None}  # all partitions: not-needed ones are left out
     assert sim.topics["t"].partitions[0].leader == 1
     assert sim.elect_leaders(0, [("nope", 0)])[("nope", 0)].code == 3
+
+
+def test_in_sync_followers_use_network_and_catching_up_fetches_share_the_rest() -> None:
+    scenario = load_scenario(
+        {
+            "brokers": [{"id": i, "network_in_bytes_per_sec": 10 * MB} for i in range(1, 4)],
+            "topics": [
+                {
+                    "name": "busy",
+                    "partition_bytes": 0,
+                    "produce_bytes_per_sec": 4 * MB,
+                    "assignment": [[1, 3]],
+                },
+                {"name": "t", "partition_bytes": 60 * MB, "assignment": [[2]]},
+            ],
+        }
+    )
+    sim = SimCluster.from_scenario(scenario)
+    sim.alter_partition_reassignment("t", 0, [2, 3])
+    sim.advance(1.0)
+    assert sim.topics["t"].partitions[0].position(3) == 6 * MB  # 10 MB/s in, 4 MB/s replicating "busy"
+    sim.set_produce_rate("busy", None, 0)
+    sim.advance(1.0)
+    assert sim.topics["t"].partitions[0].position(3) == 16 * MB
+
+
+@pytest.mark.parametrize("steps", [1, 7, 100])
+def test_advancing_in_steps_or_at_once_gives_the_same_state(steps: int) -> None:
+    def run(chunks: int) -> list[tuple[object, ...]]:
+        sim = _cluster(
+            size=30 * MB,
+            produce=MB,
+            assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]],
+            topic_configs={"follower.replication.throttled.replicas": "*"},
+            cluster_configs={"follower.replication.throttled.rate": str(4 * MB)},
+        )
+        for index, target in enumerate(([4, 2, 3], [4, 5, 1], [6, 1, 2])):
+            sim.alter_partition_reassignment("t", index, target)
+        for _ in range(chunks):
+            sim.advance(40.0 / chunks)
+        return [
+            (
+                p.replicas,
+                p.isr,
+                p.leader,
+                p.leader_epoch,
+                p.partition_epoch,
+                [p.position(b) for b in p.replicas],
+            )
+            for p in sim.topics["t"].partitions
+        ]
+
+    reference = run(1)
+    assert run(steps) == reference
