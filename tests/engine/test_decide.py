@@ -282,3 +282,22 @@ def test_elected_leader_applies_before_next_step() -> None:
     s = elect(s, d2.elect)
     d3 = decide(s, plan, d2.state, limits, {tp(0)})
     assert [x.moves_leadership for x in d3.start] == [False]
+
+
+def test_limits_change_between_decisions() -> None:
+    parts = {tp(i): (0, 1) for i in range(8)}
+    snapshot = cluster(12, parts)
+    plan = ReassignmentPlan({key: (0, 2 + i) for i, key in enumerate(parts)})
+    wide = Limits(parallel_partition_count=4)
+    decision = first_decision(snapshot, plan, wide)
+    assert len(decision.start) == 4
+    running = apply_starts(snapshot, decision.start)
+    # lowered: nothing in flight is touched, nothing new starts until the load is under the new limit
+    narrow = Limits(parallel_partition_count=2, ordering=("smaller_first",))
+    second = decide(running, plan, decision.state, narrow, set())
+    assert second.start == () and second.state.load.partitions == 4
+    assert second.state.ordering == ("smaller_first",)
+    done = [s.tp for s in decision.start[:3]]
+    third = decide(complete(running, set(done)), plan, second.state, narrow, set(done))
+    check_invariants(third, running, narrow)
+    assert len(third.start) == 1  # 1 still running + 1 new = the new limit of 2
