@@ -216,6 +216,33 @@ class ClusterCore:
             self._complete_due()
         self._clock.now = end
 
+    def next_event_time(self) -> float | None:
+        """Virtual time of the next ISR join under current rates, or None when nothing will catch up."""
+        if self._dirty:
+            self._reallocate()
+        return None if self._next_event == _INF else self._next_event
+
+    def advance_until_settled(self, max_seconds: float) -> bool:
+        """Jump from event to event until no reassignment is in progress; False if `max_seconds` ran out.
+
+        For rehearsals: a plan's moves finish in virtual time without stepping through idle seconds.
+        """
+        deadline = self._clock.now + max_seconds
+        while self._reassigning:
+            upcoming = self.next_event_time()
+            if upcoming is None or upcoming > deadline:
+                self.advance(deadline - self._clock.now)
+                return not self._reassigning
+            self.advance(upcoming - self._clock.now)
+        return True
+
+    def fetch_rates(self) -> list[tuple[str, int, int, int, float]]:
+        """(topic, partition, follower, leader, bytes/s) of every replica catching up now."""
+        if self._dirty:
+            self._reallocate()
+        rows = [(p.topic, p.index, b, p.leader, p.lags[b].rate) for p, b in self._fetching]
+        return sorted(rows)
+
     def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
         """Resource ids a fetch uses: 4*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle."""
         leader = p.leader

@@ -376,3 +376,20 @@ def test_advancing_in_steps_or_at_once_gives_the_same_state(steps: int) -> None:
 
     reference = run(1)
     assert run(steps) == reference
+
+
+def test_rehearsal_helpers_jump_to_completion_and_expose_rates() -> None:
+    sim = _cluster(
+        size=20 * MB,
+        produce=MB,
+        topic_configs={"follower.replication.throttled.replicas": "*"},
+        cluster_configs={"follower.replication.throttled.rate": str(5 * MB)},
+    )
+    sim.alter_partition_reassignment("t", 0, [4, 2, 3])
+    assert sim.fetch_rates() == [("t", 0, 4, 1, 5 * MB)]
+    assert sim.next_event_time() == pytest.approx(5.0)  # 20 MB at 5 - 1 MB/s
+    assert not sim.advance_until_settled(4.0)
+    assert sim.now == pytest.approx(4.0)
+    assert sim.advance_until_settled(100.0)
+    assert sim.now == pytest.approx(5.0)
+    assert sim.fetch_rates() == [] and sim.next_event_time() is None
