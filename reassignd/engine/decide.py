@@ -62,13 +62,27 @@ def decide(
 
 
 def changed_partitions(before: ClusterSnapshot | None, after: ClusterSnapshot) -> set[TopicPartition]:
-    """Partitions whose state differs between two snapshots (all of them when there is no `before`)."""
+    """Partitions whose state differs between two snapshots (all of them when there is no `before`).
+
+    Unchanged states are usually the same objects (`with_partitions` shares them), so most checks are
+    identity checks; removed partitions are looked for only when some of `before` went unmatched.
+    """
     if before is None:
         return set(after.partitions)
     old = before.partitions
-    return {tp for tp, p in after.partitions.items() if (o := old.get(tp)) is not p and o != p} | (
-        set(old) - set(after.partitions)
-    )
+    changed: set[TopicPartition] = set()
+    matched = 0
+    for tp, p in after.partitions.items():
+        o = old.get(tp)
+        if o is None:
+            changed.add(tp)
+            continue
+        matched += 1
+        if o is not p and o != p:
+            changed.add(tp)
+    if matched != len(old):
+        changed.update(set(old) - set(after.partitions))
+    return changed
 
 
 class _WorkQueue:

@@ -256,6 +256,10 @@ def test_changed_partitions() -> None:
     moved = snapshot.with_partitions([replace(snapshot.partitions[tp(1)], isr=(0,))])
     assert changed_partitions(snapshot, moved) == {tp(1)}
     assert changed_partitions(None, moved) == {tp(0), tp(1)}
+    from reassignd.model import ClusterSnapshot
+
+    shrunk = ClusterSnapshot(brokers=moved.brokers, partitions={tp(0): moved.partitions[tp(0)]})
+    assert changed_partitions(moved, shrunk) == {tp(1)}
 
 
 def test_decide_is_pure() -> None:
