@@ -102,7 +102,10 @@ def spread_violations(replicas: Sequence[int], topology: Topology) -> list[Sprea
     A sibling with fewer replicas only counts as a violation when it still has room (its subtree has
     more eligible brokers than replicas), so a lopsided topology is not reported as a bad spread.
     """
-    counts = topology.subtree_counts(r for r in replicas if r in topology)
+    present = [r for r in replicas if r in topology]
+    if len({topology.leaves[r][:1] for r in present}) == len(present):
+        return []  # one replica per top-level node: every node holds at most one, nothing can be uneven
+    counts = topology.subtree_counts(present)
     found: list[SpreadViolation] = []
     stack: list[Node] = [ROOT]
     while stack:
