@@ -117,6 +117,8 @@ def scenario_from_snapshot(snapshot: ClusterSnapshot) -> Scenario:
     for state in snapshot.partitions.values():
         by_topic.setdefault(state.tp.topic, []).append(state)
     problems: list[Problem] = []
+    if not brokers:
+        problems.append(Problem("snapshot", "brokers", "must list at least one broker"))
     topics: list[TopicSpec] = []
     for name in sorted(set(by_topic) | set(snapshot.topics)):
         states = sorted(by_topic.get(name, []), key=lambda s: s.tp.partition)

@@ -212,3 +212,13 @@ def test_topic_ids_use_kafka_text_form_and_accept_uuids() -> None:
     data["topics"][1]["topic_id"] = "not-an-id"
     with pytest.raises(InvalidInputError, match="not-an-id"):
         load_scenario(data)
+
+
+def test_snapshot_without_brokers_is_rejected() -> None:
+    snapshot = {
+        "version": 1,
+        "brokers": [],
+        "partitions": [{"topic": "t", "partition": 0, "replicas": [1], "isr": [1], "leader": 1}],
+    }
+    with pytest.raises(InvalidInputError, match="at least one broker"):
+        load_scenario(snapshot)
