@@ -151,6 +151,8 @@ class ExecutionState:
     blocked_by_broker: Mapping[int, frozenset[TopicPartition]]
     online: frozenset[int]
     counts: Mapping[Status, int]
+    in_flight_set: frozenset[TopicPartition] = frozenset()
+    """Partitions with a step in flight: bounded by the limits, so kept as a plain set."""
 
     @classmethod
     def initial(
@@ -198,6 +200,7 @@ class ExecutionState:
             blocked_by_broker=MappingProxyType({b: frozenset(s) for b, s in blocked.items()}),
             online=snapshot.online_broker_ids(),
             counts=MappingProxyType(counts),
+            in_flight_set=frozenset(tp for tp, rec in records.items() if rec.status is Status.IN_FLIGHT),
         )
 
     def reordered(self, ordering: tuple[str, ...], snapshot: ClusterSnapshot) -> ExecutionState:
@@ -211,7 +214,16 @@ class ExecutionState:
         return self.records[tp]
 
     def in_flight(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
-        return ((tp, rec) for tp, rec in self.records.items() if rec.status is Status.IN_FLIGHT)
+        """Steps in flight, in rank order; costs what is in flight, not the plan."""
+        for tp in sorted(self.in_flight_set, key=self.rank_of.__getitem__):
+            yield tp, self.records[tp]
+
+    def waiting(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
+        """Blocked and external partitions with their reasons (walks the whole plan)."""
+        for tp in self.ranked:
+            rec = self.records[tp]
+            if rec.status in (Status.BLOCKED, Status.EXTERNAL):
+                yield tp, rec
 
     @property
     def finished(self) -> bool:
@@ -288,9 +300,17 @@ class ExecutionState:
         online: frozenset[int],
     ) -> ExecutionState:
         counts = dict(self.counts)
+        entered: set[TopicPartition] = set()
+        left: set[TopicPartition] = set()
         for tp, rec in records.items():
-            counts[self.records[tp].status] -= 1
+            old = self.records[tp].status
+            counts[old] -= 1
             counts[rec.status] += 1
+            if rec.status is Status.IN_FLIGHT and old is not Status.IN_FLIGHT:
+                entered.add(tp)
+            elif old is Status.IN_FLIGHT and rec.status is not Status.IN_FLIGHT:
+                left.add(tp)
+        in_flight_set = (self.in_flight_set - left) | entered if entered or left else self.in_flight_set
         return replace(
             self,
             records=self.records.updated(records),
@@ -299,6 +319,7 @@ class ExecutionState:
             blocked_by_broker=blocked_by_broker,
             online=online,
             counts=MappingProxyType(counts),
+            in_flight_set=in_flight_set,
         )
 
 

@@ -102,6 +102,10 @@ def check_invariants(
     for _, rec in state.records.items():
         counts[rec.status] += 1
     assert dict(state.counts) == counts
+    assert state.in_flight_set == {k for k, rec in state.records.items() if rec.status is Status.IN_FLIGHT}
+    assert {k for k, _ in state.waiting()} == {
+        k for k, rec in state.records.items() if rec.status in (Status.BLOCKED, Status.EXTERNAL)
+    }
 
 
 def drive(
