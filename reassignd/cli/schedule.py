@@ -65,9 +65,13 @@ def _schedule(args: argparse.Namespace) -> int:
             }
         )
     blocked = [
-        {"topic": w.tp.topic, "partition": w.tp.partition, "reason": w.reason.value, "detail": w.detail}
-        for w in (result.decisions[-1].waiting if result.decisions else ())
-        if w.reason.value != "limits"
+        {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "reason": rec.reason.value if rec.reason else rec.status.value,
+            "detail": rec.detail,
+        }
+        for tp, rec in (result.state.waiting() if result.state else ())
     ]
     summary: dict[str, Any] = {
         "cycles": result.cycles,

@@ -77,3 +77,19 @@ def test_schedule_runs_as_a_process(files: tuple[Path, Path]) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "t-0: (0,1,2,3,4) -> (5,0,1,2,3,4)*" in result.stdout
+
+
+def test_schedule_reports_what_stays_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = cluster(4, {tp(0): (0, 1), tp(1): (0, 1)}, offline=[3])
+    plan = ReassignmentPlan({tp(0): (0, 3), tp(1): (0, 2)})
+    snap_path, plan_path = tmp_path / "s.json", tmp_path / "p.json"
+    snap_path.write_text(snapshot_to_json(snapshot))
+    plan_path.write_text(plan.to_json())
+    code = main(["schedule", "--snapshot", str(snap_path), "--plan", str(plan_path), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["finished"] is False
+    assert out["blocked"] == [
+        {"topic": "t", "partition": 0, "reason": "offline_target", "detail": "target broker(s) [3] offline"}
+    ]
+    reached = {p["partition"]: p["reached_target"] for p in out["partitions"]}
+    assert reached == {0: False, 1: True}
