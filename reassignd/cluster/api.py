@@ -227,14 +227,18 @@ class ClusterAdmin(Protocol):
     ) -> tuple[list[TopicPartition], list[ItemError]]: ...
 
     async def describe_broker_configs(
-        self, broker_ids: Collection[int], keys: Collection[str] | None = None
+        self,
+        broker_ids: Collection[int],
+        keys: Collection[str] | None = None,
+        *,
+        live: Collection[int] | None = None,
     ) -> dict[int, ConfigDescription]: ...
 
     async def describe_topic_configs(
         self, topics: Collection[str], keys: Collection[str] | None = None
     ) -> dict[str, ConfigDescription]: ...
 
-    async def alter_broker_configs(self, broker_id: int | None, ops: Collection[ConfigOp]) -> None: ...
+    async def alter_broker_configs(self, broker_id: int, ops: Collection[ConfigOp]) -> None: ...
 
     async def alter_topic_configs(self, topic: str, ops: Collection[ConfigOp]) -> None: ...
 

@@ -6,8 +6,6 @@ plain values and stays readable.
 
 from __future__ import annotations
 
-import base64
-import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,20 +38,21 @@ class ClusterView:
     racks: Mapping[int, str | None]
 
 
-def kafka_topic_id(raw: Any) -> str | None:
-    """Kafka's textual topic id (Uuid.toString: URL-safe base64 without padding, as kafka-topics shows it)
-    from librdkafka's Uuid (64-bit halves, signed) or a uuid.UUID."""
-    if raw is None:
-        return None
-    if isinstance(raw, uuid.UUID):
-        data = raw.bytes
-    else:
-        high = int(raw.get_most_significant_bits()) & 0xFFFFFFFFFFFFFFFF
-        low = int(raw.get_least_significant_bits()) & 0xFFFFFFFFFFFFFFFF
-        data = ((high << 64) | low).to_bytes(16, "big")
-    if data == bytes(16):
-        return None
-    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+def raw_topic(name: str, topic: Any) -> RawTopic:
+    """librdkafka TopicMetadata (list_topics) -> RawTopic; a partition without a leader has leader -1."""
+    return RawTopic(
+        name=name,
+        topic_id=None,
+        partitions=tuple(
+            RawPartition(
+                index=int(p.id),
+                leader=int(p.leader),
+                replicas=tuple(int(b) for b in p.replicas),
+                isr=tuple(int(b) for b in p.isrs),
+            )
+            for p in sorted(topic.partitions.values(), key=lambda p: int(p.id))
+        ),
+    )
 
 
 def config_source(raw: Any) -> ConfigSource:

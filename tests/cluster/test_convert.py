@@ -8,7 +8,6 @@ from reassignd.cluster.convert import (
     RawPartition,
     RawTopic,
     build_snapshot,
-    kafka_topic_id,
     log_dir_replicas,
 )
 from reassignd.model import NO_LEADER, Broker, TopicPartition
@@ -145,26 +144,3 @@ def test_log_dirs_prefer_the_current_replica_over_a_future_one() -> None:
     ]
     out = log_dir_replicas(1, response, [TopicPartition("t", 0)])
     assert out == {(TopicPartition("t", 0), 1): ReplicaLogDir(50, 2, "/b", False)}
-
-
-def test_topic_ids_take_kafkas_textual_form() -> None:
-    import uuid
-
-    class LibrdkafkaUuid:  # the two signed 64-bit halves, as confluent_kafka.Uuid exposes them
-        def __init__(self, value: uuid.UUID) -> None:
-            self.value = value.int
-
-        def get_most_significant_bits(self) -> int:
-            high = self.value >> 64
-            return high - (1 << 64) if high >= 1 << 63 else high
-
-        def get_least_significant_bits(self) -> int:
-            low = self.value & ((1 << 64) - 1)
-            return low - (1 << 64) if low >= 1 << 63 else low
-
-    value = uuid.UUID("e3e70682-c209-4cac-a29f-6fbed82c07cd")
-    # URL-safe base64 without padding, as Kafka's Uuid.toString() and kafka-topics print it.
-    assert kafka_topic_id(value) == "4-cGgsIJTKyin2--2CwHzQ"
-    assert kafka_topic_id(LibrdkafkaUuid(value)) == "4-cGgsIJTKyin2--2CwHzQ"
-    assert kafka_topic_id(uuid.UUID(int=0)) is None
-    assert kafka_topic_id(None) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from reassignd.cluster.api import (
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.model import NO_LEADER, Broker, InvalidInputError, TopicPartition
-from tests.cluster.conftest import make_admin
+from tests.cluster.conftest import TEST_TIMEOUT, make_admin
 from tests.services.simulator import SimProcess
 
 # kafka-python 3.0.12 leaks the socket of a refused connection (kafka/net/inet.py sock_connect raises
@@ -74,16 +75,11 @@ async def test_full_snapshot_matches_the_simulator(admin: KafkaClusterAdmin, sha
     assert snapshot.min_insync_replicas("orders") == 2
 
 
-async def test_filtered_snapshot_reads_only_the_given_partitions(
-    admin: KafkaClusterAdmin, shared_sim: SimProcess
-) -> None:
+async def test_filtered_snapshot_reads_only_the_given_partitions(admin: KafkaClusterAdmin) -> None:
     wanted = {TopicPartition("orders", 1), TopicPartition("orders", 4)}
     snapshot = await admin.snapshot(wanted, with_sizes=True, topic_config_keys=(MIN_INSYNC_REPLICAS,))
     assert set(snapshot.partitions) == wanted
     assert set(snapshot.topics) == {"orders"}
-    # Both in Kafka's textual form (URL-safe base64), as kafka-topics prints it.
-    sim_ids = {t["name"]: t["topic_id"] for t in shared_sim.state()["topics"]}
-    assert snapshot.topics["orders"].topic_id == sim_ids["orders"]
     assert snapshot.partitions[TopicPartition("orders", 1)].replicas == (2, 3, 4)
     assert dict(snapshot.partitions[TopicPartition("orders", 4)].replica_sizes) == {1: 5000, 3: 5000, 2: 5000}
     # Log dirs asked only for the wanted partitions: nothing else came back.
@@ -95,6 +91,22 @@ async def test_filtered_snapshot_reports_an_unknown_topic_as_an_item_error(admin
     result = await admin.snapshot_with_errors([TopicPartition("orders", 0), TopicPartition("nope", 0)])
     assert set(result.snapshot.partitions) == {TopicPartition("orders", 0)}
     assert [(e.item, e.error.name) for e in result.errors] == [("topic nope", "UNKNOWN_TOPIC_OR_PARTITION")]
+
+
+async def test_many_topics_take_one_metadata_request_with_the_same_result(shared_sim: SimProcess) -> None:
+    wanted = [TopicPartition("orders", 2), TopicPartition("events", 3), TopicPartition("gone", 0)]
+    per_topic = make_admin(shared_sim)
+    all_at_once = make_admin(shared_sim, per_topic_metadata_up_to=1)
+    try:
+        first = await per_topic.snapshot_with_errors(wanted, with_sizes=True)
+        second = await all_at_once.snapshot_with_errors(wanted, with_sizes=True)
+    finally:
+        await per_topic.close()
+        await all_at_once.close()
+    assert first.snapshot == second.snapshot
+    assert set(first.snapshot.partitions) == set(wanted[:2])
+    assert [(e.item, e.error.name) for e in first.errors] == [("topic gone", "UNKNOWN_TOPIC_OR_PARTITION")]
+    assert [(e.item, e.error.name) for e in second.errors] == [("topic gone", "UNKNOWN_TOPIC_OR_PARTITION")]
 
 
 async def test_config_sources_tell_operator_set_from_default(admin: KafkaClusterAdmin) -> None:
@@ -237,13 +249,19 @@ async def test_stopped_broker_is_offline_and_its_configs_are_skipped(
     p1 = snapshot.partitions[TopicPartition("orders", 1)]
     assert 4 in p1.replicas and 4 not in p1.isr and 4 not in p1.replica_sizes
     assert all(p.leader != 4 for p in snapshot.partitions.values())
-    # Asking an offline broker directly: an error for it, values for the others.
+    # Asking an offline broker directly: an error for it at once, values for the others.
+    started = time.monotonic()
     described = await own_admin.describe_broker_configs([1, 4], [LEADER_THROTTLED_RATE])
     assert described[1].error is None and described[1].values[LEADER_THROTTLED_RATE].value == "1000000"
-    assert described[4].error is not None and described[4].error.retriable
+    assert described[4].error is not None
+    assert (described[4].error.name, described[4].error.retriable) == ("BROKER_NOT_AVAILABLE", True)
     offline_sizes = await own_admin.describe_log_dirs([3, 4], [TopicPartition("orders", 2)])
-    assert set(offline_sizes.errors) == {4}
+    assert {b: e.name for b, e in offline_sizes.errors.items()} == {4: "BROKER_NOT_AVAILABLE"}
     assert set(offline_sizes.replicas) == {(TopicPartition("orders", 2), 3)}
+    with pytest.raises(ClusterCallError) as info:
+        await own_admin.alter_broker_configs(4, [ConfigOp.set(LEADER_THROTTLED_RATE, "5")])
+    assert (info.value.name, info.value.retriable) == ("BROKER_NOT_AVAILABLE", True)
+    assert time.monotonic() - started < TEST_TIMEOUT  # none of it waited for a request timeout
     own_sim.start_broker(4)
     own_sim.advance(5)
     back = await own_admin.snapshot([TopicPartition("orders", 1)])
@@ -298,7 +316,7 @@ async def test_observer_sees_successes_and_failures(shared_sim: SimProcess) -> N
     finally:
         await admin.close()
         gc.collect()
-    assert {"describe_cluster", "describe_topics", "list_partition_reassignments"} <= set(observer.succeeded)
+    assert {"describe_cluster", "list_topics", "list_partition_reassignments"} <= set(observer.succeeded)
     assert observer.failed == [("incremental_alter_configs", "INVALID_CONFIG")]
 
 
