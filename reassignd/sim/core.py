@@ -80,8 +80,16 @@ class ClusterCore:
                 return value
         return key.default
 
-    def min_insync_replicas(self, topic: str) -> int:
-        return int(cfg.effective_long(self.topic_config(topic, cfg.MIN_INSYNC_REPLICAS), 1))
+    def min_insync_replicas(self, topic: str, leader: int = NO_LEADER) -> int:
+        """The topic's value, else the leader broker's effective one (its LogConfig default), else 1."""
+        t = self.topics.get(topic)
+        if t is not None and cfg.MIN_INSYNC_REPLICAS in t.configs:
+            raw: str | None = t.configs[cfg.MIN_INSYNC_REPLICAS]
+        elif leader in self.brokers:
+            raw = self.broker_config(leader, cfg.MIN_INSYNC_REPLICAS)
+        else:
+            raw = self.topic_config(topic, cfg.MIN_INSYNC_REPLICAS)
+        return int(cfg.effective_long(raw, 1))
 
     def unclean_enabled(self, topic: str) -> bool:
         return (self.topic_config(topic, cfg.UNCLEAN_LEADER_ELECTION) or "").strip().lower() == "true"
@@ -139,7 +147,7 @@ class ClusterCore:
         self._dirty = True
 
     def _track_under_min(self, p: SimPartition) -> None:
-        under = len(p.isr) < self.min_insync_replicas(p.topic)
+        under = len(p.isr) < self.min_insync_replicas(p.topic, p.leader)
         if under and p._under_since < 0:
             p._under_since = self._clock.now
             self._under_min.add(p)

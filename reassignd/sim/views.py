@@ -143,8 +143,11 @@ def incremental_alter_configs(
             sim.brokers[broker_id].configs = updated
         changed = {op[0] for op in ops}
         if changed & {cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION}:
-            everything = [p for t in sim.topics.values() for p in t.partitions]
-            _after_config_change(sim, everything)
+            if broker_id is None:
+                affected = [p for t in sim.topics.values() for p in t.partitions]
+            else:
+                affected = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
+            _after_config_change(sim, affected)
         sim._dirty = True
         return
     raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")

@@ -393,3 +393,16 @@ def test_rehearsal_helpers_jump_to_completion_and_expose_rates() -> None:
     assert sim.advance_until_settled(100.0)
     assert sim.now == pytest.approx(5.0)
     assert sim.fetch_rates() == [] and sim.next_event_time() is None
+
+
+def test_min_isr_falls_back_to_the_leader_brokers_value() -> None:
+    sim = _cluster(size=MB)
+    sim.incremental_alter_configs(4, "1", [("min.insync.replicas", 0, "3")], False)
+    sim.stop_broker(3)
+    sim.advance(2)
+    (entry,) = sim.observed()["under_min_isr"]
+    assert entry["seconds"] == pytest.approx(2.0) and entry["under_now"]
+    sim.incremental_alter_configs(4, "1", [("min.insync.replicas", 1, None)], False)
+    sim.advance(5)
+    (entry,) = sim.observed()["under_min_isr"]
+    assert entry["seconds"] == pytest.approx(2.0) and not entry["under_now"]
