@@ -9,7 +9,7 @@ a whole call that fails raises ClusterCallError.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Protocol, runtime_checkable
@@ -143,6 +143,32 @@ class ConfigOp:
     @classmethod
     def subtract(cls, key: str, value: str) -> ConfigOp:
         return cls(key, ConfigOpType.SUBTRACT, value)
+
+
+def merge_ops(resource: str, ops: Iterable[ConfigOp]) -> list[ConfigOp]:
+    """One op per key, as Kafka requires within one resource: several APPENDs (or SUBTRACTs) of one list key
+    become one with the items comma-separated, which Kafka applies identically. Any other repeat (two SETs,
+    APPEND with SUBTRACT) is ambiguous and refused."""
+    by_key: dict[str, list[ConfigOp]] = {}
+    for op in ops:
+        by_key.setdefault(op.key, []).append(op)
+    merged: list[ConfigOp] = []
+    problems: list[Problem] = []
+    for key, same in by_key.items():
+        kinds = {op.op for op in same}
+        if len(same) == 1:
+            merged.append(same[0])
+        elif len(kinds) == 1 and kinds <= {ConfigOpType.APPEND, ConfigOpType.SUBTRACT}:
+            items = [item for op in same for item in (op.value or "").split(",") if item]
+            merged.append(ConfigOp(key, same[0].op, ",".join(dict.fromkeys(items))))
+        else:
+            shown = ", ".join(
+                f"{op.op.name} {op.value!r}" if op.value is not None else op.op.name for op in same
+            )
+            problems.append(Problem(resource, key, f"conflicting operations in one call: {shown}"))
+    if problems:
+        raise InvalidInputError("config operations", problems)
+    return merged
 
 
 @dataclass(frozen=True, slots=True)

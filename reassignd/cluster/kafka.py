@@ -41,6 +41,7 @@ from reassignd.cluster.api import (
     Reassignment,
     ReplicaLogDir,
     SnapshotResult,
+    merge_ops,
 )
 from reassignd.cluster.errors import (
     ELECTION_NOT_NEEDED,
@@ -53,7 +54,7 @@ from reassignd.cluster.errors import (
 )
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import redact, to_kafka_python, validate_settings
-from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, TopicPartition
+from reassignd.model import ClusterSnapshot, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
 T = TypeVar("T")
@@ -478,21 +479,7 @@ class KafkaClusterAdmin:
     async def _alter_configs(self, kind: Any, name: str, ops: Collection[ConfigOp]) -> None:
         if not ops:
             return
-        keys = [op.key for op in ops]
-        duplicates = sorted({k for k in keys if keys.count(k) > 1})
-        if duplicates:
-            # Kafka rejects a key altered twice in one request; APPEND/SUBTRACT take comma-separated lists.
-            raise InvalidInputError(
-                "config operations",
-                [
-                    Problem(
-                        f"{name or 'cluster default'}",
-                        k,
-                        "appears more than once; combine list items into one op as a comma-separated value",
-                    )
-                    for k in duplicates
-                ],
-            )
+        ops = merge_ops(name, ops)
         entries = [ConfigEntry(op.key, op.value, incremental_operation=_OP_TYPES[int(op.op)]) for op in ops]
 
         async def attempt() -> None:

@@ -156,10 +156,17 @@ async def test_throttled_replica_lists_append_and_subtract(
     assert not _items(_sim_topic_config(shared_sim, "orders", key))
 
 
-async def test_one_key_twice_in_one_call_is_refused_before_sending(admin: KafkaClusterAdmin) -> None:
+async def test_appends_of_one_key_in_one_call_are_merged(admin: KafkaClusterAdmin) -> None:
     key = LEADER_THROTTLED_REPLICAS
+    await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1"), ConfigOp.append(key, "1:2")])
+    try:
+        assert _items(await _topic_value(admin, "orders", key)) == {"0:1", "1:2"}
+    finally:
+        await admin.alter_topic_configs("orders", [ConfigOp.delete(key)])
     with pytest.raises(InvalidInputError) as info:
-        await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1"), ConfigOp.append(key, "1:2")])
+        await admin.alter_topic_configs(
+            "orders", [ConfigOp.append(key, "0:1"), ConfigOp.subtract(key, "1:2")]
+        )
     assert [p.field for p in info.value.problems] == [key]
 
 
