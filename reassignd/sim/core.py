@@ -32,7 +32,7 @@ class ClusterCore:
         self.controller_id = -1
         self._replicas_on: dict[int, set[SimPartition]] = {}
         # catching-up replicas that can fetch now; a dict for a deterministic (insertion) order
-        self._fetching: dict[tuple[SimPartition, int], None] = {}
+        self._fetching: dict[tuple[SimPartition, int], Lag] = {}
         self._reassigning: set[SimPartition] = set()
         self._under_min: set[SimPartition] = set()
         self._ever_under: set[SimPartition] = set()  # partitions with under-min time to report
@@ -45,6 +45,9 @@ class ClusterCore:
         self._dirty = True
         self._next_event = _INF
         self.reallocations = 0  # how often fetch rates were recomputed (a cost figure for benchmarks)
+        self._rate_cache: dict[
+            int, float
+        ] = {}  # throttle rates by resource id; cleared on broker config changes
         self._keys_epoch = 0  # bumped when throttled-replica lists change: cached flow keys go stale
         self._due: list[tuple[float, int]] = []
         self._due_flows: list[tuple[SimPartition, int, Lag]] = []
@@ -118,16 +121,14 @@ class ClusterCore:
             if leader != NO_LEADER and self.is_alive(b):
                 key = (p, b)
                 if sign > 0:
-                    self._fetching[key] = None
-                    lag = p.lags.get(b)
-                    if lag is not None:
-                        lag.keys = None
+                    lag = p.lags[b]  # every replica outside the ISR has its Lag
+                    lag.keys = None
+                    self._fetching[key] = lag
                 else:
-                    self._fetching.pop(key, None)
-                    lag = p.lags.get(b)
-                    if lag is not None:
-                        lag.rebase(now, 0.0)
-                        lag.done_at = _INF
+                    stopped = self._fetching.pop(key, None)
+                    if stopped is not None:
+                        stopped.rebase(now, 0.0)
+                        stopped.done_at = _INF
         for b in p.adding:
             if b in isr:
                 continue
@@ -269,8 +270,11 @@ class ClusterCore:
             return b.network_out - self._reserved_out.get(broker, 0.0)
         if kind == 1:
             return b.network_in - self._reserved_in.get(broker, 0.0)
-        name = cfg.FOLLOWER_THROTTLED_RATE if kind == 2 else cfg.LEADER_THROTTLED_RATE
-        return float(cfg.effective_long(self.broker_config(broker, name)))
+        rate = self._rate_cache.get(key)
+        if rate is None:
+            name = cfg.FOLLOWER_THROTTLED_RATE if kind == 2 else cfg.LEADER_THROTTLED_RATE
+            rate = self._rate_cache[key] = float(cfg.effective_long(self.broker_config(broker, name)))
+        return rate
 
     def _reallocate(self) -> None:
         """Recompute every fetch rate (max-min fair) and the time each catching-up replica joins the ISR."""
@@ -280,8 +284,7 @@ class ClusterCore:
         flows: list[tuple[SimPartition, int, Lag]] = []
         keys: list[tuple[int, ...]] = []
         used: set[int] = set()
-        for p, b in self._fetching:
-            lag = p.lags[b]
+        for (p, b), lag in self._fetching.items():
             if lag.keys is None or lag.keys_epoch != epoch:
                 lag.keys = self._flow_keys(p, b)
                 lag.keys_epoch = epoch

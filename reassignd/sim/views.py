@@ -141,6 +141,7 @@ def incremental_alter_configs(
             sim.cluster_configs = updated
         else:
             sim.brokers[broker_id].configs = updated
+        sim._rate_cache.clear()
         changed = {op[0] for op in ops}
         if changed & {cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION}:
             if broker_id is None:
