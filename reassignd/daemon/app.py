@@ -65,7 +65,11 @@ class Daemon:
             allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
         )
         self.metrics.set_leader(True)
-        loop = FixedRateLoop(controller.cycle, float(config["controller.cycle.interval.seconds"]))
+        loop = FixedRateLoop(
+            controller.cycle,
+            float(config["controller.cycle.interval.seconds"]),
+            min_interval=float(config["controller.cycle.min.interval.seconds"]),
+        )
         controller.wake = loop.wake
         flags = SignalFlags()
         flags.install(asyncio.get_running_loop())
@@ -83,6 +87,7 @@ class Daemon:
             token=config.secret("api.token"),
             metrics_handler=metrics_handler,
             openapi=load_openapi(),
+            on_refused=lambda code: self.metrics.command_rejected("api", code),
         )
         host, port = parse_listen(str(config["api.listen"]))
         runner = await start_api(app, host, port)
@@ -111,6 +116,7 @@ class Daemon:
                 self.config = result.config
                 controller.limits_in_force = result.config.limits()
                 loop.interval = float(result.config["controller.cycle.interval.seconds"])
+                loop.min_interval = float(result.config["controller.cycle.min.interval.seconds"])
                 log.info(
                     "config reloaded",
                     changed=sorted(result.changed),

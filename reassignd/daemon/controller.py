@@ -23,6 +23,7 @@ from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon import failpoints
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.progress import ProgressTracker, ProgressView
 from reassignd.daemon.service import JSON, ServiceError
@@ -251,12 +252,14 @@ class Controller:
             batch.append(Event(EventKind.STEP_CANCELLED, run.plan_id, tp, previous[tp].step, {}))
         await self._commit_tolerating_replays(batch)
         run.state = decision.state
+        failpoints.hit("after_state_commit")
 
         await self._sync_throttles(run, snapshot, limits)
 
         if decision.start:
             targets = {s.tp: s.target for s in decision.start}
             results = await self.cluster.alter_partition_reassignments(targets)
+            failpoints.hit("after_alter_reassignments")
             started_batch = WriteBatch()
             for start in decision.start:
                 error = results.get(start.tp)

@@ -22,7 +22,9 @@ log = get_logger("reassignd.runtime")
 class FixedRateLoop:
     """Runs `cycle()` every `interval` seconds, scheduled from the previous start (no drift).
 
-    `wake()` starts the next cycle at once (an API call, a completed step). A cycle that raises is logged and
+    `wake()` starts the next cycle early (an API call, a completed step), but never sooner than
+    `min_interval` after the previous start, so a burst of wake-ups cannot flood the cluster with reads.
+    A cycle that raises is logged and
     the loop goes on: one bad cycle never kills the daemon. Each cycle returns a short status that is logged.
     """
 
@@ -33,9 +35,11 @@ class FixedRateLoop:
         *,
         clock: Callable[[], float] = time.monotonic,
         on_result: Callable[[str | None, float, BaseException | None], None] | None = None,
+        min_interval: float = 0.0,
     ) -> None:
         self._cycle = cycle
         self.interval = interval
+        self.min_interval = min_interval
         self._clock = clock
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
@@ -90,6 +94,9 @@ class FixedRateLoop:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, next_run - self._clock()))
             if self._wake.is_set():
+                earliest = started + self.min_interval
+                if self._clock() < earliest:
+                    await asyncio.sleep(earliest - self._clock())
                 next_run = self._clock()
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin, ConfigOp, ConfigOpType
 from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon import failpoints
 from reassignd.engine.limits import Limits
 from reassignd.engine.throttle import (
     BROKER_KEYS,
@@ -190,6 +191,7 @@ class ThrottleKeeper:
                     await self.cluster.alter_topic_configs(name, ops)
                 else:
                     await self.cluster.alter_broker_configs(int(name), ops)
+                failpoints.hit("after_throttle_write")
             except ClusterCallError as exc:
                 errors.append(((kind, name), str(exc)))
                 log.warning(

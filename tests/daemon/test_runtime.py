@@ -114,3 +114,23 @@ async def test_signals_set_flags_and_a_second_stop_forces() -> None:
         await asyncio.wait_for(flags.force.wait(), timeout=2)
     finally:
         flags.uninstall(loop)
+
+
+async def test_wake_ups_respect_the_minimum_interval() -> None:
+    starts: list[float] = []
+    clock = asyncio.get_running_loop().time
+
+    async def cycle() -> str:
+        starts.append(clock())
+        return "ok"
+
+    runner = FixedRateLoop(cycle, 3600, clock=clock, min_interval=0.2)
+    task = asyncio.create_task(runner.run())
+    for _ in range(10):
+        await asyncio.sleep(0.02)
+        runner.wake()
+    await asyncio.sleep(0.3)
+    runner.stop()
+    await asyncio.wait_for(task, timeout=2)
+    assert 2 <= len(starts) <= 3
+    assert all(b - a >= 0.19 for a, b in itertools.pairwise(starts))
