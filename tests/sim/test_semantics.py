@@ -406,3 +406,20 @@ def test_min_isr_falls_back_to_the_leader_brokers_value() -> None:
     sim.advance(5)
     (entry,) = sim.observed()["under_min_isr"]
     assert entry["seconds"] == pytest.approx(2.0) and not entry["under_now"]
+
+
+def test_retarget_that_adds_and_removes_nothing_keeps_the_running_lists_as_kraft_does() -> None:
+    """changePartitionReassignment sets targetAdding/targetRemoving only when non-empty: the old ones stay."""
+    sim = _cluster(
+        size=10 * MB,
+        assignment=[[3, 4]],
+        topic_configs={"follower.replication.throttled.replicas": "*"},
+        cluster_configs={"follower.replication.throttled.rate": str(MB)},
+    )
+    p = sim.topics["t"].partitions[0]
+    sim.alter_partition_reassignment("t", 0, [5])
+    assert (p.replicas, p.adding, p.removing) == ([5, 3, 4], [5], [3, 4])
+    sim.alter_partition_reassignment("t", 0, [3, 4, 5])
+    assert (p.replicas, p.adding, p.removing) == ([3, 4, 5], [5], [3, 4])
+    sim.advance(11)
+    assert (p.replicas, p.isr, p.leader) == ([5], [5], 5)
