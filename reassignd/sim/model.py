@@ -338,8 +338,19 @@ class SimCluster(ClusterCore):
             tps = [(t.name, p.index) for t in self.topics.values() for p in t.partitions]
         results: dict[tuple[str, int], KafkaError | None] = {}
         for topic, index in tps:
+            t = self.topics.get(topic)
+            if t is None:
+                results[(topic, index)] = KafkaError(
+                    errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic}"
+                )
+                continue
+            if not 0 <= index < len(t.partitions):
+                results[(topic, index)] = KafkaError(
+                    errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic}-{index}"
+                )
+                continue
             try:
-                self._elect_one(election_type, self._partition(topic, index))
+                self._elect_one(election_type, t.partitions[index])
                 results[(topic, index)] = None
             except KafkaError as exc:
                 if everything and exc.code == errors.ELECTION_NOT_NEEDED:
