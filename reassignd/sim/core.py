@@ -11,6 +11,7 @@ visited (their log end is computed from the size at t0 and the produce rate).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -213,8 +214,8 @@ class ClusterCore:
 
     def advance(self, seconds: float) -> None:
         """Move virtual time forward, applying every ISR join (and what follows from it) on the way."""
-        if seconds < 0:
-            raise ValueError(f"seconds must not be negative, got {seconds}")
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"seconds must be a finite, non-negative number, got {seconds}")
         end = self._clock.now + seconds
         while True:
             if self._dirty:
@@ -236,6 +237,8 @@ class ClusterCore:
 
         For rehearsals: a plan's moves finish in virtual time without stepping through idle seconds.
         """
+        if not math.isfinite(max_seconds) or max_seconds < 0:
+            raise ValueError(f"max_seconds must be a finite, non-negative number, got {max_seconds}")
         deadline = self._clock.now + max_seconds
         while self._reassigning:
             upcoming = self.next_event_time()
@@ -381,8 +384,8 @@ class ClusterCore:
             raise KeyError(f"unknown broker id {broker_id}")
 
     def set_produce_rate(self, topic: str, partition: int | None, bytes_per_sec: float) -> None:
-        if bytes_per_sec < 0:
-            raise ValueError(f"bytes_per_sec must not be negative, got {bytes_per_sec}")
+        if not math.isfinite(bytes_per_sec) or bytes_per_sec < 0:
+            raise ValueError(f"bytes_per_sec must be a finite, non-negative number, got {bytes_per_sec}")
         t = self.topics.get(topic)
         if t is None:
             raise KeyError(f"unknown topic {topic!r}")

@@ -145,7 +145,13 @@ def test_any_sequence_keeps_state_and_indexes_sound(ops: list[tuple[Any, ...]]) 
     assert sim.list_partition_reassignments(None) == []
 
 
-@pytest.mark.parametrize("seconds", [-1.0])
-def test_advance_rejects_negative_time(seconds: float) -> None:
-    with pytest.raises(ValueError, match="negative"):
-        _fresh().advance(seconds)
+@pytest.mark.parametrize("seconds", [-1.0, float("nan"), float("inf")])
+def test_bad_durations_and_rates_are_rejected(seconds: float) -> None:
+    sim = _fresh()
+    with pytest.raises(ValueError, match="finite, non-negative"):
+        sim.advance(seconds)
+    with pytest.raises(ValueError, match="finite, non-negative"):
+        sim.advance_until_settled(seconds)
+    with pytest.raises(ValueError, match="finite, non-negative"):
+        sim.set_produce_rate("a", None, seconds)
+    assert sim.now == 0.0
