@@ -232,7 +232,7 @@ class ClusterAdmin(Protocol):
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool = False,
+        with_sizes: bool | Collection[TopicPartition] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> ClusterSnapshot: ...
@@ -241,7 +241,7 @@ class ClusterAdmin(Protocol):
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool = False,
+        with_sizes: bool | Collection[TopicPartition] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> SnapshotResult: ...

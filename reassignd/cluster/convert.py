@@ -95,7 +95,7 @@ def log_dir_replicas(
     A replica being moved between log dirs of one broker appears twice (the future log with is_future);
     the current one wins, since that is what serves fetches.
     """
-    keep = None if wanted is None else frozenset(wanted)
+    keep = None if wanted is None else (wanted if isinstance(wanted, frozenset | set) else frozenset(wanted))
     out: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
     for entry in response:
         for log_dir in entry.get("log_dirs", ()):

@@ -100,6 +100,7 @@ class KafkaClusterAdmin:
         self._settings = settings
         self._observer = observer
         self._timeout = settings.request_timeout
+        self._timeout_ms = int(settings.request_timeout * 1000)
         self._kp_config = to_kafka_python(settings.client)
         self._kp_config.setdefault("request_timeout_ms", int(settings.request_timeout * 1000))
         self._kp_config.setdefault("bootstrap_timeout_ms", int(settings.request_timeout * 1000))
@@ -243,7 +244,7 @@ class KafkaClusterAdmin:
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool = False,
+        with_sizes: bool | Collection[TopicPartition] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> ClusterSnapshot:
@@ -259,7 +260,7 @@ class KafkaClusterAdmin:
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool = False,
+        with_sizes: bool | Collection[TopicPartition] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> SnapshotResult:
@@ -277,8 +278,11 @@ class KafkaClusterAdmin:
             if wanted is None or TopicPartition(t.name, p.index) in wanted
         ]
         online = set(cluster.racks)
+        sized = None if isinstance(with_sizes, bool) else frozenset(with_sizes)
         hosts: dict[int, list[TopicPartition]] = {}
         for tp, replicas in present:
+            if sized is not None and tp not in sized:
+                continue
             for broker in replicas:
                 if broker in online:
                     hosts.setdefault(broker, []).append(tp)
@@ -290,7 +294,7 @@ class KafkaClusterAdmin:
             return {}
 
         reassignment_partitions = None if wanted is None else [tp for tp, _ in present]
-        sizes_task = self._log_dirs_by_broker(hosts) if with_sizes else no_sizes()
+        sizes_task = self._log_dirs_by_broker(hosts) if with_sizes is not False else no_sizes()
         broker_task = (
             self.describe_broker_configs(sorted(online), broker_config_keys, live=online)
             if broker_config_keys
@@ -413,12 +417,12 @@ class KafkaClusterAdmin:
             None if partitions is None else [KpTopicPartition(tp.topic, tp.partition) for tp in partitions]
         )
 
-        async def attempt() -> dict[TopicPartition, Reassignment]:
-            client = await self._blocking(self._kafka_python)
-            raw = await self._blocking(
-                client.list_partition_reassignments, request, timeout_ms=int(self._timeout * 1000)
-            )
+        def read() -> dict[TopicPartition, Reassignment]:
+            raw = self._kafka_python().list_partition_reassignments(request, timeout_ms=self._timeout_ms)
             return {TopicPartition(tp.topic, tp.partition): convert.reassignment(e) for tp, e in raw.items()}
+
+        async def attempt() -> dict[TopicPartition, Reassignment]:
+            return await self._blocking(read)
 
         return await self._call("list_partition_reassignments", attempt)
 
@@ -440,14 +444,15 @@ class KafkaClusterAdmin:
             for tp in tps:
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
 
-            async def attempt() -> Any:
-                client = await self._blocking(self._kafka_python)
-                return await self._blocking(client.describe_log_dirs, by_topic, brokers=[broker])
+            def read() -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+                response = self._kafka_python().describe_log_dirs(by_topic, brokers=[broker])
+                return convert.log_dir_replicas(broker, response, tps)
+
+            async def attempt() -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+                return await self._blocking(read)
 
             try:
-                return broker, convert.log_dir_replicas(
-                    broker, await self._call("describe_log_dirs", attempt), tps
-                )
+                return broker, await self._call("describe_log_dirs", attempt)
             except ClusterCallError as error:
                 return broker, error.error
 
@@ -500,15 +505,15 @@ class KafkaClusterAdmin:
             for tp, r in targets.items()
         }
 
-        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            client = await self._blocking(self._kafka_python)
-            raw = await self._blocking(
-                client.alter_partition_reassignments, request, timeout_ms=int(self._timeout * 1000)
-            )
+        def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
+            raw = self._kafka_python().alter_partition_reassignments(request, timeout_ms=self._timeout_ms)
             return {
                 TopicPartition(tp.topic, tp.partition): (None if err is None else from_kafka_python(err))
                 for tp, err in raw.items()
             }
+
+        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
+            return await self._blocking(write)
 
         results = await self._call("alter_partition_reassignments", attempt)
         missing = KafkaErrorInfo(

@@ -82,6 +82,10 @@ async def test_filtered_snapshot_reads_only_the_given_partitions(admin: KafkaClu
     assert set(snapshot.topics) == {"orders"}
     assert snapshot.partitions[TopicPartition("orders", 1)].replicas == (2, 3, 4)
     assert dict(snapshot.partitions[TopicPartition("orders", 4)].replica_sizes) == {1: 5000, 3: 5000, 2: 5000}
+    # Sizes for a subset only: the other partition's replica sizes stay unknown.
+    subset = await admin.snapshot(wanted, with_sizes=[TopicPartition("orders", 1)])
+    assert set(subset.partitions[TopicPartition("orders", 1)].replica_sizes) == {2, 3, 4}
+    assert subset.partitions[TopicPartition("orders", 4)].replica_sizes == {}
     # Log dirs asked only for the wanted partitions: nothing else came back.
     sizes = await admin.describe_log_dirs([1], [TopicPartition("orders", 0)])
     assert set(sizes.replicas) == {(TopicPartition("orders", 0), 1)}
