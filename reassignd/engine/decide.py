@@ -7,12 +7,14 @@ and scheduling walks the ready queues in rank order for at most a budget proport
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterator
 from heapq import merge
 
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import (
+    QUEUE_ID,
+    QUEUE_NAMES,
     ExecutionState,
     Load,
     MinInsync,
@@ -30,7 +32,6 @@ __all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "changed_partition
 
 SCAN_PER_SLOT = 8
 SCAN_MINIMUM = 256
-QUEUE_NAMES = ("urgent", "leader", "other")
 
 
 def decide(
@@ -47,15 +48,15 @@ def decide(
     cycle = _Cycle(snapshot, state, limits)
     online = cycle.online
     if changed is None:
-        todo: Iterable[TopicPartition] = state.ranked
+        cycle.reconcile_all()
     else:
         back = online - state.online
         todo = dict.fromkeys(
             [tp for tp in changed if tp in state.rank_of]
             + [tp for b in back for tp in state.blocked_by_broker.get(b, ())]
         )
-    for tp in todo:
-        cycle.reconcile(tp)
+        for tp in todo:
+            cycle.reconcile(tp)
     if limits.scheduling_mode != "batch" or cycle.load.partitions == 0:
         cycle.schedule()
     return cycle.decision()
@@ -91,9 +92,6 @@ class _WorkQueue:
         self.removed: set[int] = set()
         self.added: set[int] = set()
 
-    def __contains__(self, rank: int) -> bool:
-        return rank in self.added or (rank not in self.removed and rank in self.base)
-
     def add(self, rank: int) -> None:
         self.added.add(rank)
 
@@ -121,6 +119,7 @@ class _Cycle:
         self.min_insync = MinInsync(snapshot)
         self.changes: dict[TopicPartition, PartitionProgress] = {}
         self.queues = {name: _WorkQueue(state.queues, name) for name in QUEUE_NAMES}
+        self.member: dict[int, int] = {}
         self.load = _MutableLoad(state.load)
         self.blocked: dict[int, frozenset[TopicPartition] | set[TopicPartition]] = dict(
             state.blocked_by_broker
@@ -157,11 +156,15 @@ class _Cycle:
         for broker in new.blocked_on:
             self.blocked_set(broker).add(tp)
         rank = self.state.rank_of[tp]
-        for queue in self.queues.values():
-            if rank in queue:
-                queue.remove(rank)
+        current = self.queue_of(rank)
+        if current:
+            self.queues[QUEUE_NAMES[current - 1]].remove(rank)
         if new.status is Status.PENDING:
-            self.queues[queue_name(tp, self.plan, self.snapshot, self.min_insync)].add(rank)
+            name = queue_name(tp, self.plan, self.snapshot, self.min_insync)
+            self.queues[name].add(rank)
+            self.member[rank] = QUEUE_ID[name]
+        elif current:
+            self.member[rank] = 0
         self.changes[tp] = new
 
     def blocked_set(self, broker: int) -> set[TopicPartition]:
@@ -193,6 +196,24 @@ class _Cycle:
 
     # -- reconciling with the snapshot ---------------------------------------------------------------
 
+    def reconcile_all(self) -> None:
+        """Reconcile the whole plan; pending partitions already in the right queue cost a few lookups."""
+        partitions, targets, rank_of = self.snapshot.partitions, self.plan.targets, self.state.rank_of
+        member = self.state.queues.member
+        urgent, leader, other = (QUEUE_ID[name] for name in QUEUE_NAMES)
+        for tp, rec in self.state.records.items():
+            if rec.status is Status.PENDING:
+                p = partitions.get(tp)
+                final = targets[tp]
+                if p is not None and not p.is_reassigning and p.replicas != final:
+                    if len(p.isr) < min(self.min_insync[tp.topic], len(final)):
+                        expected = urgent
+                    else:
+                        expected = leader if final[0] != p.leader else other
+                    if member[rank_of[tp]] == expected:
+                        continue
+            self.reconcile(tp)
+
     def reconcile(self, tp: TopicPartition) -> None:
         rec = self.record(tp)
         p = self.snapshot.partitions.get(tp)
@@ -222,10 +243,14 @@ class _Cycle:
         if rec.status is Status.EXTERNAL and p.is_reassigning:
             return
         if rec.status is Status.PENDING and not p.is_reassigning and p.replicas != self.plan.targets[tp]:
-            rank = self.state.rank_of[tp]
-            if rank in self.queues[queue_name(tp, self.plan, self.snapshot, self.min_insync)]:
-                return  # already waiting in the right queue: the common case of a full reconcile
+            expected = QUEUE_ID[queue_name(tp, self.plan, self.snapshot, self.min_insync)]
+            if self.queue_of(self.state.rank_of[tp]) == expected:
+                return  # already waiting in the right queue
         self._reconcile_idle(tp, p)
+
+    def queue_of(self, rank: int) -> int:
+        current = self.member.get(rank)
+        return self.state.queues.member[rank] if current is None else current
 
     def _reconcile_idle(self, tp: TopicPartition, p: PartitionState) -> None:
         rec = self.record(tp)
@@ -396,11 +421,15 @@ class _Cycle:
 
     def decision(self) -> Decision:
         base = self.state.queues
+        updated = {
+            name: getattr(base, name).update(remove=q.removed - q.added, add=q.added)
+            for name, q in self.queues.items()
+        }
         queues = Queues(
-            *(
-                getattr(base, name).update(remove=q.removed - q.added, add=q.added)
-                for name, q in self.queues.items()
-            )
+            urgent=updated["urgent"],
+            leader=updated["leader"],
+            other=updated["other"],
+            member=base.member.updated(self.member),
         )
         blocked = {b: s if isinstance(s, frozenset) else frozenset(s) for b, s in self.blocked.items() if s}
         state = self.state.with_changes(self.changes, queues, self._load(), blocked, self.online)

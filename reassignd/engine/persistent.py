@@ -116,6 +116,7 @@ class ChunkedMap(Generic[K, V]):
             yield from bucket.values()
 
     def updated(self, changes: Mapping[K, V], delete: Iterable[K] = ()) -> ChunkedMap[K, V]:
+        """A new map without `delete`, then with `changes` set."""
         if not changes and not delete:
             return self
         buckets = list(self._buckets)
@@ -129,13 +130,14 @@ class ChunkedMap(Generic[K, V]):
                 copied.add(at)
             return buckets[at]
 
+        for key in delete:
+            bucket = bucket_for(key)
+            size -= key in bucket
+            bucket.pop(key, None)
         for key, value in changes.items():
             bucket = bucket_for(key)
             size += key not in bucket
             bucket[key] = value
-        for key in delete:
-            bucket = bucket_for(key)
-            size -= bucket.pop(key, None) is not None
         result: ChunkedMap[K, V] = ChunkedMap.__new__(ChunkedMap)
         result._buckets = tuple(buckets)
         result._size = size
@@ -143,3 +145,42 @@ class ChunkedMap(Generic[K, V]):
 
     def count(self, predicate: Callable[[V], bool]) -> int:
         return sum(1 for v in self.values() if predicate(v))
+
+
+class ChunkedBytes:
+    """An immutable array of small ints (0-255) indexed by rank; `updated` copies only touched chunks."""
+
+    __slots__ = ("_chunks", "_size")
+    SPAN = 4096
+
+    def __init__(self, values: bytes | bytearray = b"") -> None:
+        span = self.SPAN
+        self._chunks: tuple[bytes, ...] = tuple(
+            bytes(values[i : i + span]) for i in range(0, len(values), span)
+        )
+        self._size = len(values)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: int) -> int:
+        return self._chunks[index // self.SPAN][index % self.SPAN]
+
+    def updated(self, changes: Mapping[int, int]) -> ChunkedBytes:
+        if not changes:
+            return self
+        span = self.SPAN
+        chunks = list(self._chunks)
+        touched: dict[int, bytearray] = {}
+        for index, value in changes.items():
+            at = index // span
+            chunk = touched.get(at)
+            if chunk is None:
+                chunk = touched[at] = bytearray(chunks[at])
+            chunk[index % span] = value
+        for at, chunk in touched.items():
+            chunks[at] = bytes(chunk)
+        result = ChunkedBytes.__new__(ChunkedBytes)
+        result._chunks = tuple(chunks)
+        result._size = self._size
+        return result

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from reassignd.engine.limits import DEFAULT_ORDERING
 from reassignd.engine.ordering import compute_ranks
-from reassignd.engine.persistent import ChunkedMap, SortedInts
+from reassignd.engine.persistent import ChunkedBytes, ChunkedMap, SortedInts
 from reassignd.model import (
     NO_LEADER,
     ClusterSnapshot,
@@ -125,13 +125,21 @@ class _MutableLoad:
         )
 
 
+QUEUE_NAMES: Final = ("urgent", "leader", "other")
+QUEUE_ID: Final = {name: index + 1 for index, name in enumerate(QUEUE_NAMES)}  # 0: in no queue
+
+
 @dataclass(frozen=True, slots=True)
 class Queues:
-    """Ready partitions by priority rank: urgent (under min.insync), leader-moving, others."""
+    """Ready partitions by priority rank: urgent (under min.insync), leader-moving, others.
+
+    `member[rank]` says which queue holds a rank (QUEUE_ID, 0 for none), so membership is O(1).
+    """
 
     urgent: SortedInts = field(default_factory=SortedInts)
     leader: SortedInts = field(default_factory=SortedInts)
     other: SortedInts = field(default_factory=SortedInts)
+    member: ChunkedBytes = field(default_factory=ChunkedBytes)
 
     def __len__(self) -> int:
         return len(self.urgent) + len(self.leader) + len(self.other)
@@ -179,6 +187,7 @@ class ExecutionState:
     ) -> ExecutionState:
         rank_of = MappingProxyType({tp: i for i, tp in enumerate(ranked)})
         buckets: dict[str, list[int]] = {"urgent": [], "leader": [], "other": []}
+        member = bytearray(len(ranked))
         counts: dict[Status, int] = dict.fromkeys(Status, 0)
         blocked: dict[int, set[TopicPartition]] = {}
         min_insync = MinInsync(snapshot)
@@ -186,7 +195,9 @@ class ExecutionState:
             rec = records[tp]
             counts[rec.status] += 1
             if rec.status is Status.PENDING:
-                buckets[queue_name(tp, plan, snapshot, min_insync)].append(rank)
+                name = queue_name(tp, plan, snapshot, min_insync)
+                buckets[name].append(rank)
+                member[rank] = QUEUE_ID[name]
             for broker in rec.blocked_on:
                 blocked.setdefault(broker, set()).add(tp)
         return cls(
@@ -195,7 +206,12 @@ class ExecutionState:
             ranked=ranked,
             rank_of=rank_of,
             records=ChunkedMap(records),
-            queues=Queues(*(SortedInts(buckets[name]) for name in ("urgent", "leader", "other"))),
+            queues=Queues(
+                urgent=SortedInts(buckets["urgent"]),
+                leader=SortedInts(buckets["leader"]),
+                other=SortedInts(buckets["other"]),
+                member=ChunkedBytes(member),
+            ),
             load=Load.of(records.values()),
             blocked_by_broker=MappingProxyType({b: frozenset(s) for b, s in blocked.items()}),
             online=snapshot.online_broker_ids(),

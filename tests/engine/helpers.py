@@ -94,8 +94,10 @@ def check_invariants(
     pending = 0
     for key, rec in state.records.items():
         rank = state.rank_of[key]
-        queued = [q for q in (state.queues.urgent, state.queues.leader, state.queues.other) if rank in q]
+        queues = (state.queues.urgent, state.queues.leader, state.queues.other)
+        queued = [index + 1 for index, q in enumerate(queues) if rank in q]
         assert len(queued) == (1 if rec.status is Status.PENDING else 0), (key, rec)
+        assert state.queues.member[rank] == (queued[0] if queued else 0), (key, rec)
         pending += rec.status is Status.PENDING
     assert len(state.queues) == pending
     counts = dict.fromkeys(Status, 0)
