@@ -4,8 +4,9 @@ Figures: build time and memory (RSS growth and tracemalloc peak of the build), t
 tick while the moves run (mean, p99, max over ticks, with ISR joins and reassignment completions happening
 inside them), and the full-cluster iteration a Metadata response or GET /state needs (`state_dict()`,
 `to_snapshot()`, a bare walk over every partition). Targets: a tick under 50 ms, memory under 1 GB.
-Ticks advance 1 virtual second (several ISR joins each at full size); wall time and process CPU time are
-both reported because the machine is shared (2 cores, several busy processes): the figures are noisy.
+The first 10 virtual seconds run in 0.1 s ticks (a server at time-scale 1 ticking 10 times a second), the
+rest in 1 s ticks (several ISR joins each); wall time and process CPU time are both reported because the
+machine is shared (2 cores, several busy processes): the figures are noisy.
 """
 
 from __future__ import annotations
@@ -102,8 +103,15 @@ def run(quick: bool) -> dict[str, Any]:
     started = _start_moves(sim, moves, rng)
     start_moves_s = time.perf_counter() - t0
 
+    # The busiest first 10 virtual seconds in 0.1 s ticks (a server at time-scale 1 advancing 10 times a
+    # second), then 1 s ticks until every move has finished.
     tick = 1.0
     reallocations0 = sim.reallocations
+    short_ticks: list[float] = []
+    for _ in range(100):
+        c0 = time.process_time()
+        sim.advance(0.1)
+        short_ticks.append(time.process_time() - c0)
     ticks: list[float] = []
     cpu_ticks: list[float] = []
     while sim.list_partition_reassignments(None) and len(ticks) < 20_000:
@@ -138,15 +146,18 @@ def run(quick: bool) -> dict[str, Any]:
         "start_moves_seconds": round(start_moves_s, 3),
         "ticks": len(ticks),
         "tick_virtual_seconds": tick,
-        "virtual_seconds_to_finish": round(sim.now, 1),
+        "virtual_seconds_to_finish": round(sim.now, 1),  # the 10 s of short ticks included
         "tick_ms_mean": round(1000 * sum(ticks) / len(ticks), 3),
         "tick_ms_p99": round(1000 * ordered[int(0.99 * (len(ordered) - 1))], 3),
         "tick_ms_max": round(1000 * ordered[-1], 3),
         "tick_cpu_ms_mean": round(1000 * sum(cpu_ticks) / len(cpu_ticks), 3),
         "tick_cpu_ms_max": round(1000 * max(cpu_ticks), 3),
+        "short_tick_virtual_seconds": 0.1,
+        "short_tick_cpu_ms_mean": round(1000 * sum(short_ticks) / len(short_ticks), 3),
+        "short_tick_cpu_ms_max": round(1000 * max(short_ticks), 3),
         "rate_recomputations": sim.reallocations - reallocations0,
         "cpu_ms_per_recomputation": round(
-            1000 * sum(cpu_ticks) / max(1, sim.reallocations - reallocations0), 3
+            1000 * (sum(cpu_ticks) + sum(short_ticks)) / max(1, sim.reallocations - reallocations0), 3
         ),
         "walk_all_partitions_ms": round(1000 * walk_s, 1),
         "state_dict_ms": round(1000 * state_s, 1),
