@@ -1,29 +1,21 @@
 """ClusterAdmin over the real client libraries.
 
-confluent-kafka (librdkafka) does metadata, cluster description, configs, elections and topics; its admin
-calls return futures, which are awaited without holding a thread. kafka-python is used only where
-librdkafka has no binding (AlterPartitionReassignments, ListPartitionReassignments, DescribeLogDirs); its
-calls block, so they run on one dedicated thread pool, as does the one blocking librdkafka call
-(list_topics). Every call has a timeout, is retried with backoff and full jitter on retriable errors only,
-and reports its outcome to an optional observer (the daemon's metrics).
+confluent-kafka (librdkafka) does metadata, cluster description, configs, elections and topics; kafka-python
+only what librdkafka has no binding for (AlterPartitionReassignments, ListPartitionReassignments,
+DescribeLogDirs). Threads, timeouts, retries and the observer are in clients.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import threading
-import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Collection, Mapping
+from typing import Any
 
 import structlog
 from confluent_kafka import ElectionType
 from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
-    AdminClient,
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
@@ -31,9 +23,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from reassignd.cluster import convert
-from reassignd.cluster._kafka_python import KafkaAdminClient, KpTopicPartition
+from reassignd.cluster._kafka_python import KpTopicPartition
 from reassignd.cluster.api import (
-    ClusterObserver,
     ConfigDescription,
     ConfigOp,
     ItemError,
@@ -43,6 +34,7 @@ from reassignd.cluster.api import (
     SnapshotResult,
     merge_ops,
 )
+from reassignd.cluster.clients import AdminSettings, ClientCalls
 from reassignd.cluster.errors import (
     ELECTION_NOT_NEEDED,
     ClusterCallError,
@@ -52,12 +44,9 @@ from reassignd.cluster.errors import (
     from_kafka_python,
     from_librdkafka,
 )
-from reassignd.cluster.retry import RetryPolicy, run_with_retry
-from reassignd.cluster.security import redact, to_kafka_python, validate_settings
 from reassignd.model import ClusterSnapshot, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
-T = TypeVar("T")
 
 _OP_TYPES = {
     0: AlterConfigOpType.SET,
@@ -67,121 +56,16 @@ _OP_TYPES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class AdminSettings:
-    """`client` holds librdkafka-style properties (bootstrap.servers, security.protocol, ssl.*, sasl.*)."""
-
-    client: Mapping[str, str]
-    request_timeout: float = 15.0
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    max_workers: int = 8
-    # Up to this many topics, Metadata is asked per topic (in parallel); beyond, once for all topics.
-    per_topic_metadata_up_to: int = 16
-
-    @classmethod
-    def from_config(cls, config: Any) -> AdminSettings:
-        """From a loaded reassignd config (reassignd.config.Config: `cluster.*` keys)."""
-        return cls(
-            client=config.client_settings(),
-            request_timeout=float(config["cluster.request.timeout.seconds"]),
-            retry=RetryPolicy(
-                attempts=int(config["cluster.retries"]) + 1,
-                base_delay=float(config["cluster.retry.backoff.seconds"]),
-                max_delay=float(config["cluster.retry.backoff.max.seconds"]),
-            ),
-        )
+__all__ = ["AdminSettings", "KafkaClusterAdmin"]
 
 
-class KafkaClusterAdmin:
+class KafkaClusterAdmin(ClientCalls):
     """The production ClusterAdmin. Create it in the event loop that will use it; close() when done."""
-
-    def __init__(self, settings: AdminSettings, observer: ClusterObserver | None = None) -> None:
-        validate_settings(settings.client)
-        self._settings = settings
-        self._observer = observer
-        self._timeout = settings.request_timeout
-        self._timeout_ms = int(settings.request_timeout * 1000)
-        self._kp_config = to_kafka_python(settings.client)
-        self._kp_config.setdefault("request_timeout_ms", int(settings.request_timeout * 1000))
-        self._kp_config.setdefault("bootstrap_timeout_ms", int(settings.request_timeout * 1000))
-        self._kp_config.setdefault("client_id", "reassignd")
-        self._kp: KafkaAdminClient | None = None
-        self._kp_lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(settings.max_workers, thread_name_prefix="reassignd-cluster")
-        confluent_config: dict[str, str | int | float | bool] = {
-            "client.id": "reassignd",
-            **dict(settings.client),
-        }
-        confluent_config.setdefault("socket.timeout.ms", str(int(settings.request_timeout * 1000)))
-        # The admin handle is a producer inside librdkafka, whose Metadata requests would otherwise ask the
-        # broker to auto-create a topic we only name (list_topics(topic=...)).
-        confluent_config["allow.auto.create.topics"] = "false"
-        self._ck = AdminClient(confluent_config)
-        log.info("cluster admin created", settings=redact(confluent_config))
-
-    # --- plumbing ------------------------------------------------------------------------------------------
-
-    async def _blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
-
-    async def _call(self, api: str, attempt: Callable[[], Awaitable[T]]) -> T:
-        """One admin call: timeout per attempt, retries on retriable errors, outcome to the observer."""
-
-        async def once() -> T:
-            try:
-                return await asyncio.wait_for(attempt(), self._timeout + 1.0)
-            except ClusterCallError:
-                raise
-            except Exception as exc:
-                raise ClusterCallError(api, from_exception(exc)) from exc
-
-        def on_retry(error: BaseException, number: int, wait: float) -> None:
-            log.warning(
-                "cluster call failed, retrying",
-                api=api,
-                attempt=number,
-                wait_s=round(wait, 3),
-                error=str(error),
-            )
-
-        try:
-            result = await run_with_retry(once, self._settings.retry, on_retry=on_retry)
-        except ClusterCallError as error:
-            if self._observer is not None:
-                self._observer.call_failed(api, error.error)
-            raise
-        if self._observer is not None:
-            self._observer.call_succeeded(api, time.time())
-        return result
-
-    def _item_failed(self, api: str, error: KafkaErrorInfo) -> None:
-        if self._observer is not None:
-            self._observer.call_failed(api, error)
-
-    def _kafka_python(self) -> KafkaAdminClient:
-        """Created on first use (its constructor connects and blocks); always called on the pool."""
-        with self._kp_lock:
-            if self._kp is None:
-                self._kp = KafkaAdminClient(**self._kp_config)
-            return self._kp
 
     # --- reads ---------------------------------------------------------------------------------------------
 
     async def cluster_id(self) -> str | None:
         return (await self._describe_cluster()).cluster_id
-
-    async def _describe_cluster(self) -> convert.ClusterView:
-        async def attempt() -> convert.ClusterView:
-            result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
-            controller = result.controller
-            return convert.ClusterView(
-                cluster_id=result.cluster_id,
-                controller_id=None if controller is None or controller.id < 0 else int(controller.id),
-                racks={int(n.id): (n.rack or None) for n in result.nodes},
-            )
-
-        return await self._call("describe_cluster", attempt)
 
     async def _metadata(
         self, topics: Collection[str] | None
@@ -338,18 +222,6 @@ class KafkaClusterAdmin:
         if partitions is not None and not partitions:
             return {}
         return await self.list_partition_reassignments(partitions)
-
-    async def _live_brokers(self) -> frozenset[int]:
-        return frozenset((await self._describe_cluster()).racks)
-
-    def _offline(self, api: str, broker: int) -> KafkaErrorInfo:
-        """librdkafka waits the whole request timeout for a broker it cannot reach, on every retry; a broker
-        missing from the cluster's metadata is known offline at once."""
-        error = KafkaErrorInfo(
-            "BROKER_NOT_AVAILABLE", 8, True, f"broker {broker} is not in the cluster's metadata (offline)"
-        )
-        self._item_failed(api, error)
-        return error
 
     async def describe_broker_configs(
         self,
@@ -576,10 +448,3 @@ class KafkaClusterAdmin:
             await asyncio.wrap_future(futures[name])
 
         await self._call("create_topics", attempt)
-
-    async def close(self) -> None:
-        """Idempotent. Waits for in-flight blocking calls so no thread outlives the adapter."""
-        client, self._kp = self._kp, None
-        if client is not None:
-            await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
-        self._executor.shutdown(wait=True, cancel_futures=True)

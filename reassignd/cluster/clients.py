@@ -1,0 +1,162 @@
+"""The plumbing under KafkaClusterAdmin: both clients, the thread pool, timeouts, retries, the observer.
+
+confluent-kafka's admin calls return futures, awaited without holding a thread; kafka-python's calls (and
+librdkafka's list_topics) block, so they run on one dedicated thread pool, never on the event loop. Every
+call goes through `_call`: a timeout per attempt, retries with backoff and full jitter on retriable errors
+only, and one report to the observer (the daemon's metrics) after the retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import structlog
+from confluent_kafka.admin import AdminClient
+
+from reassignd.cluster import convert
+from reassignd.cluster._kafka_python import KafkaAdminClient
+from reassignd.cluster.api import ClusterObserver
+from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, from_exception
+from reassignd.cluster.retry import RetryPolicy, run_with_retry
+from reassignd.cluster.security import redact, to_kafka_python, validate_settings
+
+log = structlog.get_logger("reassignd.cluster")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class AdminSettings:
+    """`client` holds librdkafka-style properties (bootstrap.servers, security.protocol, ssl.*, sasl.*)."""
+
+    client: Mapping[str, str]
+    request_timeout: float = 15.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_workers: int = 8
+    # Up to this many topics, Metadata is asked per topic (in parallel); beyond, once for all topics.
+    per_topic_metadata_up_to: int = 16
+
+    @classmethod
+    def from_config(cls, config: Any) -> AdminSettings:
+        """From a loaded reassignd config (reassignd.config.Config: `cluster.*` keys)."""
+        return cls(
+            client=config.client_settings(),
+            request_timeout=float(config["cluster.request.timeout.seconds"]),
+            retry=RetryPolicy(
+                attempts=int(config["cluster.retries"]) + 1,
+                base_delay=float(config["cluster.retry.backoff.seconds"]),
+                max_delay=float(config["cluster.retry.backoff.max.seconds"]),
+            ),
+        )
+
+
+class ClientCalls:
+    """Owns the clients and runs calls on them; KafkaClusterAdmin adds the admin operations."""
+
+    def __init__(self, settings: AdminSettings, observer: ClusterObserver | None = None) -> None:
+        validate_settings(settings.client)
+        self._settings = settings
+        self._observer = observer
+        self._timeout = settings.request_timeout
+        self._timeout_ms = int(settings.request_timeout * 1000)
+        self._kp_config = to_kafka_python(settings.client)
+        self._kp_config.setdefault("request_timeout_ms", int(settings.request_timeout * 1000))
+        self._kp_config.setdefault("bootstrap_timeout_ms", int(settings.request_timeout * 1000))
+        self._kp_config.setdefault("client_id", "reassignd")
+        self._kp: KafkaAdminClient | None = None
+        self._kp_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(settings.max_workers, thread_name_prefix="reassignd-cluster")
+        confluent_config: dict[str, str | int | float | bool] = {
+            "client.id": "reassignd",
+            **dict(settings.client),
+        }
+        confluent_config.setdefault("socket.timeout.ms", str(int(settings.request_timeout * 1000)))
+        # The admin handle is a producer inside librdkafka, whose Metadata requests would otherwise ask the
+        # broker to auto-create a topic we only name (list_topics(topic=...)).
+        confluent_config["allow.auto.create.topics"] = "false"
+        self._ck = AdminClient(confluent_config)
+        log.info("cluster admin created", settings=redact(confluent_config))
+
+    # --- plumbing ------------------------------------------------------------------------------------------
+
+    async def _blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def _call(self, api: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """One admin call: timeout per attempt, retries on retriable errors, outcome to the observer."""
+
+        async def once() -> T:
+            try:
+                return await asyncio.wait_for(attempt(), self._timeout + 1.0)
+            except ClusterCallError:
+                raise
+            except Exception as exc:
+                raise ClusterCallError(api, from_exception(exc)) from exc
+
+        def on_retry(error: BaseException, number: int, wait: float) -> None:
+            log.warning(
+                "cluster call failed, retrying",
+                api=api,
+                attempt=number,
+                wait_s=round(wait, 3),
+                error=str(error),
+            )
+
+        try:
+            result = await run_with_retry(once, self._settings.retry, on_retry=on_retry)
+        except ClusterCallError as error:
+            if self._observer is not None:
+                self._observer.call_failed(api, error.error)
+            raise
+        if self._observer is not None:
+            self._observer.call_succeeded(api, time.time())
+        return result
+
+    def _item_failed(self, api: str, error: KafkaErrorInfo) -> None:
+        if self._observer is not None:
+            self._observer.call_failed(api, error)
+
+    def _kafka_python(self) -> KafkaAdminClient:
+        """Created on first use (its constructor connects and blocks); always called on the pool."""
+        with self._kp_lock:
+            if self._kp is None:
+                self._kp = KafkaAdminClient(**self._kp_config)
+            return self._kp
+
+    async def _describe_cluster(self) -> convert.ClusterView:
+        async def attempt() -> convert.ClusterView:
+            result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
+            controller = result.controller
+            return convert.ClusterView(
+                cluster_id=result.cluster_id,
+                controller_id=None if controller is None or controller.id < 0 else int(controller.id),
+                racks={int(n.id): (n.rack or None) for n in result.nodes},
+            )
+
+        return await self._call("describe_cluster", attempt)
+
+    async def _live_brokers(self) -> frozenset[int]:
+        return frozenset((await self._describe_cluster()).racks)
+
+    def _offline(self, api: str, broker: int) -> KafkaErrorInfo:
+        """librdkafka waits the whole request timeout for a broker it cannot reach, on every retry; a broker
+        missing from the cluster's metadata is known offline at once."""
+        error = KafkaErrorInfo(
+            "BROKER_NOT_AVAILABLE", 8, True, f"broker {broker} is not in the cluster's metadata (offline)"
+        )
+        self._item_failed(api, error)
+        return error
+
+    async def close(self) -> None:
+        """Idempotent. Waits for in-flight blocking calls so no thread outlives the adapter."""
+        client, self._kp = self._kp, None
+        if client is not None:
+            await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
+        self._executor.shutdown(wait=True, cancel_futures=True)
