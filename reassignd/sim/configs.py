@@ -254,24 +254,22 @@ def apply_ops(
         elif op == OP_DELETE:
             result.pop(name, None)
         elif op in (OP_APPEND, OP_SUBTRACT):
+            verb = "APPEND" if op == OP_APPEND else "SUBTRACT"
             if key.type != "LIST":
-                verb = "append" if op == OP_APPEND else "subtract"
                 raise KafkaError(
-                    errors.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}"
+                    errors.INVALID_CONFIG, f"Can't {verb} to key {name} because its type is not LIST."
                 )
-            old = split_list(result.get(name, key.default if op == OP_APPEND else None))
-            given = split_list(value)
+            # ConfigurationControlManager: current value (or the default) split on ",", op values split on
+            # "," without trimming; SUBTRACT down to nothing leaves the key set to "".
+            old = [v for v in (result.get(name, key.default) or "").split(",") if v]
+            given = (value or "").split(",")
             if op == OP_APPEND:
-                merged = old + [v for v in given if v not in old]
-                result[name] = ",".join(merged)
+                merged = old + [v for i, v in enumerate(given) if v not in old and v not in given[:i]]
             else:
-                remaining = [v for v in old if v not in given]
-                if remaining:
-                    result[name] = ",".join(remaining)
-                else:
-                    result.pop(name, None)
+                merged = [v for v in old if v not in given]
+            result[name] = ",".join(merged)
         else:
-            raise KafkaError(errors.INVALID_REQUEST, f"Unknown alter config operation {op} for {name}")
+            raise KafkaError(errors.INVALID_REQUEST, f"Unknown operations type {op}")
     for name in seen:
         if name in result:
             try:

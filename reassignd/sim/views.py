@@ -122,7 +122,7 @@ def incremental_alter_configs(
     if resource_type == cfg.RESOURCE_TOPIC:
         topic = sim.topics.get(name)
         if topic is None:
-            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.")
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         updated = cfg.apply_ops(cfg.TOPIC_CONFIGS, topic.configs, ops, what="topic", require_dynamic=False)
         if validate_only:
             return
