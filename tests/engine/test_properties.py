@@ -29,7 +29,7 @@ from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
 
 from .helpers import check_invariants, cluster
 
-PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
