@@ -423,3 +423,23 @@ def test_retarget_that_adds_and_removes_nothing_keeps_the_running_lists_as_kraft
     assert (p.replicas, p.adding, p.removing) == ([3, 4, 5], [5], [3, 4])
     sim.advance(11)
     assert (p.replicas, p.isr, p.leader) == ([5], [5], 5)
+
+
+def test_log_dirs_show_the_new_replica_growing_and_its_lag_shrinking() -> None:
+    sim = _cluster(
+        size=10 * MB,
+        produce=MB,
+        topic_configs={"follower.replication.throttled.replicas": "*"},
+        cluster_configs={"follower.replication.throttled.rate": str(3 * MB)},
+    )
+    sim.alter_partition_reassignment("t", 0, [4, 2, 3])
+    rows = []
+    for _ in range(4):
+        sim.advance(1)
+        ((_, [(topic, partition, size, lag, future)]),) = sim.describe_log_dirs(4, None)
+        assert (topic, partition, future) == ("t", 0, False)
+        rows.append((size, lag))
+    assert rows == [(3 * MB, 8 * MB), (6 * MB, 6 * MB), (9 * MB, 4 * MB), (12 * MB, 2 * MB)]
+    sim.advance(1)
+    assert sim.describe_log_dirs(4, None)[0][1] == [("t", 0, 15 * MB, 0, False)]
+    assert sim.describe_log_dirs(1, None)[0][1] == []  # the old replica is gone
