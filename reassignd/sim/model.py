@@ -71,9 +71,7 @@ class SimCluster(ClusterCore):
             if t.assignment is not None:
                 assignment = [list(r) for r in t.assignment]
             else:
-                assignment = assign_replicas(
-                    sim._placement_brokers(), t.partitions, t.replication_factor, sim._rng
-                )
+                assignment = sim._default_placement(t.partitions, t.replication_factor)
             topic = sim._register_topic(
                 t.name,
                 topic_id,
@@ -97,9 +95,11 @@ class SimCluster(ClusterCore):
     def _new_uuid(self) -> uuid.UUID:
         return uuid.UUID(int=self._rng.getrandbits(128), version=4)
 
-    def _placement_brokers(self) -> dict[int, str | None]:
-        live = {b.id: b.rack for b in self.brokers.values() if b.online}
-        return live or {b.id: b.rack for b in self.brokers.values()}
+    def _default_placement(self, partitions: int, replication_factor: int) -> list[list[int]]:
+        """StripedReplicaPlacer over every registered broker; stopped (fenced) ones only as followers."""
+        brokers = {b.id: b.rack for b in self.brokers.values()}
+        fenced = frozenset(b.id for b in self.brokers.values() if not b.online)
+        return assign_replicas(brokers, partitions, replication_factor, self._rng, fenced)
 
     def _register_topic(
         self,
@@ -223,8 +223,7 @@ class SimCluster(ClusterCore):
                     errors.INVALID_REPLICATION_FACTOR,
                     "Replication factor must be larger than 0, or -1 to use the default value.",
                 )
-            live = {b.id: b.rack for b in self.brokers.values() if b.online}
-            lists = assign_replicas(live, num_partitions, replication_factor, self._rng)
+            lists = self._default_placement(num_partitions, replication_factor)
         topic_id = self._new_uuid()
         if validate_only:
             preview = SimTopic(name, topic_id, dict(configs))

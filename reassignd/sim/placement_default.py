@@ -1,11 +1,13 @@
-"""Kafka's default replica placement for topics created without an explicit assignment.
+"""Kafka's default replica placement for topics created without an explicit assignment (KRaft).
 
-Follows the classic rack-aware algorithm of core/src/main/scala/kafka/admin/AdminUtils.scala
-(`assignReplicasToBrokers`, `getRackAlternatedBrokerList`, `replicaIndex`); KRaft's StripedReplicaPlacer
-(metadata/.../placement/StripedReplicaPlacer.java) pursues the same goals: leaders spread round-robin from
-a random start, followers shifted so replicas of consecutive partitions land on different brokers, and no
-two replicas in one rack while some rack has none. Randomness comes from a seeded `random.Random`, so a
-scenario places the same way every run (Java's Random is not reproduced: ids differ from a real cluster's).
+A port of metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java: racks sorted
+by name (brokers without a rack form one rack, sorted first), each rack's brokers sorted with a random start
+offset; the leader comes from the next rack in turn that has an unfenced broker, followers from the following
+racks round-robin (fenced brokers only when a rack has no unfenced one left in this round), every partition
+starts one rack further on ("striped"), and after as many partitions as there are unfenced brokers the rack
+and broker lists are shuffled. Randomness comes from a seeded `random.Random`, so a scenario places the same
+way every run (Java's Random is not reproduced: the ids differ from a real cluster's, the pattern does not).
+CreatePartitions' continuation from existing assignments is not needed here and not ported.
 """
 
 from __future__ import annotations
@@ -17,25 +19,95 @@ from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
 
 
-def _replica_index(first: int, shift: int, j: int, n: int) -> int:
-    return (first + 1 + (shift + j) % (n - 1)) % n
+class _BrokerList:
+    def __init__(self) -> None:
+        self.brokers: list[int] = []
+        self.index = 0
+        self.offset = 0
+        self.epoch = 0
+
+    def initialize(self, rng: random.Random) -> None:
+        if self.brokers:
+            self.brokers.sort()
+            self.offset = rng.randrange(len(self.brokers))
+
+    def next(self, epoch: int) -> int:
+        """The next broker of this round (`epoch`), or -1 when the round has used them all."""
+        size = len(self.brokers)
+        if not size:
+            return -1
+        if self.epoch != epoch:
+            self.epoch = epoch
+            self.index = 0
+            self.offset = (self.offset + 1) % size
+        if self.index >= size:
+            return -1
+        broker = self.brokers[(self.index + self.offset) % size]
+        self.index += 1
+        return broker
 
 
-def rack_alternated(brokers: Mapping[int, str]) -> list[int]:
-    """Brokers ordered rack by rack (racks sorted), one broker of each rack in turn."""
-    by_rack: dict[str, list[int]] = {}
-    for broker_id in sorted(brokers):
-        by_rack.setdefault(brokers[broker_id], []).append(broker_id)
-    racks = sorted(by_rack)
-    result: list[int] = []
-    depth = 0
-    while len(result) < len(brokers):
-        for rack in racks:
-            members = by_rack[rack]
-            if depth < len(members):
-                result.append(members[depth])
-        depth += 1
-    return result
+class _Rack:
+    def __init__(self) -> None:
+        self.fenced = _BrokerList()
+        self.unfenced = _BrokerList()
+
+    def next(self, epoch: int) -> int:
+        result = self.unfenced.next(epoch)
+        return result if result >= 0 else self.fenced.next(epoch)
+
+
+class _RackList:
+    def __init__(self, rng: random.Random, brokers: Mapping[int, tuple[str | None, bool]]) -> None:
+        self.rng = rng
+        self.racks: dict[str | None, _Rack] = {}
+        self.unfenced = 0
+        for broker_id in sorted(brokers):
+            rack_name, fenced = brokers[broker_id]
+            rack = self.racks.setdefault(rack_name, _Rack())
+            (rack.fenced if fenced else rack.unfenced).brokers.append(broker_id)
+            self.unfenced += 0 if fenced else 1
+        self.names = sorted(self.racks, key=lambda name: (name is not None, name or ""))
+        for name in self.names:
+            self.racks[name].fenced.initialize(rng)
+            self.racks[name].unfenced.initialize(rng)
+        self.total = len(brokers)
+        self.offset = rng.randrange(len(self.names)) if self.names else 0
+        self.epoch = 0
+
+    def _shuffle(self) -> None:
+        self.rng.shuffle(self.names)
+        for rack in self.racks.values():
+            self.rng.shuffle(rack.fenced.brokers)
+            self.rng.shuffle(rack.unfenced.brokers)
+
+    def place(self, replication_factor: int) -> list[int]:
+        if self.epoch == self.unfenced and self.unfenced > 1:
+            self._shuffle()
+            self.epoch = 0
+        if self.offset == len(self.names):
+            self.offset = 0
+        count = len(self.names)
+        first_rack = self.offset
+        while True:
+            leader = self.racks[self.names[first_rack]].unfenced.next(self.epoch)
+            if leader >= 0:
+                break
+            first_rack = (first_rack + 1) % count
+        replicas = [leader]
+        rack_index = self.offset
+        for _ in range(1, replication_factor):
+            result = -1
+            while result < 0:
+                if rack_index == first_rack:
+                    first_rack = -1  # the leader's rack gave its broker for this round already
+                else:
+                    result = self.racks[self.names[rack_index]].next(self.epoch)
+                rack_index = (rack_index + 1) % count
+            replicas.append(result)
+        self.epoch += 1
+        self.offset += 1
+        return replicas
 
 
 def assign_replicas(
@@ -43,51 +115,27 @@ def assign_replicas(
     partitions: int,
     replication_factor: int,
     rng: random.Random,
-    start_partition: int = 0,
+    fenced: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
-    """Replica lists for `partitions` partitions over `brokers` (id -> rack or None)."""
+    """Replica lists for `partitions` partitions over `brokers` (id -> rack or None); leaders never fenced."""
     if partitions <= 0:
-        raise KafkaError(errors.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        raise KafkaError(
+            errors.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+        )
+    prefix = f"Unable to replicate the partition {replication_factor} time(s): "
     if replication_factor <= 0:
-        raise KafkaError(errors.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+        raise KafkaError(
+            errors.INVALID_REPLICATION_FACTOR,
+            prefix
+            + f"Invalid replication factor {replication_factor}: the replication factor must be positive.",
+        )
+    if not set(brokers) - fenced:
+        raise KafkaError(errors.INVALID_REPLICATION_FACTOR, prefix + "All brokers are currently fenced.")
     if replication_factor > len(brokers):
         raise KafkaError(
             errors.INVALID_REPLICATION_FACTOR,
-            f"Unable to replicate the partition {replication_factor} time(s): The target replication factor "
-            f"of {replication_factor} cannot be reached because only {len(brokers)} broker(s) are "
-            "registered.",
+            prefix + f"The target replication factor of {replication_factor} cannot be reached because only "
+            f"{len(brokers)} broker(s) are registered.",
         )
-    racks = {b: r for b, r in brokers.items() if r}
-    rack_aware = len(racks) == len(brokers)
-    ordered = rack_alternated(racks) if rack_aware else sorted(brokers)
-    n = len(ordered)
-    num_racks = len(set(racks.values())) if rack_aware else 0
-    start_index = rng.randrange(n)
-    shift = rng.randrange(n)
-    result: list[list[int]] = []
-    for pid in range(start_partition, start_partition + partitions):
-        if pid > 0 and pid % n == 0:
-            shift += 1
-        first = (pid + start_index) % n
-        replicas = [ordered[first]]
-        if not rack_aware:
-            replicas += [ordered[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)]
-            result.append(replicas)
-            continue
-        used_racks = {racks[ordered[first]]}
-        used = {ordered[first]}
-        k = 0
-        for _ in range(replication_factor - 1):
-            while True:
-                broker = ordered[_replica_index(first, shift * num_racks, k, n)]
-                k += 1
-                rack = racks[broker]
-                if (rack not in used_racks or len(used_racks) == num_racks) and (
-                    broker not in used or len(used) == n
-                ):
-                    replicas.append(broker)
-                    used_racks.add(rack)
-                    used.add(broker)
-                    break
-        result.append(replicas)
-    return result
+    racks = _RackList(rng, {b: (rack, b in fenced) for b, rack in brokers.items()})
+    return [racks.place(replication_factor) for _ in range(partitions)]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from reassignd.model import InvalidInputError, snapshot_to_dict
 from reassignd.sim import SimCluster, load_scenario
-from reassignd.sim.placement_default import assign_replicas, rack_alternated
+from reassignd.sim.placement_default import assign_replicas
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -161,10 +161,27 @@ def test_default_placement_is_deterministic_by_seed() -> None:
     assert layout != [p.replicas for p in other.topics["t"].partitions] or one.cluster_id != other.cluster_id
 
 
-def test_rack_alternated_list_matches_kafka_example() -> None:
-    # AdminUtilsTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers
-    racks = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
-    assert rack_alternated(racks) == [0, 3, 1, 5, 4, 2]
+def test_striped_placement_pattern_with_three_racks_of_three() -> None:
+    """StripedReplicaPlacer's own example: replicas stripe over racks A, B, C, one rack further each time."""
+    import random
+
+    racks = {b: "ABC"[b // 3] for b in range(9)}
+    layout = assign_replicas(racks, 3, 3, random.Random(1))
+    rack_orders = ["".join(racks[r] for r in replicas) for replicas in layout]
+    first = rack_orders[0]
+    assert rack_orders == [first, first[1:] + first[0], first[2:] + first[:2]]
+    assert sorted(r for replicas in layout for r in replicas) == list(range(9))
+
+
+def test_stopped_brokers_are_never_leaders_and_only_followers_when_needed() -> None:
+    import random
+
+    layout = assign_replicas({1: None, 2: None, 3: None}, 20, 3, random.Random(4), fenced=frozenset({3}))
+    assert all(replicas[0] != 3 and sorted(replicas) == [1, 2, 3] for replicas in layout)
+    spare = assign_replicas(
+        {1: None, 2: None, 3: None, 4: None}, 20, 2, random.Random(4), fenced=frozenset({4})
+    )
+    assert all(4 not in replicas for replicas in spare)
 
 
 @settings(max_examples=60, deadline=None)
@@ -190,9 +207,9 @@ def test_default_placement_properties(  # noqa: PLR0917 - hypothesis passes ever
         if use_racks:
             distinct = len({layout[r] for r in replicas})
             assert distinct == min(rf, len(set(layout.values())))
-    leaders = [r[0] for r in result]
-    counts = [leaders.count(b) for b in range(brokers)]
-    assert max(counts) - min(counts) <= 1  # leaders round-robin over the (rack-alternated) broker list
+    if partitions >= brokers and (not use_racks or brokers % racks == 0):
+        leaders = {r[0] for r in result}
+        assert leaders == set(range(brokers))  # striping reaches every broker as leader
 
 
 def test_topic_ids_use_kafka_text_form_and_accept_uuids() -> None:
