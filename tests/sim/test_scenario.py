@@ -207,8 +207,7 @@ def test_default_placement_properties(  # noqa: PLR0917 - hypothesis passes ever
         if use_racks:
             distinct = len({layout[r] for r in replicas})
             assert distinct == min(rf, len(set(layout.values())))
-    if partitions * rf >= 2 * brokers:
-        assert {r for replicas in result for r in replicas} == set(range(brokers))  # every broker is used
+    # Striping does not promise every broker a replica: with one rack, consecutive partitions overlap a lot.
 
 
 def test_topic_ids_use_kafka_text_form_and_accept_uuids() -> None:
