@@ -130,6 +130,33 @@ class ClientCalls:
                 self._kp = KafkaAdminClient(**self._kp_config)
             return self._kp
 
+    def _on_controller(self, call: Callable[[KafkaAdminClient], T]) -> T:
+        """Run a controller-routed kafka-python call (on the pool). kafka-python caches the controller id
+        and refreshes it only on a NOT_CONTROLLER answer; when the controller broker is down it keeps
+        dialling the dead one (NodeNotReadyError, then UnknownBrokerIdError). So after a failure the broker
+        did not answer itself (no Kafka code) or NOT_CONTROLLER, the client is replaced: the retry
+        bootstraps a fresh one, which asks Metadata for the current controller."""
+        client = self._kafka_python()
+        try:
+            return call(client)
+        except Exception as exc:
+            error = from_exception(exc)
+            if error.code is None or error.name == "NOT_CONTROLLER":
+                self._discard_kafka_python(client)
+            raise
+
+    def _discard_kafka_python(self, client: KafkaAdminClient) -> None:
+        with self._kp_lock:
+            if self._kp is not client:
+                return
+            self._kp = None
+        log.info("kafka-python client replaced after a controller failure")
+        assert client is not None
+        try:
+            client.close()
+        except Exception as exc:  # closing a client whose broker vanished must not mask the real error
+            log.debug("closing the old kafka-python client failed", error=str(exc))
+
     async def _describe_cluster(self) -> convert.ClusterView:
         async def attempt() -> convert.ClusterView:
             result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))

@@ -290,7 +290,9 @@ class KafkaClusterAdmin(ClientCalls):
         )
 
         def read() -> dict[TopicPartition, Reassignment]:
-            raw = self._kafka_python().list_partition_reassignments(request, timeout_ms=self._timeout_ms)
+            raw = self._on_controller(
+                lambda c: c.list_partition_reassignments(request, timeout_ms=self._timeout_ms)
+            )
             return {TopicPartition(tp.topic, tp.partition): convert.reassignment(e) for tp, e in raw.items()}
 
         async def attempt() -> dict[TopicPartition, Reassignment]:
@@ -378,7 +380,9 @@ class KafkaClusterAdmin(ClientCalls):
         }
 
         def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            raw = self._kafka_python().alter_partition_reassignments(request, timeout_ms=self._timeout_ms)
+            raw = self._on_controller(
+                lambda c: c.alter_partition_reassignments(request, timeout_ms=self._timeout_ms)
+            )
             return {
                 TopicPartition(tp.topic, tp.partition): (None if err is None else from_kafka_python(err))
                 for tp, err in raw.items()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,20 @@ def make_admin(sim: SimProcess, **settings: Any) -> KafkaClusterAdmin:
             **settings,
         )
     )
+
+
+@pytest.fixture(autouse=True)
+def _quiet_kafka_python() -> Iterator[None]:
+    """kafka-python logs every lost connection at ERROR with its transport object as an argument; pytest's
+    log capture keeps those records, and with them the sockets, until the session ends. Tests that stop
+    brokers would then see ResourceWarnings at exit that belong to no test."""
+    logger = logging.getLogger("kafka")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @pytest.fixture(scope="module")

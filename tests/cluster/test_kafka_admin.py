@@ -279,6 +279,20 @@ async def test_stopped_broker_is_offline_and_its_configs_are_skipped(
     assert back.brokers[4].online and back.brokers[4].rack == "r2"
 
 
+async def test_reassignments_follow_the_controller_when_it_stops(
+    own_admin: KafkaClusterAdmin, own_sim: SimProcess
+) -> None:
+    assert await own_admin.list_partition_reassignments() == {}  # kafka-python now knows controller 1
+    old = own_sim.state()["controller_id"]
+    own_sim.stop_broker(old)
+    own_sim.advance(1)
+    assert own_sim.state()["controller_id"] != old
+    tp = TopicPartition("orders", 1)  # [2, 3, 4], not on the stopped controller
+    assert await own_admin.alter_partition_reassignments({tp: [3, 4, 2]}) == {tp: None}
+    assert await own_admin.list_partition_reassignments() == {}  # a reorder completes at once
+    assert _sim_partitions(own_sim)[tp]["replicas"] == [3, 4, 2]
+
+
 async def test_partition_without_a_live_replica_has_no_leader(own_sim: SimProcess) -> None:
     admin = make_admin(own_sim)
     try:
