@@ -75,10 +75,11 @@ class KafkaClusterAdmin(ClientCalls):
         describe_topics: it returns plain ids, about ten times faster for large topics (bench_cluster), at
         the price of topic ids, which it does not expose."""
         if topics is None:
-            return await self._call("list_topics", self._list_all_topics), []
+            return await self._call("list_topics", functools.partial(self._list_all_topics, None)), []
         wanted = sorted(set(topics))
         if len(wanted) > self._settings.per_topic_metadata_up_to:
-            everything = await self._call("list_topics", self._list_all_topics)
+            keep = frozenset(wanted)
+            everything = await self._call("list_topics", functools.partial(self._list_all_topics, keep))
             found = {n: everything[n] for n in wanted if n in everything}
             missing = [n for n in wanted if n not in everything]
             return found, [self._unknown_topic(n) for n in missing]
@@ -102,13 +103,16 @@ class KafkaClusterAdmin(ClientCalls):
 
     async def _list_one_topic(self, name: str) -> convert.RawTopic | KafkaErrorInfo:
         """A topic-level error (unknown topic) is the answer, not a failed call: it is not retried."""
-        metadata = await self._blocking(self._ck.list_topics, topic=name, timeout=self._timeout)
-        topic = metadata.topics.get(name)
-        if topic is None:
-            return error_for_code(3, f"topic {name} does not exist")
-        if topic.error is not None:
-            return from_librdkafka(topic.error)
-        return convert.raw_topic(name, topic)
+
+        def read() -> convert.RawTopic | KafkaErrorInfo:
+            topic = self._ck.list_topics(topic=name, timeout=self._timeout).topics.get(name)
+            if topic is None:
+                return error_for_code(3, f"topic {name} does not exist")
+            if topic.error is not None:
+                return from_librdkafka(topic.error)
+            return convert.raw_topic(name, topic)
+
+        return await self._blocking(read)
 
     async def topic_partitions(self, topics: Collection[str]) -> tuple[list[TopicPartition], list[ItemError]]:
         """Every partition of the named topics (Metadata for just them); unknown topics as item errors."""
@@ -116,13 +120,18 @@ class KafkaClusterAdmin(ClientCalls):
         partitions = [TopicPartition(t.name, p.index) for t in found.values() for p in t.partitions]
         return sorted(partitions), errors
 
-    async def _list_all_topics(self) -> dict[str, convert.RawTopic]:
-        metadata = await self._blocking(self._ck.list_topics, timeout=self._timeout)
-        return {
-            name: convert.raw_topic(name, topic)
-            for name, topic in metadata.topics.items()
-            if topic.error is None or topic.partitions
-        }
+    async def _list_all_topics(self, keep: frozenset[str] | None) -> dict[str, convert.RawTopic]:
+        """One Metadata request for every topic; only the kept topics are converted, on the pool."""
+
+        def read() -> dict[str, convert.RawTopic]:
+            metadata = self._ck.list_topics(timeout=self._timeout)
+            return {
+                name: convert.raw_topic(name, topic)
+                for name, topic in metadata.topics.items()
+                if (keep is None or name in keep) and (topic.error is None or topic.partitions)
+            }
+
+        return await self._blocking(read)
 
     async def snapshot(
         self,
@@ -203,7 +212,9 @@ class KafkaClusterAdmin(ClientCalls):
             for t, d in sorted(topic_configs.items())
             if d.error is not None
         ]
-        snapshot = convert.build_snapshot(
+        # Assembling tens of thousands of frozen partition states takes a while: not on the event loop.
+        snapshot = await self._blocking(
+            convert.build_snapshot,
             cluster,
             topics,
             wanted=wanted,
