@@ -121,7 +121,9 @@ async def test_config_sources_tell_operator_set_from_default(admin: KafkaCluster
     assert configs[1].values[LEADER_THROTTLED_RATE].value == "1000000"
     assert configs[2].values[FOLLOWER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_DEFAULT_BROKER
     assert not configs[2].values[LEADER_THROTTLED_RATE].source.is_dynamic
-    topics = await admin.describe_topic_configs(["events", "orders"], [FOLLOWER_THROTTLED_REPLICAS])
+    topics = await admin.describe_topic_configs(["events", "orders", "nope"], [FOLLOWER_THROTTLED_REPLICAS])
+    assert topics["nope"].error is not None and topics["nope"].error.name == "UNKNOWN_TOPIC_OR_PARTITION"
+    assert topics["nope"].values == {}
     assert topics["events"].values[FOLLOWER_THROTTLED_REPLICAS].source is ConfigSource.DYNAMIC_TOPIC
     assert not topics["orders"].values[FOLLOWER_THROTTLED_REPLICAS].source.is_dynamic
 
