@@ -65,6 +65,7 @@ class Daemon:
             allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
         )
         self.metrics.set_leader(True)
+        await controller.start()
         loop = FixedRateLoop(
             controller.cycle,
             float(config["controller.cycle.interval.seconds"]),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -50,6 +50,7 @@ from reassignd.store.execution import join_state_document, stage_state_changes
 log = get_logger("reassignd.controller")
 
 SNAPSHOT_TOPIC_KEYS = (*TOPIC_KEYS, "min.insync.replicas")
+SIZE_REFRESH_CYCLES = 30
 _LIFECYCLE_EVENTS = {
     PlanStatus.PAUSED: "plan.paused",
     PlanStatus.RUNNING: "plan.resumed",
@@ -72,6 +73,9 @@ class PlanRun:
     step_started_at: dict[TopicPartition, float] = field(default_factory=dict)
     view: ProgressView = field(default_factory=ProgressView)
     last_decision: Decision | None = None
+    sizes: dict[TopicPartition, tuple[int, Mapping[int, int]]] = field(default_factory=dict)
+    cycles: int = 0
+    min_insync: dict[str, str] = field(default_factory=dict)
 
     @property
     def plan_id(self) -> str:
@@ -117,6 +121,10 @@ class Controller:
         self.last_status = "starting"
         self.records: dict[str, PlanRecord] = {}
 
+    async def start(self) -> None:
+        """Load what the status views need before the API serves its first request."""
+        await self._refresh_records()
+
     # ------------------------------------------------------------------------------------------------
     # the cycle
 
@@ -141,12 +149,7 @@ class Controller:
             await self._idle_hygiene()
             await self._publish_counts()
             return "idle"
-        snapshot = await self.cluster.snapshot(
-            list(run.plan.targets),
-            with_sizes=True,
-            broker_config_keys=BROKER_KEYS,
-            topic_config_keys=SNAPSHOT_TOPIC_KEYS,
-        )
+        snapshot = await self._plan_snapshot(run)
         self._contact_ok = True
         if run.state is None:
             await self._restore(run, snapshot)
@@ -184,6 +187,51 @@ class Controller:
         await self.keeper.load(self.run.owned_partitions())
         self._hygiene_done = True
         return self.run
+
+    async def _plan_snapshot(self, run: PlanRun) -> ClusterSnapshot:
+        """The plan's partitions, with sizes read fresh only where bytes are moving (the rest cached).
+
+        Log-dir sizes cost one DescribeLogDirs per broker; most of a plan sits still between its steps,
+        so sizes of all partitions are refreshed every SIZE_REFRESH_CYCLES cycles and in-flight ones
+        every cycle. min.insync.replicas is the topics' effective value (static broker configs included),
+        which the snapshot's dynamic configs alone would miss.
+        """
+        in_flight = [tp for tp, _ in run.state.in_flight()] if run.state is not None else []
+        full = not run.sizes or run.cycles % SIZE_REFRESH_CYCLES == 0
+        run.cycles += 1
+        if not run.min_insync:
+            run.min_insync = await self._effective_min_insync(run.plan.topics())
+        snapshot = await self.cluster.snapshot(
+            list(run.plan.targets),
+            with_sizes=True if full else in_flight,
+            broker_config_keys=BROKER_KEYS,
+            topic_config_keys=SNAPSHOT_TOPIC_KEYS,
+        )
+        fresh = set(run.plan.targets) if full else set(in_flight)
+        patched = []
+        for tp, p in snapshot.partitions.items():
+            if tp in fresh:
+                run.sizes[tp] = (p.size_bytes, p.replica_sizes)
+            elif tp in run.sizes:
+                size, replica_sizes = run.sizes[tp]
+                patched.append(replace(p, size_bytes=size, replica_sizes=replica_sizes))
+        topics = {
+            name: replace(info, configs={**info.configs, "min.insync.replicas": run.min_insync[name]})
+            for name, info in snapshot.topics.items()
+            if name in run.min_insync and "min.insync.replicas" not in info.configs
+        }
+        if topics:
+            snapshot = replace(snapshot, topics={**snapshot.topics, **topics})
+        return snapshot.with_partitions(patched) if patched else snapshot
+
+    async def _effective_min_insync(self, topics: Collection[str]) -> dict[str, str]:
+        described = await self.cluster.describe_topic_configs(sorted(topics), ["min.insync.replicas"])
+        effective = {}
+        for topic, description in described.items():
+            value = description.values.get("min.insync.replicas")
+            if value is not None and value.value is not None:
+                effective[topic] = value.value
+        return effective
 
     async def _restore(self, run: PlanRun, snapshot: ClusterSnapshot) -> None:
         """Rebuild the execution state after a start or restart: the store's rows, checked by Kafka's view."""

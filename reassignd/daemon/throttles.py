@@ -187,11 +187,12 @@ class ThrottleKeeper:
         errors = []
         for (kind, name), ops in sorted(grouped.items()):
             try:
-                if kind == "topic":
-                    await self.cluster.alter_topic_configs(name, ops)
-                else:
-                    await self.cluster.alter_broker_configs(int(name), ops)
-                failpoints.hit("after_throttle_write")
+                for call in calls_per_resource(ops):
+                    if kind == "topic":
+                        await self.cluster.alter_topic_configs(name, call)
+                    else:
+                        await self.cluster.alter_broker_configs(int(name), call)
+                    failpoints.hit("after_throttle_write")
             except ClusterCallError as exc:
                 errors.append(((kind, name), str(exc)))
                 log.warning(
@@ -240,6 +241,26 @@ class ThrottleKeeper:
         self.originals = ThrottleOriginals()
         self.expected = {}
         return True
+
+
+def calls_per_resource(ops: list[ConfigOp]) -> list[list[ConfigOp]]:
+    """Kafka refuses two operations on one key in one IncrementalAlterConfigs call (duplicate keys).
+
+    When a list key both loses our finished entries and gains new ones, the SUBTRACT goes in a first call
+    and the APPEND in a second: each keeps whatever else is in the list (a SET would overwrite an
+    operator's concurrent change), and throttles are synced before new steps start, so the brief
+    in-between state throttles nothing that is moving.
+    """
+    first: list[ConfigOp] = []
+    second: list[ConfigOp] = []
+    keys_in_first: set[str] = set()
+    for op in sorted(ops, key=lambda o: (o.op is ConfigOpType.APPEND, o.key)):
+        if op.key in keys_in_first:
+            second.append(op)
+        else:
+            first.append(op)
+            keys_in_first.add(op.key)
+    return [call for call in (first, second) if call]
 
 
 def _resource_of(write: ConfigWrite) -> tuple[str, str]:

@@ -49,7 +49,14 @@ def validate_plan(
             continue
         unknown = sorted(b for b in target if b not in known_brokers)
         if unknown:
-            problems.append(Problem(where, "replicas", f"unknown broker id(s) {unknown} in {list(target)}"))
+            problems.append(
+                Problem(
+                    where,
+                    "replicas",
+                    f"unknown broker id(s) {unknown} in {list(target)}: not in the cluster's metadata "
+                    "(never registered, or offline now)",
+                )
+            )
         if len(target) != len(current.target_replicas) and not allow_rf_change:
             problems.append(
                 Problem(
