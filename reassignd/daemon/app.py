@@ -24,6 +24,7 @@ from reassignd.daemon.api import create_app, load_openapi, parse_listen, start_a
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
+from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.store.aio import AsyncStore
 from reassignd.store.sqlite import SqliteStore
 
@@ -66,10 +67,19 @@ class Daemon:
         )
         self.metrics.set_leader(True)
         await controller.start()
+        notifier = SystemdNotifier(self.env)
+        last_cycle_ok = [asyncio.get_running_loop().time()]
+
+        def on_cycle(status: str | None, seconds: float, error: BaseException | None) -> None:
+            if error is None:
+                last_cycle_ok[0] = asyncio.get_running_loop().time()
+                notifier.status(status or "")
+
         loop = FixedRateLoop(
             controller.cycle,
             float(config["controller.cycle.interval.seconds"]),
             min_interval=float(config["controller.cycle.min.interval.seconds"]),
+            on_result=on_cycle,
         )
         controller.wake = loop.wake
         flags = SignalFlags()
@@ -99,13 +109,25 @@ class Daemon:
             api=f"http://{self.api_address[0]}:{self.api_address[1]}",
             state_dir=str(state_dir),
         )
+        notifier.ready(f"serving on {self.api_address[0]}:{self.api_address[1]}")
         if config.ignored_env:
             log.warning("unknown REASSIGND_* variables ignored", variables=list(config.ignored_env))
+
+        async def feed_watchdog() -> None:
+            """WATCHDOG=1 while the controller loop is alive: a hung loop stops the pings."""
+            assert notifier.watchdog_seconds is not None
+            period = notifier.watchdog_seconds / 2
+            stale_after = max(notifier.watchdog_seconds, 3 * loop.interval)
+            while True:
+                if asyncio.get_running_loop().time() - last_cycle_ok[0] < stale_after:
+                    notifier.watchdog()
+                await asyncio.sleep(period)
 
         async def watch_reload() -> None:
             while True:
                 await flags.reload.wait()
                 flags.reload.clear()
+                notifier.reloading()
                 result = reload_config(self.config, env=self.env, overrides=self.overrides)
                 self.metrics.config_reloaded(result.ok)
                 if not result.ok:
@@ -128,6 +150,8 @@ class Daemon:
         supervisor = Supervisor()
         supervisor.add("controller", loop.run())
         supervisor.add("reload", watch_reload())
+        if notifier.watchdog_seconds:
+            supervisor.add("watchdog", feed_watchdog())
         stop_requested = asyncio.Event()
 
         timeout = float(config["controller.shutdown.timeout.seconds"])
@@ -135,6 +159,7 @@ class Daemon:
         async def stop_on_signal() -> None:
             """The loop ends after its current cycle; a second signal or the timeout cancels it."""
             await flags.stop.wait()
+            notifier.stopping()
             log.info("stopping: finishing the current cycle", timeout_seconds=timeout)
             loop.stop()
             try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -88,8 +88,16 @@ class PlanRun:
         return {t: frozenset(p) for t, p in owned.items()}
 
 
+async def _no_guard() -> None:
+    return None
+
+
 class Controller:
-    """Implements ControllerService; `cycle()` is driven by the daemon's FixedRateLoop."""
+    """Implements ControllerService; `cycle()` is driven by the daemon's FixedRateLoop.
+
+    `guard` is awaited before every write to the cluster; with HA it raises unless this daemon still
+    holds leadership, so a paused or partitioned old leader can never apply a step or a throttle.
+    """
 
     def __init__(
         self,
@@ -111,19 +119,39 @@ class Controller:
         self.allow_rf_change_default = allow_rf_change
         self.events = events
         self.wake: Callable[[], None] = wake or (lambda: None)
+        self.guard: Callable[[], Awaitable[None]] = _no_guard
         self.is_leader = True
         self.leader_address: str | None = None
         self.run: PlanRun | None = None
-        self.keeper = ThrottleKeeper(cluster, store, on_write=self.metrics.throttle_config_written)
+        self.keeper = ThrottleKeeper(
+            cluster, store, on_write=self.metrics.throttle_config_written, guard=self._guarded
+        )
         self._hygiene_done = False
         self._lock = asyncio.Lock()
         self._contact_ok = False
         self.last_status = "starting"
         self.records: dict[str, PlanRecord] = {}
 
+    async def _guarded(self) -> None:
+        await self.guard()  # looked up at call time: the HA coordinator installs its guard later
+
     async def start(self) -> None:
         """Load what the status views need before the API serves its first request."""
         await self._refresh_records()
+
+    async def leadership_changed(self, is_leader: bool, leader_address: str | None = None) -> None:
+        """HA: a new leader rebuilds everything from the store and the cluster; a standby only reads."""
+        async with self._lock:
+            self.is_leader = is_leader
+            self.leader_address = None if is_leader else leader_address
+            self.run = None
+            self._hygiene_done = False
+            self.keeper.expected = {}
+            self.metrics.set_leader(is_leader)
+            await self._refresh_records()
+        self._emit("leadership.changed", is_leader=is_leader, leader=leader_address)
+        if is_leader:
+            self.wake()
 
     # ------------------------------------------------------------------------------------------------
     # the cycle
@@ -306,6 +334,7 @@ class Controller:
 
         if decision.start:
             targets = {s.tp: s.target for s in decision.start}
+            await self.guard()
             results = await self.cluster.alter_partition_reassignments(targets)
             failpoints.hit("after_alter_reassignments")
             started_batch = WriteBatch()
@@ -362,6 +391,7 @@ class Controller:
             await self._commit_tolerating_replays(started_batch)
 
         if decision.elect:
+            await self.guard()
             results = await self.cluster.elect_preferred_leaders([e.tp for e in decision.elect])
             batch = WriteBatch()
             for election in decision.elect:
@@ -397,6 +427,7 @@ class Controller:
         assert run.state is not None
         in_flight = [tp for tp, _ in run.state.in_flight()]
         if in_flight:
+            await self.guard()
             results = await self.cluster.alter_partition_reassignments(dict.fromkeys(in_flight))
             failed = {
                 tp: str(e)

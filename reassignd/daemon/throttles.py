@@ -81,6 +81,7 @@ class ThrottleKeeper:
     originals: ThrottleOriginals = field(default_factory=ThrottleOriginals)
     expected: dict[Key, str | None] = field(default_factory=dict)
     on_write: Any = None  # callable(action: str, count: int) for metrics
+    guard: Any = None  # async callable awaited before each write (HA fencing)
 
     async def load(self, owned_partitions: Mapping[str, frozenset[int]] | None = None) -> None:
         self.originals = originals_from_store(await self.store.original_configs(), owned_partitions)
@@ -188,6 +189,8 @@ class ThrottleKeeper:
         for (kind, name), ops in sorted(grouped.items()):
             try:
                 for call in calls_per_resource(ops):
+                    if self.guard is not None:
+                        await self.guard()
                     if kind == "topic":
                         await self.cluster.alter_topic_configs(name, call)
                     else:
