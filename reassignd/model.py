@@ -86,8 +86,17 @@ class Broker:
 
 @dataclass(frozen=True, slots=True, order=True)
 class TopicPartition:
+    """Hashed once: plans and snapshots key hundreds of thousands of dicts and sets by it."""
+
     topic: str
     partition: int
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.topic, self.partition)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
