@@ -109,8 +109,10 @@ class ThrottleKeeper:
         """Bring the throttle configs to what `moves` need; restore everything when there are none."""
         moves = tuple(moves)
         foreign = self._foreign_changes(snapshot)
-        plan = throttle_plan(snapshot, moves, limits, self.originals, owned_partitions)
         batch = WriteBatch()
+        if foreign:
+            self._adopt(snapshot, foreign, batch)
+        plan = throttle_plan(snapshot, moves, limits, self.originals, owned_partitions)
         for topic, values in plan.originals.topics.items():
             for config, value in values.items():
                 if config not in self.originals.topics.get(topic, {}):
@@ -169,6 +171,30 @@ class ThrottleKeeper:
             if _value(snapshot, key) != value:
                 changed.append(key)
         return changed
+
+    def _adopt(self, snapshot: ClusterSnapshot, foreign: list[Key], batch: WriteBatch) -> None:
+        """What another tool now has is theirs: recorded as the original, so we neither remove it now
+        nor overwrite it later, and restore it at the end. Only entries we added stay ours."""
+        topics = {t: dict(v) for t, v in self.originals.topics.items()}
+        brokers = {b: dict(v) for b, v in self.originals.brokers.items()}
+        for key in foreign:
+            kind, name, config = key
+            current = _value(snapshot, key)
+            if kind == "topic":
+                original = topics.setdefault(name, {}).get(config)
+                added_by_us = set(split_entries(self.expected.get(key))) - set(split_entries(original))
+                theirs = [e for e in split_entries(current) if e not in added_by_us]
+                adopted = ",".join(theirs) if theirs else None
+                topics[name][config] = adopted
+            else:
+                adopted = current
+                brokers.setdefault(int(name), {})[config] = adopted
+            resource = ConfigResource(kind, name)
+            batch.forget_original(resource, config)
+            batch.record_original(resource, config, adopted)
+        self.originals = ThrottleOriginals(
+            topics=topics, brokers=brokers, partitions=self.originals.partitions
+        )
 
     def _remember(self, after: ClusterSnapshot, topics: Iterable[str], brokers: Iterable[int]) -> None:
         self.expected = {}

@@ -240,6 +240,7 @@ class WriteBatch:
         return self
 
     def forget_original(self, resource: ConfigResource, key: str) -> WriteBatch:
+        """Forgets apply before records within a batch: forget + record of one key replaces its original."""
         self.originals_to_forget.append((resource, key))
         return self
 

@@ -254,6 +254,13 @@ class SqliteStore(StateStore):
             )
 
     def _write_originals(self, batch: WriteBatch, now: float) -> tuple[tuple[ConfigResource, str], ...]:
+        # Forgets first: forgetting and recording one key in one batch replaces its original.
+        for resource, key in batch.originals_to_forget:
+            self._db.execute(
+                "DELETE FROM original_configs "
+                "WHERE resource_type = ? AND resource_name = ? AND config_key = ?",
+                (resource.type, resource.name, key),
+            )
         recorded = []
         for resource, key, value in batch.originals_to_record:
             cursor = self._db.execute(
@@ -263,12 +270,6 @@ class SqliteStore(StateStore):
             )
             if cursor.rowcount:
                 recorded.append((resource, key))
-        for resource, key in batch.originals_to_forget:
-            self._db.execute(
-                "DELETE FROM original_configs "
-                "WHERE resource_type = ? AND resource_name = ? AND config_key = ?",
-                (resource.type, resource.name, key),
-            )
         return tuple(recorded)
 
     def _insert_event(self, event: Event, now: float) -> int:

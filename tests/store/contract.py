@@ -184,6 +184,13 @@ class StateStoreContract:
         with pytest.raises(ValueError, match="broker or topic"):
             ConfigResource("cluster", "")
 
+    def test_forget_and_record_in_one_batch_replaces_an_original(self, make_store: MakeStore) -> None:
+        store = make_store()
+        key = "follower.replication.throttled.replicas"
+        store.record_original(TOPIC_T, key, "0:1")
+        store.commit(WriteBatch().forget_original(TOPIC_T, key).record_original(TOPIC_T, key, "0:1,19:1"))
+        assert store.original_configs()[(TOPIC_T, key)].value == "0:1,19:1"
+
     def test_journal_sequence_and_filters(self, make_store: MakeStore) -> None:
         store = make_store()
         store.submit_plan("p", PLAN)
