@@ -5,6 +5,7 @@ The ZooKeeper store (HA issue) adds itself to IMPLEMENTATIONS with `marks=pytest
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,26 @@ def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., Sta
     return make
 
 
-IMPLEMENTATIONS: list[Any] = [pytest.param(_sqlite, id="sqlite")]
+def _zookeeper(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., StateStore]:
+    from kazoo.client import KazooClient
+
+    from reassignd.store.zookeeper import ZooKeeperStore
+
+    server = request.getfixturevalue("zookeeper")
+    root = f"/contract/{uuid.uuid4().hex}"
+
+    def make(fence: Fence | None = None) -> StateStore:
+        client = KazooClient(hosts=server.hosts, timeout=10.0)
+        client.start(timeout=15)
+        return ZooKeeperStore(client, root, fence=fence, owns_client=True)
+
+    return make
+
+
+IMPLEMENTATIONS: list[Any] = [
+    pytest.param(_sqlite, id="sqlite"),
+    pytest.param(_zookeeper, id="zookeeper", marks=pytest.mark.zookeeper),
+]
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)

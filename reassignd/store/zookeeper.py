@@ -1,0 +1,518 @@
+"""The shared state store of HA daemons: the same interface as SQLite, kept in ZooKeeper (kazoo).
+
+Layout under the store's root (one per cluster, `<ha.zookeeper.path>/<cluster>/state`)::
+
+    head                        {"epoch", "seq", "ordinal"}: rewritten by every commit (version-checked)
+    plans/<plan>                the plan's record (status, times, error, ordinal); small
+    plandata/<plan>             the submitted plan JSON, zlib-compressed; immutable (cached by readers)
+    states/<plan>/b<NN>         partition states of the plan, hashed into 32 buckets, zlib-compressed JSON
+    originals/<type>|<name>|<key>
+    journal/c<N>/e<seq>         journal entries, 1,000 per chunk (a listing stays far below jute.maxbuffer)
+    steps/<sha256>              idempotency key of a step.started / step.finished entry -> its seq
+
+Atomicity and fencing. A commit is ONE ZooKeeper multi-op transaction: `setData(head, version=v)` — the
+version read before the commit, so two concurrent committers cannot both succeed and journal sequence
+numbers stay gap-free and monotonic — plus the fence's own `check` ops (the HA coordinator adds a check of
+this daemon's ephemeral election node: it vanishes with the session, so a leader whose session expired can
+write nothing), plus every create/set/delete of the batch. The head also records the highest fence epoch
+that wrote; a commit with a lower epoch is refused with FencedError. Step idempotency is a `create` of
+`steps/<key>` inside the transaction: an existing node fails the whole transaction (StepReplayError).
+
+Validation (unknown plan, illegal transition, duplicate) runs on reads made before the transaction; the
+head's version check makes them consistent: if anything committed in between, the transaction fails and is
+rebuilt from fresh reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol
+from urllib.parse import quote, unquote
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+
+from reassignd.model import TopicPartition
+from reassignd.store.base import (
+    STATUS_EVENTS,
+    CommitResult,
+    ConfigResource,
+    DuplicatePlanError,
+    Event,
+    EventKind,
+    Fence,
+    FencedError,
+    JournalEntry,
+    OriginalValue,
+    PlanRecord,
+    PlanStatus,
+    StateStore,
+    StepReplayError,
+    StoreError,
+    Unfenced,
+    UnknownPlanError,
+    WriteBatch,
+    check_transition,
+)
+
+BUCKETS: Final = 32
+CHUNK: Final = 1000
+#: ZooKeeper refuses a request above jute.maxbuffer (1 MiB by default) by dropping the connection.
+MAX_TRANSACTION_BYTES: Final = 900_000
+COMMIT_ATTEMPTS: Final = 5
+
+
+class ZooKeeperChecks(Protocol):
+    """Optional extension of a Fence: (path, version) pairs checked inside every commit's transaction."""
+
+    def checks(self) -> Sequence[tuple[str, int]]: ...
+
+
+def node_name(text: str) -> str:
+    """Any string as one znode name ('/' and '.' escaped, so '.' and '..' cannot occur)."""
+    return quote(text, safe="").replace(".", "%2E")
+
+
+def _dumps(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def _bucket(tp: TopicPartition) -> str:
+    return f"b{zlib.crc32(f'{tp.topic}:{tp.partition}'.encode()) % BUCKETS:02d}"
+
+
+def _step_node(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+class _Tx:
+    """The operations of one commit, with the facts the validation needs and a size estimate."""
+
+    def __init__(self) -> None:
+        self.ops: list[tuple[str, str, bytes | None, int]] = []  # (op, path, data, version)
+        self.size = 0
+        self.step_ops: dict[int, Event] = {}
+
+    def add(self, op: str, path: str, data: bytes | None = None, version: int = -1) -> int:
+        self.ops.append((op, path, data, version))
+        self.size += len(path) + (len(data) if data else 0) + 32
+        return len(self.ops) - 1
+
+
+class ZooKeeperStore(StateStore):
+    def __init__(
+        self,
+        client: KazooClient,
+        root: str,
+        *,
+        fence: Fence | None = None,
+        clock: Callable[[], float] = time.time,
+        owns_client: bool = False,
+    ) -> None:
+        """`client` must be started; `root` is this cluster's state path (created if missing)."""
+        self.client = client
+        self.root = root.rstrip("/")
+        self._fence: Fence = fence or Unfenced()
+        self._clock = clock
+        self._owns_client = owns_client
+        self._lock = threading.Lock()
+        self._plan_bodies: dict[str, Mapping[str, Any]] = {}
+        self._entries: dict[int, JournalEntry] = {}
+        for child in ("plans", "plandata", "states", "originals", "journal", "steps"):
+            client.ensure_path(f"{self.root}/{child}")
+        with contextlib.suppress(NodeExistsError):
+            client.create(f"{self.root}/head", _dumps({"epoch": -1, "seq": 0, "ordinal": 0}, "head").encode())
+
+    def _p(self, *parts: str) -> str:
+        return "/".join((self.root, *parts))
+
+    # -----------------------------------------------------------------------------------------------------
+    # Writes
+
+    def commit(self, batch: WriteBatch) -> CommitResult:
+        with self._lock:
+            for _ in range(COMMIT_ATTEMPTS):
+                result = self._try_commit(batch)
+                if result is not None:
+                    return result
+            raise StoreError(f"commit lost the race for {self._p('head')} {COMMIT_ATTEMPTS} times")
+
+    def _try_commit(self, batch: WriteBatch) -> CommitResult | None:
+        epoch = self._fence.epoch()
+        raw, stat = self.client.get(self._p("head"))
+        head = json.loads(raw)
+        if epoch < head["epoch"]:
+            raise FencedError(f"fence epoch {epoch} is older than epoch {head['epoch']} that already wrote")
+        now = self._clock()
+        tx = _Tx()
+        head_op = tx.add("set", self._p("head"), None, stat.version)
+        checks: Sequence[tuple[str, int]] = ()
+        if hasattr(self._fence, "checks"):
+            checks = self._fence.checks()
+        check_ops = [tx.add("check", path, None, version) for path, version in checks]
+        seq = int(head["seq"])
+        ordinal = int(head["ordinal"])
+        records: dict[str, dict[str, Any]] = {}
+        seqs: list[int] = []
+        batch_steps: dict[str, JournalEntry] = {}
+        new_chunks: set[int] = set()
+
+        def journal(event: Event) -> int:
+            nonlocal seq
+            seq += 1
+            entry = JournalEntry(
+                seq=seq,
+                at=event.at if event.at is not None else now,
+                kind=event.kind,
+                plan_id=event.plan_id,
+                tp=event.tp,
+                step_index=event.step_index,
+                data=json.loads(_dumps(dict(event.data), f"data of {event.kind.value}")),
+            )
+            chunk = seq // CHUNK
+            if int(head["seq"]) < max(1, chunk * CHUNK) and chunk not in new_chunks:
+                new_chunks.add(chunk)  # the first entry of this chunk
+                tx.add("create", self._p("journal", f"c{chunk}"), b"")
+            tx.add("create", self._p("journal", f"c{chunk}", f"e{seq:012d}"), _entry_bytes(entry))
+            key = event.idempotency_key
+            if key is not None:
+                if key in batch_steps:
+                    raise StepReplayError(batch_steps[key])
+                batch_steps[key] = entry
+                index = tx.add("create", self._p("steps", _step_node(key)), str(seq).encode())
+                tx.step_ops[index] = event
+            return seq
+
+        def record(plan_id: str) -> dict[str, Any]:
+            if plan_id not in records:
+                try:
+                    records[plan_id] = json.loads(self.client.get(self._p("plans", node_name(plan_id)))[0])
+                except NoNodeError:
+                    raise UnknownPlanError(f"plan {plan_id} does not exist") from None
+            return records[plan_id]
+
+        new_plan_ids = set()
+        for plan_id, plan, options in batch.new_plans:
+            if plan_id in new_plan_ids or self.client.exists(self._p("plans", node_name(plan_id))):
+                raise DuplicatePlanError(f"plan {plan_id} already exists")
+            new_plan_ids.add(plan_id)
+            ordinal += 1
+            records[plan_id] = {
+                "id": plan_id,
+                "ordinal": ordinal,
+                "options": json.loads(_dumps(options, "options")),
+                "status": PlanStatus.QUEUED.value,
+                "submitted_at": now,
+                "updated_at": now,
+                "started_at": None,
+                "finished_at": None,
+                "error": None,
+            }
+            name = node_name(plan_id)
+            tx.add("create", self._p("plandata", name), zlib.compress(_dumps(plan, "plan").encode()))
+            tx.add("create", self._p("states", name), b"")
+            partitions = plan.get("partitions")
+            count = len(partitions) if isinstance(partitions, list) else None
+            journal(Event(EventKind.PLAN_SUBMITTED, plan_id, data={"partitions": count}))
+        changed_records = set(new_plan_ids)
+        for plan_id, status, error in batch.status_changes:
+            current_record = record(plan_id)
+            current = PlanStatus(current_record["status"])
+            check_transition(plan_id, current, status)
+            if current_record["started_at"] is None and status is PlanStatus.RUNNING:
+                current_record["started_at"] = now
+            current_record["finished_at"] = now if status.terminal else None
+            current_record["status"] = status.value
+            current_record["updated_at"] = now
+            if error is not None:
+                current_record["error"] = error
+            changed_records.add(plan_id)
+            resumed = current is PlanStatus.PAUSED and status is PlanStatus.RUNNING
+            kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[status]
+            data = {"from": current.value, "to": status.value, **({"error": error} if error else {})}
+            journal(Event(kind, plan_id, data=data))
+        for plan_id in changed_records:
+            path = self._p("plans", node_name(plan_id))
+            encoded = _dumps(records[plan_id], "plan record").encode()
+            tx.add("create" if plan_id in new_plan_ids else "set", path, encoded)
+        self._stage_partition_states(tx, batch, record, new_plan_ids)
+        recorded = self._stage_originals(tx, batch, now)
+        seqs = [journal(event) for event in batch.events]
+        tx.ops[head_op] = (
+            "set",
+            self._p("head"),
+            _dumps({"epoch": max(epoch, head["epoch"]), "seq": seq, "ordinal": ordinal}, "head").encode(),
+            stat.version,
+        )
+        if tx.size > MAX_TRANSACTION_BYTES:
+            raise StoreError(
+                f"commit of about {tx.size} bytes exceeds ZooKeeper's request limit "
+                f"({MAX_TRANSACTION_BYTES} bytes kept below jute.maxbuffer)"
+            )
+        results = self._run(tx)
+        failures = [(i, r) for i, r in enumerate(results) if isinstance(r, Exception)]
+        real = [(i, r) for i, r in failures if not isinstance(r, RolledBackError)]
+        if not failures:
+            self._plan_bodies.update({p: json.loads(_dumps(b, "plan")) for p, b, _ in batch.new_plans})
+            return CommitResult(tuple(seqs), recorded)
+        index, failure = real[0] if real else failures[0]
+        if index == head_op and isinstance(failure, BadVersionError):
+            return None  # another commit came first: rebuild from fresh reads
+        if index in check_ops:
+            raise FencedError(f"leadership check failed on {tx.ops[index][1]}: {type(failure).__name__}")
+        if index in tx.step_ops and isinstance(failure, NodeExistsError):
+            event = tx.step_ops[index]
+            existing = self._find_step(event)
+            if existing is not None:
+                raise StepReplayError(existing)
+        raise StoreError(f"ZooKeeper transaction failed at {tx.ops[index][1]}: {type(failure).__name__}")
+
+    def _run(self, tx: _Tx) -> list[Any]:
+        request = self.client.transaction()
+        for op, path, data, version in tx.ops:
+            if op == "create":
+                request.create(path, data or b"")
+            elif op == "set":
+                request.set_data(path, data or b"", version)
+            elif op == "delete":
+                request.delete(path, version)
+            else:
+                request.check(path, version)
+        return list(request.commit())
+
+    def _stage_partition_states(
+        self,
+        tx: _Tx,
+        batch: WriteBatch,
+        record: Callable[[str], dict[str, Any]],
+        new_plan_ids: set[str],
+    ) -> None:
+        touched: dict[tuple[str, str], dict[TopicPartition, Mapping[str, Any] | None]] = {}
+        for (plan_id, tp), state in batch.partition_states.items():
+            record(plan_id)
+            touched.setdefault((plan_id, _bucket(tp)), {})[tp] = state
+        for (plan_id, bucket), changes in sorted(touched.items()):
+            path = self._p("states", node_name(plan_id), bucket)
+            exists = False
+            rows: dict[TopicPartition, Any] = {}
+            if plan_id not in new_plan_ids:
+                try:
+                    rows = _decode_bucket(self.client.get(path)[0])
+                    exists = True
+                except NoNodeError:
+                    pass
+            for tp, state in changes.items():
+                if state is None:
+                    rows.pop(tp, None)
+                else:
+                    rows[tp] = json.loads(_dumps(state, f"state of {tp}"))
+            data = zlib.compress(
+                _dumps([[tp.topic, tp.partition, rows[tp]] for tp in sorted(rows)], "states").encode()
+            )
+            tx.add("set" if exists else "create", path, data)
+
+    def _stage_originals(
+        self, tx: _Tx, batch: WriteBatch, now: float
+    ) -> tuple[tuple[ConfigResource, str], ...]:
+        """As SQLite: forgets first (forget + record in one batch replaces), then records (first wins)."""
+        stored: dict[str, bool] = {}
+        final: dict[str, bytes | None] = {}
+
+        def present(name: str) -> bool:
+            if name not in final:
+                stored[name] = self.client.exists(self._p("originals", name)) is not None
+                final[name] = b"" if stored[name] else None
+            return final[name] is not None
+
+        for resource, key in batch.originals_to_forget:
+            name = _original_name(resource, key)
+            present(name)
+            final[name] = None
+        recorded = []
+        for resource, key, value in batch.originals_to_record:
+            name = _original_name(resource, key)
+            if not present(name):
+                final[name] = _dumps({"value": value, "at": now}, "original").encode()
+                recorded.append((resource, key))
+        for name, data in final.items():
+            path = self._p("originals", name)
+            if data is None and stored[name]:
+                tx.add("delete", path)
+            elif data and stored[name]:
+                tx.add("set", path, data)
+            elif data:
+                tx.add("create", path, data)
+        return tuple(recorded)
+
+    # -----------------------------------------------------------------------------------------------------
+    # Reads
+
+    def _get_many(self, paths: Sequence[str]) -> list[bytes | None]:
+        """Pipelined reads (one round trip for all); None for a node that does not exist."""
+        pending = [self.client.get_async(path) for path in paths]
+        out: list[bytes | None] = []
+        for result in pending:
+            try:
+                out.append(result.get()[0])
+            except NoNodeError:
+                out.append(None)
+        return out
+
+    def get_plan(self, plan_id: str) -> PlanRecord | None:
+        try:
+            raw = self.client.get(self._p("plans", node_name(plan_id)))[0]
+        except NoNodeError:
+            return None
+        return self._plan(json.loads(raw))
+
+    def _plan(self, data: Mapping[str, Any]) -> PlanRecord:
+        plan_id = str(data["id"])
+        body = self._plan_bodies.get(plan_id)
+        if body is None:
+            raw = self.client.get(self._p("plandata", node_name(plan_id)))[0]
+            body = self._plan_bodies[plan_id] = json.loads(zlib.decompress(raw))
+        return PlanRecord(
+            id=plan_id,
+            plan=body,
+            options=data["options"],
+            status=PlanStatus(data["status"]),
+            submitted_at=data["submitted_at"],
+            updated_at=data["updated_at"],
+            started_at=data["started_at"],
+            finished_at=data["finished_at"],
+            error=data["error"],
+        )
+
+    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
+        names = self.client.get_children(self._p("plans"))
+        raws = self._get_many([self._p("plans", name) for name in names])
+        data = sorted((json.loads(raw) for raw in raws if raw is not None), key=lambda d: d["ordinal"])
+        wanted = None if statuses is None else {PlanStatus(s) for s in statuses}
+        return [self._plan(d) for d in data if wanted is None or PlanStatus(d["status"]) in wanted]
+
+    def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
+        base = self._p("states", node_name(plan_id))
+        try:
+            buckets = self.client.get_children(base)
+        except NoNodeError:
+            return {}
+        rows: dict[TopicPartition, Mapping[str, Any]] = {}
+        for raw in self._get_many([f"{base}/{b}" for b in buckets]):
+            if raw is not None:
+                rows.update(_decode_bucket(raw))
+        return dict(sorted(rows.items()))
+
+    def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]:
+        names = sorted(self.client.get_children(self._p("originals")))
+        out = {}
+        for name, raw in zip(names, self._get_many([self._p("originals", n) for n in names]), strict=True):
+            if raw is None:
+                continue
+            kind, resource, key = (unquote(part) for part in name.split("|"))
+            data = json.loads(raw)
+            out[(ConfigResource(kind, resource), key)] = OriginalValue(data["value"], data["at"])
+        return dict(sorted(out.items()))
+
+    def journal(
+        self,
+        after_seq: int = 0,
+        *,
+        plan_id: str | None = None,
+        kinds: Iterable[EventKind] | None = None,
+        limit: int | None = None,
+    ) -> list[JournalEntry]:
+        wanted = None if kinds is None else {EventKind(k) for k in kinds}
+        chunks = sorted(int(c[1:]) for c in self.client.get_children(self._p("journal")))
+        out: list[JournalEntry] = []
+        for chunk in chunks:
+            if (chunk + 1) * CHUNK - 1 <= after_seq:
+                continue
+            base = self._p("journal", f"c{chunk}")
+            seqs = sorted(int(n[1:]) for n in self.client.get_children(base))
+            missing = [s for s in seqs if s > after_seq and s not in self._entries]
+            for s, raw in zip(missing, self._get_many([f"{base}/e{s:012d}" for s in missing]), strict=True):
+                if raw is not None:
+                    self._entries[s] = _decode_entry(raw)
+            for s in seqs:
+                entry = self._entries.get(s)
+                if s <= after_seq or entry is None:
+                    continue
+                if plan_id is not None and entry.plan_id != plan_id:
+                    continue
+                if wanted is not None and entry.kind not in wanted:
+                    continue
+                out.append(entry)
+                if limit is not None and len(out) >= limit:
+                    return out
+        return out
+
+    def step_entry(
+        self, kind: EventKind, plan_id: str, tp: TopicPartition, step_index: int
+    ) -> JournalEntry | None:
+        probe = Event(kind, plan_id, tp, step_index)
+        if probe.idempotency_key is None:
+            raise ValueError(f"{kind.value} entries are not keyed by step")
+        return self._find_step(probe)
+
+    def _find_step(self, event: Event) -> JournalEntry | None:
+        assert event.idempotency_key is not None
+        try:
+            seq = int(self.client.get(self._p("steps", _step_node(event.idempotency_key)))[0])
+        except NoNodeError:
+            return None
+        if seq not in self._entries:
+            raw = self.client.get(self._p("journal", f"c{seq // CHUNK}", f"e{seq:012d}"))[0]
+            self._entries[seq] = _decode_entry(raw)
+        return self._entries[seq]
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.client.stop()
+            self.client.close()
+
+
+def _original_name(resource: ConfigResource, key: str) -> str:
+    return "|".join(node_name(part) for part in (resource.type, resource.name, key))
+
+
+def _decode_bucket(raw: bytes) -> dict[TopicPartition, Any]:
+    return {TopicPartition(str(t), int(p)): state for t, p, state in json.loads(zlib.decompress(raw))}
+
+
+def _entry_bytes(entry: JournalEntry) -> bytes:
+    tp = entry.tp
+    return _dumps(
+        {
+            "seq": entry.seq,
+            "at": entry.at,
+            "kind": entry.kind.value,
+            "plan_id": entry.plan_id,
+            "topic": tp.topic if tp else None,
+            "partition": tp.partition if tp else None,
+            "step_index": entry.step_index,
+            "data": entry.data,
+        },
+        "journal entry",
+    ).encode()
+
+
+def _decode_entry(raw: bytes) -> JournalEntry:
+    d = json.loads(raw)
+    return JournalEntry(
+        seq=d["seq"],
+        at=d["at"],
+        kind=EventKind(d["kind"]),
+        plan_id=d["plan_id"],
+        tp=TopicPartition(d["topic"], d["partition"]) if d["topic"] is not None else None,
+        step_index=d["step_index"],
+        data=d["data"],
+    )
