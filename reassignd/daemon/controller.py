@@ -33,7 +33,7 @@ from reassignd.daemon.validation import validate_plan
 from reassignd.engine import Decision, ExecutionState, Limits, Status, changed_partitions, decide
 from reassignd.engine.dryrun import dry_run
 from reassignd.engine.progress import plan_bytes
-from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, moves_in_flight
+from reassignd.engine.throttle import BROKER_KEYS, FOLLOWER_RATE, LEADER_RATE, TOPIC_KEYS, moves_in_flight
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan, TopicPartition
 from reassignd.store.aio import AsyncStore
@@ -60,6 +60,14 @@ _LIFECYCLE_EVENTS = {
 EventSink = Callable[[dict[str, Any]], None]
 
 
+@dataclass(frozen=True)
+class AutoThrottle:
+    """Raise a stalled move's rates in steps of `step` up to `ceiling` (bytes/s), once per stall window."""
+
+    step: int
+    ceiling: int
+
+
 @dataclass
 class PlanRun:
     """The running plan in memory; everything here can be rebuilt from the store and the cluster."""
@@ -76,6 +84,8 @@ class PlanRun:
     sizes: dict[TopicPartition, tuple[int, Mapping[int, int]]] = field(default_factory=dict)
     cycles: int = 0
     min_insync: dict[str, str] = field(default_factory=dict)
+    boosts: dict[int, dict[str, int]] = field(default_factory=dict)
+    boosted_at: dict[int, float] = field(default_factory=dict)
 
     @property
     def plan_id(self) -> str:
@@ -110,6 +120,7 @@ class Controller:
         allow_rf_change: bool = False,
         events: EventSink | None = None,
         wake: Callable[[], None] | None = None,
+        auto_throttle: AutoThrottle | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -117,6 +128,7 @@ class Controller:
         self.metrics = metrics or DaemonMetrics()
         self.clock = clock
         self.allow_rf_change_default = allow_rf_change
+        self.auto_throttle = auto_throttle
         self.events = events
         self.wake: Callable[[], None] = wake or (lambda: None)
         self.guard: Callable[[], Awaitable[None]] = _no_guard
@@ -413,7 +425,9 @@ class Controller:
 
     async def _sync_throttles(self, run: PlanRun, snapshot: ClusterSnapshot, limits: Limits) -> None:
         assert run.state is not None
-        result = await self.keeper.sync(snapshot, moves_in_flight(run.state), limits, run.owned_partitions())
+        result = await self.keeper.sync(
+            snapshot, moves_in_flight(run.state), limits, run.owned_partitions(), run.boosts
+        )
         if result.foreign:
             self._emit(
                 "throttle.foreign_change", plan_id=run.plan_id, configs=[list(k) for k in result.foreign]
@@ -455,6 +469,8 @@ class Controller:
                 partition=str(move.tp),
                 broker=move.broker,
             )
+        if self.auto_throttle is not None and run.view.stalled:
+            await self._raise_stalled_rates(run, snapshot)
         nothing_in_flight = not watched
         status = run.record.status
         if nothing_in_flight and (run.state.finished or status is PlanStatus.CANCELLING):
@@ -473,6 +489,47 @@ class Controller:
             log.info("plan ended", plan=run.plan_id, status=final.value)
         await self._publish(run, decision)
         return f"{run.plan_id} {run.record.status.value}: {decision.summary()}"
+
+    async def _raise_stalled_rates(self, run: PlanRun, snapshot: ClusterSnapshot) -> None:
+        """Auto-throttle: a move that cannot converge gets its brokers' rates raised, one step per window."""
+        assert self.auto_throttle is not None
+        now = self.clock()
+        limits = self.limits_in_force
+        window = limits.stall_window_seconds
+        base = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
+        raised: dict[int, dict[str, int]] = {}
+        for move in run.view.stalled:
+            p = snapshot.partitions.get(move.tp)
+            for broker, key in ((move.broker, FOLLOWER_RATE), (p.leader if p else None, LEADER_RATE)):
+                start = base[key]
+                if broker is None or start is None or now - run.boosted_at.get(broker, -1e18) < window:
+                    continue
+                current = run.boosts.get(broker, {}).get(key, start)
+                new = min(self.auto_throttle.ceiling, current + self.auto_throttle.step)
+                if new > current:
+                    raised.setdefault(broker, {})[key] = new
+        if not raised:
+            return
+        batch = WriteBatch()
+        for broker, rates in raised.items():
+            run.boosts.setdefault(broker, {}).update(rates)
+            run.boosted_at[broker] = now
+            self.metrics.auto_throttle_raised(broker)
+            batch.append(
+                Event(
+                    EventKind.THROTTLE_SET,
+                    run.plan_id,
+                    None,
+                    None,
+                    {"auto_throttle": True, "broker": broker, **rates},
+                )
+            )
+            log.warning(
+                "auto-throttle raised rates for a stalled move", plan=run.plan_id, broker=broker, rates=rates
+            )
+            self._emit("throttle.auto_raised", plan_id=run.plan_id, broker=broker, rates=rates)
+        await self.store.commit(batch)
+        await self._sync_throttles(run, snapshot, self.limits_in_force)
 
     async def _idle_hygiene(self) -> None:
         """At start-up with no plan active: throttles we left behind (a crash after the end) are removed."""

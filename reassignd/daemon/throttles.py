@@ -13,7 +13,7 @@ The engine says what the KIP-73 configs should be; this keeper makes it so, safe
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin, ConfigOp, ConfigOpType
@@ -28,6 +28,7 @@ from reassignd.engine.throttle import (
     ConfigWrite,
     Move,
     ThrottleOriginals,
+    ThrottlePlan,
     apply_writes,
     config_writes,
     split_entries,
@@ -105,14 +106,20 @@ class ThrottleKeeper:
         moves: Iterable[Move],
         limits: Limits,
         owned_partitions: Mapping[str, frozenset[int]],
+        boosts: Mapping[int, Mapping[str, int]] | None = None,
     ) -> SyncResult:
-        """Bring the throttle configs to what `moves` need; restore everything when there are none."""
+        """Bring the throttle configs to what `moves` need; restore everything when there are none.
+
+        `boosts` (auto-throttle) raise our rate on single brokers; an operator's rate is never touched.
+        """
         moves = tuple(moves)
         foreign = self._foreign_changes(snapshot)
         batch = WriteBatch()
         if foreign:
             self._adopt(snapshot, foreign, batch)
-        plan = throttle_plan(snapshot, moves, limits, self.originals, owned_partitions)
+        plan = _boosted(
+            throttle_plan(snapshot, moves, limits, self.originals, owned_partitions), limits, boosts
+        )
         for topic, values in plan.originals.topics.items():
             for config, value in values.items():
                 if config not in self.originals.topics.get(topic, {}):
@@ -270,6 +277,22 @@ class ThrottleKeeper:
         self.originals = ThrottleOriginals()
         self.expected = {}
         return True
+
+
+def _boosted(
+    plan: ThrottlePlan, limits: Limits, boosts: Mapping[int, Mapping[str, int]] | None
+) -> ThrottlePlan:
+    if not boosts:
+        return plan
+    ours = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
+    brokers = dict(plan.brokers)
+    for broker, rates in boosts.items():
+        desired = dict(brokers.get(broker, {}))
+        for key, rate in rates.items():
+            if desired.get(key) is not None and desired.get(key) == str(ours[key]):
+                desired[key] = str(rate)
+        brokers[broker] = desired
+    return replace(plan, brokers=brokers)
 
 
 def calls_per_resource(ops: list[ConfigOp]) -> list[list[ConfigOp]]:
