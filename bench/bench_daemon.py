@@ -67,6 +67,7 @@ def move_plan(scenario: dict[str, Any], count: int, brokers: int, skip: int = 0)
 
 async def measure(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path) -> dict[str, Any]:
     admin = KafkaClusterAdmin(AdminSettings(client={"bootstrap.servers": bootstrap}, request_timeout=60))
+    (workdir / "state").mkdir(parents=True, exist_ok=True)
     store = AsyncStore(SqliteStore(workdir / "state"))
     limits = Limits.from_mapping(
         {
