@@ -734,20 +734,7 @@ class Controller:
         return self.limits_in_force.to_mapping()
 
     async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
-        self._require_leader()
-        self.limits_in_force = self._changed(changes, None, "limits")
-        await self.store.commit(
-            WriteBatch().append(
-                Event(
-                    EventKind.LIMITS_CHANGED,
-                    self.run.plan_id if self.run else None,
-                    None,
-                    None,
-                    dict(changes),
-                )
-            )
-        )
-        self.wake()
+        await self._change_limits(changes, None, "limits")
         return self.limits()
 
     def throttles(self) -> JSON:
@@ -755,21 +742,18 @@ class Controller:
 
     async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
         """New rates reach in-flight moves in the next cycle, which this wakes at once."""
+        await self._change_limits(changes, set(RATE_KEYS), "throttles")
+        return throttles_view(self)
+
+    async def _change_limits(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> None:
+        """All-or-nothing, journaled, in force from the next decision (KIP-435)."""
         self._require_leader()
-        self.limits_in_force = self._changed(changes, set(RATE_KEYS), "throttles")
+        self.limits_in_force = self._changed(changes, known, where)
+        plan_id = self.run.plan_id if self.run else None
         await self.store.commit(
-            WriteBatch().append(
-                Event(
-                    EventKind.LIMITS_CHANGED,
-                    self.run.plan_id if self.run else None,
-                    None,
-                    None,
-                    dict(changes),
-                )
-            )
+            WriteBatch().append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, dict(changes)))
         )
         self.wake()
-        return throttles_view(self)
 
     def _changed(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> Limits:
         names = set(self.limits_in_force.to_mapping())

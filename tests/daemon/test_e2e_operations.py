@@ -107,9 +107,7 @@ def test_sighup_reloads_valid_config_and_keeps_the_old_one_on_error(tmp_path: Pa
         try:
             assert daemon.proc is not None
             daemon.settings["reassignment.parallel.replica.count"] = 3
-            daemon.config_path.write_text(
-                "".join(f"{k} = {json.dumps(v)}\n" for k, v in daemon.settings.items())
-            )
+            daemon.write_config()
             os.kill(daemon.proc.pid, signal.SIGHUP)
             deadline = time.monotonic() + 10
             while daemon.request("GET", "/v1/limits")[1]["reassignment.parallel.replica.count"] != 3:

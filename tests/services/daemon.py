@@ -13,19 +13,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from reassignd.config.reference import toml_value
 from tests.services.procs import free_port, stop_pid
 
 TOKEN = "test-token-0123456789"
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(str(value))
 
 
 class DaemonProcess:
@@ -57,8 +48,11 @@ class DaemonProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, failpoints: str | None = None, timeout: float = 30.0) -> DaemonProcess:
+    def write_config(self) -> None:
         self.config_path.write_text("".join(f"{k} = {toml_value(v)}\n" for k, v in self.settings.items()))
+
+    def start(self, failpoints: str | None = None, timeout: float = 30.0) -> DaemonProcess:
+        self.write_config()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("REASSIGND_FAILPOINTS", None)
         if failpoints:
