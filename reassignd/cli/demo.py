@@ -1,0 +1,52 @@
+"""`reassignd demo`: drain a broker of the built-in simulated cluster, shown live to the end (`make demo`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    demo = subparsers.add_parser(
+        "demo",
+        help="a reassignment on the built-in simulated cluster, shown live to the end",
+        description="Starts a simulated Kafka cluster (examples/demo.json), the daemon against it, computes "
+        "a plan that drains one broker, rehearses it, submits it and shows live progress until it completes. "
+        "Everything it starts is stopped at the end or on Ctrl-C (exit 130).",
+    )
+    demo.add_argument(
+        "--scenario", type=Path, default=None, help="scenario JSON (default examples/demo.json)"
+    )
+    demo.add_argument(
+        "--drain",
+        type=int,
+        action="append",
+        default=[],
+        help="broker id to drain (repeatable; default the highest)",
+    )
+    demo.add_argument(
+        "--seconds",
+        type=float,
+        default=100.0,
+        help="about how long the move should play, in wall seconds (100)",
+    )
+    demo.add_argument("--keep", action="store_true", help="keep the temp dir (logs, state, token) afterwards")
+    demo.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from reassignd.demo import DEMO_SCENARIO, DemoOptions, run_demo
+
+    options = DemoOptions(
+        scenario=args.scenario or DEMO_SCENARIO,
+        drain=tuple(args.drain),
+        target_seconds=args.seconds,
+        keep_dir=args.keep,
+    )
+    try:
+        return run_demo(options, sys.stdout)
+    except KeyboardInterrupt:
+        sys.stdout.write("\ninterrupted: simulator and daemon stopped\n")
+        return 130
