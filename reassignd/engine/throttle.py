@@ -188,7 +188,8 @@ def _merged_list(original: str | None, ours: set[str]) -> str | None:
     if _is_wildcard(original):
         return original
     theirs = split_entries(original)
-    extra = sorted((e for e in ours if e not in set(theirs)), key=_entry_key)
+    theirs_set = set(theirs)
+    extra = sorted((e for e in ours if e not in theirs_set), key=_entry_key)
     merged = theirs + extra
     if not extra:
         return original
@@ -244,9 +245,10 @@ def _list_writes(
         return []  # `*` throttles everything already; it is the operator's, leave it alone
     have = split_entries(current)
     want = split_entries(desired)
+    have_set, want_set = set(have), set(want)
     theirs = set(split_entries(original))
-    append = [e for e in want if e not in set(have)]
-    subtract = [e for e in have if e not in set(want) and e not in theirs and _owned(e, owned)]
+    append = [e for e in want if e not in have_set]
+    subtract = [e for e in have if e not in want_set and e not in theirs and _owned(e, owned)]
     if not append and not subtract:
         return []
     if desired is None and current is not None and len(subtract) == len(have):
@@ -296,7 +298,9 @@ def _applied(current: str | None, write: ConfigWrite) -> str | None:
     have = split_entries(current)
     items = split_entries(write.value)
     if write.op == "APPEND":
-        return ",".join(have + [e for e in items if e not in set(have)])
+        have_set = set(have)
+        return ",".join(have + [e for e in items if e not in have_set])
     if write.op == "SUBTRACT":
-        return ",".join(e for e in have if e not in set(items))
+        removed = set(items)
+        return ",".join(e for e in have if e not in removed)
     raise ValueError(f"unknown config operation {write.op!r}")
