@@ -1,0 +1,212 @@
+"""The physical lower bound on a reassignment's makespan, against which every strategy is measured.
+
+The bound is the largest of three figures, each a time no schedule can beat:
+
+* **enter**: over brokers, the bytes that must enter the broker (every replica it gains, at the size the
+  partition has when the plan starts) divided by its inbound rate (follower throttle, capped by the network);
+* **leave**: the smallest time in which the bytes to copy can leave their possible sources (any replica of
+  the partition before or after the move may lead it and serve the copy) at each source's leader throttle,
+  capped by its network: a max-flow feasibility test, bisected on the time;
+* **chain**: over partitions, the steps the partition needs under `reassignment.parallel.replica.count`
+  (ceil(new replicas / R)), each moving the partition's bytes at the best rate its brokers allow, closing
+  the lag at (rate - produce rate).
+
+Produce traffic only adds bytes, and every relaxation (sources free to choose, sizes at the start, network
+without the produce reservation) makes the bound smaller, so it stays a bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from reassignd.engine import Limits
+from reassignd.model import ReassignmentPlan
+from reassignd.sim import SimCluster
+from reassignd.sim.configs import effective_long
+
+
+@dataclass(frozen=True, slots=True)
+class LowerBound:
+    seconds: float
+    enter: float
+    leave: float
+    chain: float
+    bottleneck: str  # which of the three it is, with the broker or partition
+    leave_current_leaders: float = 0.0
+    """Not part of the bound: the leave time if every copy came from the partition's leader at the start
+    (what a schedule that never moves leadership first must pay); it explains gaps above the bound."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seconds": self.seconds,
+            "enter": self.enter,
+            "leave": self.leave,
+            "chain": self.chain,
+            "bottleneck": self.bottleneck,
+            "leave_current_leaders": self.leave_current_leaders,
+        }
+
+
+def _rate(sim: SimCluster, broker: int, key: str, ours: int | None) -> float:
+    if ours is not None:
+        return float(ours)
+    return float(effective_long(sim.broker_config(broker, key)))
+
+
+def lower_bound(sim: SimCluster, plan: ReassignmentPlan, limits: Limits) -> LowerBound:
+    """The bound for `plan` on the cluster as `sim` is now, with the throttle rates of `limits`."""
+    inbound = {
+        b: min(
+            _rate(sim, b, "follower.replication.throttled.rate", limits.follower_throttled_rate),
+            sim.brokers[b].network_in,
+        )
+        for b in sim.brokers
+    }
+    outbound = {
+        b: min(
+            _rate(sim, b, "leader.replication.throttled.rate", limits.leader_throttled_rate),
+            sim.brokers[b].network_out,
+        )
+        for b in sim.brokers
+    }
+    step_size = max(
+        1,
+        min(
+            limits.parallel_replica_count,
+            limits.max_outgoing_per_broker,
+            limits.max_concurrent_replica_movements,
+        ),
+    )
+    entering: dict[int, float] = {}
+    served: dict[int, float] = {}
+    demands: dict[frozenset[int], float] = {}
+    chain, chain_at = 0.0, ""
+    for tp, target in plan.targets.items():
+        p = sim.topics[tp.topic].partitions[tp.partition]
+        current = list(p.replicas)
+        adding = [b for b in target if b not in current]
+        if not adding:
+            continue
+        size = float(p.log_end)
+        for b in adding:
+            entering[b] = entering.get(b, 0.0) + size
+        sources = frozenset(current) | frozenset(target)
+        if p.leader >= 0:
+            served[p.leader] = served.get(p.leader, 0.0) + size * len(adding)
+        demands[sources] = demands.get(sources, 0.0) + size * len(adding)
+        steps = math.ceil(len(adding) / step_size)
+        per_step = min(step_size, len(adding))
+        best_source = max(outbound[b] for b in sources)
+        best_dest = max(inbound[b] for b in adding)
+        rate = min(best_dest, best_source / per_step)
+        produce = p.produce_bytes_per_sec
+        seconds = steps * size / (rate - produce) if rate > produce else math.inf
+        if seconds > chain:
+            chain, chain_at = seconds, f"chain {tp} ({steps} step(s))"
+    enter, enter_at = 0.0, ""
+    for b, size in entering.items():
+        seconds = size / inbound[b] if inbound[b] > 0 else math.inf
+        if seconds > enter:
+            enter, enter_at = seconds, f"enter broker {b}"
+    leave = _leave_time(demands, outbound)
+    best = max((enter, enter_at), (leave, "leave (sources)"), (chain, chain_at))
+    by_leaders = max((size / outbound[b] for b, size in served.items() if outbound[b] > 0), default=0.0)
+    return LowerBound(best[0], enter, leave, chain, best[1] if best[0] > 0 else "nothing to move", by_leaders)
+
+
+def _leave_time(demands: dict[frozenset[int], float], outbound: dict[int, float]) -> float:
+    """Smallest T such that every group's bytes can be served by its sources within T (bisection)."""
+    total = sum(demands.values())
+    if total <= 0:
+        return 0.0
+    serving = sorted({b for group in demands for b in group})
+    capacity = sum(outbound[b] for b in serving)
+    if capacity <= 0:
+        return math.inf
+    low = total / capacity  # every source busy all the time
+    high = max(d / max(sum(outbound[b] for b in g), 1e-12) for g, d in demands.items())
+    high = max(high, low) * len(demands) + 1.0
+    for _ in range(60):
+        if high - low <= 1e-6 * high:
+            break
+        middle = (low + high) / 2
+        if _feasible(demands, outbound, middle, total):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _feasible(
+    demands: dict[frozenset[int], float], outbound: dict[int, float], t: float, total: float
+) -> bool:
+    groups = list(demands.items())
+    brokers = sorted({b for g, _ in groups for b in g})
+    # Nodes: 0 source, 1..G groups, then brokers, then sink.
+    g_count = len(groups)
+    broker_node = {b: 1 + g_count + i for i, b in enumerate(brokers)}
+    sink = 1 + g_count + len(brokers)
+    graph = _Graph(sink + 1)
+    for i, (group, demand) in enumerate(groups):
+        graph.add(0, 1 + i, demand)
+        for b in group:
+            graph.add(1 + i, broker_node[b], math.inf)
+    for b in brokers:
+        graph.add(broker_node[b], sink, outbound[b] * t)
+    return graph.max_flow(0, sink) >= total * (1 - 1e-9)
+
+
+class _Graph:
+    """Dinic's max flow on a small graph (groups of partitions by source set, and brokers)."""
+
+    def __init__(self, n: int) -> None:
+        self.adj: list[list[int]] = [[] for _ in range(n)]
+        self.to: list[int] = []
+        self.cap: list[float] = []
+
+    def add(self, u: int, v: int, c: float) -> None:
+        self.adj[u].append(len(self.to))
+        self.to.append(v)
+        self.cap.append(c)
+        self.adj[v].append(len(self.to))
+        self.to.append(u)
+        self.cap.append(0.0)
+
+    def max_flow(self, s: int, t: int) -> float:
+        flow = 0.0
+        while True:
+            level = [-1] * len(self.adj)
+            level[s] = 0
+            queue = deque([s])
+            while queue:
+                u = queue.popleft()
+                for e in self.adj[u]:
+                    if self.cap[e] > 1e-9 and level[self.to[e]] < 0:
+                        level[self.to[e]] = level[u] + 1
+                        queue.append(self.to[e])
+            if level[t] < 0:
+                return flow
+            cursor = [0] * len(self.adj)
+            while True:
+                pushed = self._push(s, t, math.inf, level, cursor)
+                if pushed <= 1e-9:
+                    break
+                flow += pushed
+
+    def _push(self, u: int, t: int, limit: float, level: list[int], cursor: list[int]) -> float:
+        if u == t:
+            return limit
+        while cursor[u] < len(self.adj[u]):
+            e = self.adj[u][cursor[u]]
+            v = self.to[e]
+            if self.cap[e] > 1e-9 and level[v] == level[u] + 1:
+                pushed = self._push(v, t, min(limit, self.cap[e]), level, cursor)
+                if pushed > 1e-9:
+                    self.cap[e] -= pushed
+                    self.cap[e ^ 1] += pushed
+                    return pushed
+            cursor[u] += 1
+        return 0.0

@@ -1,0 +1,298 @@
+"""Execution strategies compared in virtual time on the simulator's pure model (docs/benchmarks.md).
+
+* `stock`: what kafka-reassign-partitions does: throttles first (leader entries for every pre-move replica,
+  follower entries for every new replica, both rates on every broker of the old or new assignment), then
+  one AlterPartitionReassignments with every target, and the throttles cleared once nothing is moving.
+* `kip435-batch`: the real engine with `reassignment.scheduling.mode = batch` (each batch waits for the
+  previous one), driven with the daemon's cycle semantics.
+* `reassignd`: the real engine in continuous mode, same driver.
+
+The engine strategies run either on the daemon's fixed cycle (`controller.cycle.interval.seconds`, a cycle
+at 0, T, 2T, ...) or event-driven (a cycle right after every ISR join: the ideal a daemon woken by the
+cluster would reach). Every cycle does what the daemon's Controller._cycle does: read the plan's
+partitions, `decide`, sync throttles for the moves in flight, start steps, elect leaders.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from reassignd.engine import Limits
+from reassignd.engine.throttle import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
+from reassignd.model import ReassignmentPlan
+from reassignd.rehearsal import rehearse
+from reassignd.sim import SimCluster, load_scenario
+
+FAST_CYCLE = 0.1
+SCENARIOS = Path(__file__).parent / "scenarios"
+TOPIC, BROKER = 2, 4
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerEvent:
+    at: float
+    action: str  # "stop" | "start"
+    broker: int
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark scenario: a cluster, a plan, the limits every strategy gets, and failures."""
+
+    name: str
+    description: str
+    cluster: dict[str, Any]
+    plan: ReassignmentPlan
+    limits: Limits
+    events: tuple[BrokerEvent, ...] = ()
+    cycle_interval: float = 5.0
+
+    @property
+    def has_failure(self) -> bool:
+        return any(e.action == "stop" for e in self.events)
+
+
+def case_from_dict(data: dict[str, Any]) -> Case:
+    events = tuple(
+        BrokerEvent(float(e["at"]), str(e["action"]), int(e["broker"])) for e in data.get("events", [])
+    )
+    for e in events:
+        if e.action not in ("stop", "start"):
+            raise ValueError(
+                f"scenario {data.get('name')}: events: action must be stop|start, got {e.action!r}"
+            )
+    return Case(
+        name=str(data["name"]),
+        description=str(data.get("description", "")),
+        cluster=data["cluster"],
+        plan=ReassignmentPlan.from_dict(data["plan"]),
+        limits=Limits.from_mapping(data["limits"]),
+        events=tuple(sorted(events, key=lambda e: e.at)),
+        cycle_interval=float(data.get("cycle_interval", 5.0)),
+    )
+
+
+def load_cases(names: Iterable[str] | None = None, directory: Path = SCENARIOS) -> list[Case]:
+    wanted = set(names) if names else None
+    cases = []
+    for path in sorted(directory.glob("*.json")):
+        data = json.loads(path.read_text())
+        if wanted is None or data["name"] in wanted:
+            cases.append(case_from_dict(data))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The metered cluster: the SimCluster's admin calls and clock wrapped in place, so any driver (the stock
+# tool below, reassignd.rehearsal for the engine) is measured the same way. Time is advanced event by event,
+# so the integrals are exact, and the scenario's broker failures happen at their times.
+
+
+class Meter:
+    def __init__(self, sim: SimCluster, plan: ReassignmentPlan, events: tuple[BrokerEvent, ...]) -> None:
+        self.sim = sim
+        self.plan = plan
+        self.events = list(events)
+        self.admin_requests = 0
+        self.config_writes = 0
+        self.extra_replica_seconds = 0.0
+        self.timeline: list[tuple[float, dict[int, int]]] = []
+        self.done_at: float | None = None
+        """When every partition of the plan first held its target replicas with no move in progress."""
+        self._request_keys: set[tuple[str, float]] = set()
+        self._base_rf: dict[tuple[str, int], int] = {}
+        for tp, target in plan.targets.items():
+            p = sim.topics[tp.topic].partitions[tp.partition]
+            self._base_rf[(tp.topic, tp.partition)] = max(len(p.replicas), len(target))
+        self._advance = sim.advance
+        self._next_event = sim.next_event_time
+        self._alter = sim.alter_partition_reassignment
+        self._elect = sim.elect_leaders
+        self._configs = sim.incremental_alter_configs
+        sim.advance = self.advance  # type: ignore[method-assign]
+        sim.next_event_time = self.next_event_time  # type: ignore[method-assign]
+        sim.alter_partition_reassignment = self.alter_partition_reassignment  # type: ignore[method-assign]
+        sim.elect_leaders = self.elect_leaders  # type: ignore[method-assign]
+        sim.incremental_alter_configs = self.incremental_alter_configs  # type: ignore[method-assign]
+        self._sample()
+
+    # -- admin calls: one request per API per instant (a cycle's batch), broker configs one per broker ----
+
+    def _request(self, key: str) -> None:
+        if (key, self.sim.now) not in self._request_keys:
+            self._request_keys.add((key, self.sim.now))
+            self.admin_requests += 1
+
+    def alter_partition_reassignment(self, topic: str, partition: int, replicas: list[int] | None) -> None:
+        self._request("alter")
+        self._alter(topic, partition, replicas)
+        self._sample()
+
+    def elect_leaders(self, election_type: int, tps: list[tuple[str, int]] | None) -> Any:
+        self._request("elect")
+        result = self._elect(election_type, tps)
+        self._sample()
+        return result
+
+    def incremental_alter_configs(
+        self,
+        resource_type: int,
+        name: str,
+        ops: list[tuple[str, int, str | None]],
+        validate_only: bool = False,
+    ) -> None:
+        self._request("topic-configs" if resource_type == TOPIC else f"broker-configs-{name}")
+        self._configs(resource_type, name, ops, validate_only)
+        self.config_writes += len(ops)
+
+    # -- time -------------------------------------------------------------------------------------------
+
+    def next_event_time(self) -> float | None:
+        upcoming = self._next_event()
+        if self.events and (upcoming is None or self.events[0].at < upcoming):
+            return max(self.events[0].at, self.sim.now)
+        return upcoming
+
+    def advance(self, seconds: float) -> None:
+        self.advance_to(self.sim.now + seconds)
+
+    def advance_to(self, when: float) -> None:
+        while True:
+            upcoming = self._next_event()
+            failure = self.events[0].at if self.events else math.inf
+            if failure <= when and (upcoming is None or failure <= upcoming):
+                self._step(failure)
+                event = self.events.pop(0)
+                if event.action == "stop":
+                    self.sim.stop_broker(event.broker)
+                else:
+                    self.sim.start_broker(event.broker)
+                self._sample()
+                continue
+            if upcoming is None or upcoming > when:
+                break
+            self._step(upcoming)
+        self._step(when)
+
+    def _step(self, when: float) -> None:
+        now = self.sim.now
+        if when > now:
+            self.extra_replica_seconds += self._extra_replicas() * (when - now)
+            self._advance(when - now)
+        self._sample()
+
+    def _extra_replicas(self) -> int:
+        extra = 0
+        for p in self.sim._reassigning:
+            base = self._base_rf.get((p.topic, p.index), len(p.replicas))
+            extra += max(0, len(p.replicas) - base)
+        return extra
+
+    def _sample(self) -> None:
+        incoming = {b: n for b, n in self.sim._incoming.items() if n}
+        now = self.sim.now
+        if not self.timeline or self.timeline[-1][1] != incoming:
+            if self.timeline and self.timeline[-1][0] == now:
+                self.timeline[-1] = (now, incoming)
+            else:
+                self.timeline.append((now, incoming))
+        if self.done_at is None and not self.sim._reassigning and self.at_target():
+            self.done_at = now
+
+    def at_target(self) -> bool:
+        topics = self.sim.topics
+        return all(
+            topics[tp.topic].partitions[tp.partition].replicas == list(target)
+            for tp, target in self.plan.targets.items()
+        )
+
+
+def make_meter(case: Case) -> Meter:
+    sim = SimCluster.from_scenario(load_scenario(case.cluster))
+    return Meter(sim, case.plan, case.events)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Strategies
+
+
+@dataclass
+class Run:
+    strategy: str
+    meter: Meter
+    finished: bool
+    cycles: int = 0
+    ended_because: str = ""
+
+
+def run_stock(case: Case, max_seconds: float) -> Run:
+    """kafka-reassign-partitions --execute, then --verify every cycle interval until done (which clears)."""
+    meter = make_meter(case)
+    sim = meter.sim
+    leader_rate, follower_rate = case.limits.leader_throttled_rate, case.limits.follower_throttled_rate
+    leader_entries: dict[str, list[str]] = {}
+    follower_entries: dict[str, list[str]] = {}
+    brokers: set[int] = set()
+    for tp, target in sorted(case.plan.targets.items()):
+        current = sim.topics[tp.topic].partitions[tp.partition].replicas
+        brokers.update(current, target)
+        if list(target) == list(current):
+            continue
+        leader_entries.setdefault(tp.topic, []).extend(f"{tp.partition}:{b}" for b in current)
+        follower_entries.setdefault(tp.topic, []).extend(
+            f"{tp.partition}:{b}" for b in target if b not in current
+        )
+    for topic in sorted(leader_entries):
+        ops = [(LEADER_REPLICAS, 0, ",".join(leader_entries[topic]))]
+        ops.append((FOLLOWER_REPLICAS, 0, ",".join(follower_entries[topic])))
+        sim.incremental_alter_configs(TOPIC, topic, ops)
+    for broker in sorted(brokers):
+        rates = [(LEADER_RATE, 0, str(leader_rate))] if leader_rate is not None else []
+        rates += [(FOLLOWER_RATE, 0, str(follower_rate))] if follower_rate is not None else []
+        if rates and sim.brokers[broker].online:
+            sim.incremental_alter_configs(BROKER, str(broker), rates)
+    for tp, target in sorted(case.plan.targets.items()):
+        sim.alter_partition_reassignment(tp.topic, tp.partition, list(target))
+    cycles = 0
+    while sim._reassigning and sim.now < max_seconds:
+        meter.advance(case.cycle_interval)
+        cycles += 1
+    finished = not sim._reassigning
+    for topic in sorted(leader_entries):
+        sim.incremental_alter_configs(
+            TOPIC, topic, [(LEADER_REPLICAS, 1, None), (FOLLOWER_REPLICAS, 1, None)]
+        )
+    for broker in sorted(brokers):
+        if sim.brokers[broker].online:
+            clear = [(LEADER_RATE, 1, None), (FOLLOWER_RATE, 1, None)]
+            sim.incremental_alter_configs(BROKER, str(broker), clear)
+    if meter.events:
+        meter.advance_to(meter.events[-1].at)
+    return Run("stock", meter, finished, cycles, "completed" if finished else "not finished")
+
+
+def run_engine(case: Case, mode: str, cycle_interval: float, max_seconds: float) -> Run:
+    """The real engine as the daemon runs it (reassignd.rehearsal), on the metered cluster."""
+    meter = make_meter(case)
+    limits = replace(case.limits, scheduling_mode=mode)
+    result = rehearse(meter.sim, case.plan, limits, cycle_interval=cycle_interval, max_seconds=max_seconds)
+    if meter.events:
+        meter.advance_to(meter.events[-1].at)
+    name = "reassignd" if mode == "continuous" else "kip435-batch"
+    return Run(name, meter, result.finished, result.cycles, result.ended_because)
+
+
+Strategy = Callable[[Case, float], Run]
+
+STRATEGIES: dict[str, Strategy] = {
+    "stock": run_stock,
+    "kip435-batch": lambda case, limit: run_engine(case, "batch", case.cycle_interval, limit),
+    "reassignd": lambda case, limit: run_engine(case, "continuous", case.cycle_interval, limit),
+    # Cycles every 0.1 s: what a daemon woken by every ISR join would reach (the event-driven ideal).
+    "reassignd-0.1s": lambda case, limit: run_engine(case, "continuous", FAST_CYCLE, limit),
+}
