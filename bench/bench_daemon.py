@@ -1,14 +1,17 @@
 """Control-plane cost: one controller cycle over TCP against the simulated cluster.
 
-Issue target: one cycle for a 10,000-partition plan on a 100,000-partition cluster under 1 s median.
-The simulator runs as its own process (as Kafka would), paused (time scale 0) so every cycle sees the
-same in-flight work; the controller runs in this process with the real cluster adapter and SQLite store.
-Also reported: CPU time of the cycle and this process's peak RSS.
+Issue targets: one cycle for a 10,000-partition plan on a 100,000-partition cluster under 1 s median;
+figures for plans of 1,000 / 10,000 / 100,000 partitions. The simulator runs as its own process (as Kafka
+would), paused (time scale 0) so every cycle sees the same in-flight work. Each plan size is measured in its
+own child process (the daemon side: real cluster adapter, SQLite store, controller), so its memory figure is
+that plan's alone: peak RSS of the child, and the growth over the child's RSS before the plan was submitted.
+The 100,000-partition plan needs every partition, so it gets a fresh simulator.
 """
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import resource
 import statistics
 import sys
@@ -65,6 +68,37 @@ def move_plan(scenario: dict[str, Any], count: int, brokers: int, skip: int = 0)
     return ReassignmentPlan(targets)
 
 
+def _rss_mb() -> float:
+    """Resident set size now, in MiB (as ru_maxrss / 1024)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _child(bootstrap: str, plan: dict[str, Any], cycles: int, workdir: str, out: Any) -> None:
+    logs.configure("error", json=True)
+    before = _rss_mb()
+    figures = asyncio.run(measure(bootstrap, ReassignmentPlan.from_dict(plan), cycles, Path(workdir)))
+    figures["rss_before_plan_mb"] = round(before, 1)
+    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    figures["rss_after_cycles_mb"] = round(_rss_mb(), 1)
+    figures["plan_memory_mb"] = round(figures["peak_rss_mb"] - before, 1)
+    out.put(figures)
+
+
+def measure_in_child(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path) -> dict[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    child = context.Process(target=_child, args=(bootstrap, plan.to_dict(), cycles, str(workdir), out))
+    child.start()
+    try:
+        figures: dict[str, Any] = out.get(timeout=3600)
+    finally:
+        child.join(timeout=60)
+    if child.exitcode not in (0, None):
+        raise RuntimeError(f"daemon benchmark child failed with exit code {child.exitcode}")
+    return figures
+
+
 async def measure(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path) -> dict[str, Any]:
     admin = KafkaClusterAdmin(AdminSettings(client={"bootstrap.servers": bootstrap}, request_timeout=60))
     (workdir / "state").mkdir(parents=True, exist_ok=True)
@@ -103,28 +137,31 @@ async def measure(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: 
 def run(quick: bool = False) -> dict[str, Any]:
     logs.configure("error", json=True)
     brokers, topics, per_topic = (20, 10, 100) if quick else (100, 100, 1000)
-    sizes = [100] if quick else [1_000, 10_000]
+    sizes = [100] if quick else [1_000, 10_000, 100_000]
     scenario = cluster_scenario(brokers, topics, per_topic)
-    results: dict[str, Any] = {"cluster_partitions": topics * per_topic, "brokers": brokers, "plans": {}}
+    total = topics * per_topic
+    results: dict[str, Any] = {"cluster_partitions": total, "brokers": brokers, "plans": {}}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        with SimProcess(scenario, workdir / "sim", time_scale=0) as sim:
-            used = 0
+        used = 0
+        sim: SimProcess | None = None
+        try:
             for size in sizes:
+                if sim is None or used + size > total:
+                    if sim is not None:
+                        sim.stop()
+                    sim = SimProcess(scenario, workdir / f"sim{size}", time_scale=0).start()
+                    used = 0
                 plan = move_plan(scenario, size, brokers, skip=used)
                 used += size
-                figures = asyncio.run(
-                    measure(sim.bootstrap_servers, plan, 3 if quick else 8, workdir / f"p{size}")
-                )
+                cycles = 3 if quick or size >= 100_000 else 8
+                figures = measure_in_child(sim.bootstrap_servers, plan, cycles, workdir / f"p{size}")
                 results["plans"][str(size)] = figures
-                print(
-                    f"   plan of {size:>6} partitions on {topics * per_topic} partitions: {figures}",
-                    flush=True,
-                )
-    results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    print(
-        f"   peak RSS of the daemon side: {results['peak_rss_mb']} MB (target: cycle median < 1 s at 10,000)"
-    )
+                print(f"   plan of {size:>6} partitions on {total} partitions: {figures}", flush=True)
+        finally:
+            if sim is not None:
+                sim.stop()
+    print("   target: cycle median < 1 s at 10,000 (2-core machine shared with other jobs: noisy)")
     return results
 
 
