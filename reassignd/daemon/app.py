@@ -22,7 +22,9 @@ from reassignd.config import Config
 from reassignd.config.reload import reload_config
 from reassignd.daemon.api import create_app, load_openapi, parse_listen, start_api
 from reassignd.daemon.controller import Controller
+from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
 from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.mqtt import build_bridge
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.store.aio import AsyncStore
@@ -55,9 +57,13 @@ class Daemon:
     async def run(self) -> int:
         config = self.config
         state_dir = Path(str(config["state.dir"]))
-        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
-        store = AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
         cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics))
+        ha_parts = await open_ha_store(config, cluster) if config["state.store"] == "zookeeper" else None
+        if ha_parts is None:
+            await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
+            store = AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
+        else:
+            store = AsyncStore(ha_parts.store)
         controller = Controller(
             cluster,
             store,
@@ -65,7 +71,16 @@ class Daemon:
             metrics=self.metrics,
             allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
         )
-        self.metrics.set_leader(True)
+        bridge = None
+        if config["mqtt.enable"]:
+            label = ha_parts.cluster if ha_parts else await cluster_label(config, cluster)
+            bridge = build_bridge(config, controller, self.metrics, label, node_name(config))
+            controller.events = bridge.sink
+        if ha_parts is not None and ha_parts.coordinator is not None:
+            controller.guard = ha_parts.coordinator.guard
+            await controller.leadership_changed(False, None)  # a standby until elected
+        else:
+            self.metrics.set_leader(True)
         await controller.start()
         notifier = SystemdNotifier(self.env)
         last_cycle_ok = [asyncio.get_running_loop().time()]
@@ -149,6 +164,16 @@ class Daemon:
 
         supervisor = Supervisor()
         supervisor.add("controller", loop.run())
+        if ha_parts is not None and ha_parts.coordinator is not None:
+            coordinator = ha_parts.coordinator
+            coordinator.advertised_url = str(config["ha.advertised.url"]) or (
+                f"http://{self.api_address[0]}:{self.api_address[1]}"
+            )
+            coordinator.on_change = controller.leadership_changed
+            supervisor.add("ha", coordinator.run())
+            supervisor.add("standby-reads", refresh_while_standby(controller, loop))
+        if bridge is not None:
+            supervisor.add("mqtt", bridge.run())
         supervisor.add("reload", watch_reload())
         if notifier.watchdog_seconds:
             supervisor.add("watchdog", feed_watchdog())
@@ -184,6 +209,8 @@ class Daemon:
                     await runner.cleanup()
                     await cluster.close()
                     await store.close()
+                    if ha_parts is not None:
+                        await asyncio.to_thread(ha_parts.close)
             except TimeoutError:
                 log.error("shutdown timed out; exiting anyway", seconds=timeout)
                 exit_code = exit_code or 1

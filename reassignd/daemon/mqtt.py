@@ -1,0 +1,289 @@
+"""Events, status and commands over MQTT (aiomqtt).
+
+Topics (`<prefix>/<cluster>/...`):
+  events            every controller event as JSON, QoS 1, in order (a per-daemon `seq` lets consumers
+                    spot a gap or a duplicate: delivery is at least once across reconnects);
+  status            the leader's plan status document (`plan_status()`), retained, QoS 1, published when it
+                    changes but at most once per `mqtt.status.min.interval.seconds`;
+  daemons/<node>    this daemon's presence, retained: `online: true` on connect, and the broker publishes
+                    the last will (`online: false`) when the connection dies without a clean goodbye;
+  commands          signed commands (see mqtt_auth), subscribed QoS 1; only the leader acts on them.
+
+The controller never waits for MQTT: `sink` appends to a bounded deque and returns. While the broker is
+unreachable events wait there; when it is full the oldest is dropped and counted
+(`reassignd_mqtt_dropped_events_total`). The connection is retried with exponential backoff and jitter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import random
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiomqtt
+
+from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.mqtt_auth import Command, CommandRejected, CommandVerifier
+from reassignd.daemon.service import ServiceError
+from reassignd.logs import get_logger
+
+log = get_logger("reassignd.mqtt")
+
+BACKOFF_FIRST = 0.5
+BACKOFF_MAX = 30.0
+
+
+class CommandTarget(Protocol):
+    is_leader: bool
+
+    async def pause(self, plan_id: str | None = None) -> Any: ...
+    async def resume(self, plan_id: str | None = None) -> Any: ...
+    async def cancel(self, plan_id: str | None = None) -> Any: ...
+    async def set_throttles(self, changes: Mapping[str, Any]) -> Any: ...
+    def plan_status(self, plan_id: str | None = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class MqttSettings:
+    host: str
+    port: int
+    prefix: str
+    cluster: str
+    node_id: str
+    client_id: str
+    keepalive: int
+    queue_max: int
+    status_min_interval: float
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+
+    def topic(self, leaf: str) -> str:
+        return f"{self.prefix}/{self.cluster}/{leaf}"
+
+    @classmethod
+    def from_config(cls, config: Any, cluster: str, node_id: str) -> MqttSettings:
+        def opt(key: str) -> str | None:
+            value = config[key]
+            return None if value in (None, "") else str(value)
+
+        return cls(
+            host=str(config["mqtt.host"]),
+            port=int(config["mqtt.port"]),
+            prefix=str(config["mqtt.topic.prefix"]).strip("/"),
+            cluster=cluster,
+            node_id=node_id,
+            client_id=opt("mqtt.client.id") or f"reassignd-{cluster}-{node_id}"[:128],
+            keepalive=int(config["mqtt.keepalive.seconds"]),
+            queue_max=int(config["mqtt.queue.max.events"]),
+            status_min_interval=float(config["mqtt.status.min.interval.seconds"]),
+            username=opt("mqtt.username"),
+            password=config.secret("mqtt.password"),
+            tls=bool(config["mqtt.tls.enable"]),
+            ca_file=opt("mqtt.tls.ca.file"),
+            cert_file=opt("mqtt.tls.certificate.file"),
+            key_file=opt("mqtt.tls.key.file"),
+        )
+
+
+class MqttBridge:
+    def __init__(
+        self,
+        settings: MqttSettings,
+        target: CommandTarget,
+        verifier: CommandVerifier,
+        metrics: DaemonMetrics,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.target = target
+        self.verifier = verifier
+        self.metrics = metrics
+        self.clock = clock
+        self.queue: collections.deque[dict[str, Any]] = collections.deque()
+        self.dropped = 0
+        self.connected = False
+        self._seq = 0
+        self._pending = asyncio.Event()
+        self._last_status: bytes | None = None
+
+    # ---------------------------------------------------------------------------------------------------
+    # the controller's side: never blocks
+
+    def sink(self, event: Mapping[str, Any]) -> None:
+        self._seq += 1
+        if len(self.queue) >= self.settings.queue_max:
+            self.queue.popleft()
+            self.dropped += 1
+            self.metrics.mqtt_dropped()
+        self.queue.append({**event, "seq": self._seq, "node": self.settings.node_id})
+        self._pending.set()
+
+    # ---------------------------------------------------------------------------------------------------
+    # the connection
+
+    def _presence(self, online: bool) -> bytes:
+        return json.dumps(
+            {
+                "node": self.settings.node_id,
+                "online": online,
+                "leader": self.target.is_leader,
+                "at": self.clock(),
+            }
+        ).encode()
+
+    def _client(self) -> aiomqtt.Client:
+        s = self.settings
+        tls_context = None
+        if s.tls:
+            tls_context = ssl.create_default_context(cafile=s.ca_file)
+            if s.cert_file:
+                tls_context.load_cert_chain(s.cert_file, s.key_file)
+        will = aiomqtt.Will(s.topic(f"daemons/{s.node_id}"), self._presence(False), qos=1, retain=True)
+        return aiomqtt.Client(
+            s.host,
+            s.port,
+            username=s.username,
+            password=s.password,
+            identifier=s.client_id,
+            keepalive=s.keepalive,
+            will=will,
+            tls_context=tls_context,
+            timeout=10,
+        )
+
+    async def run(self) -> None:
+        """Connects, serves, and reconnects forever with backoff; only cancellation ends it."""
+        backoff = BACKOFF_FIRST
+        while True:
+            try:
+                async with self._client() as client:
+                    self.connected = True
+                    backoff = BACKOFF_FIRST
+                    log.info("connected to the MQTT broker", host=self.settings.host, port=self.settings.port)
+                    await self._serve(client)
+            except aiomqtt.MqttError as exc:
+                log.warning("MQTT connection lost; retrying", error=str(exc), retry_in=round(backoff, 2))
+            finally:
+                self.connected = False
+            await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
+            backoff = min(BACKOFF_MAX, backoff * 2)
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        s = self.settings
+        await client.publish(s.topic(f"daemons/{s.node_id}"), self._presence(True), qos=1, retain=True)
+        await client.subscribe(s.topic("commands"), qos=1)
+        self._last_status = None  # republish: the broker may have lost the retained copy
+        tasks = [
+            asyncio.create_task(self._publish_events(client)),
+            asyncio.create_task(self._publish_status(client)),
+            asyncio.create_task(self._read_commands(client)),
+        ]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(aiomqtt.MqttError):  # a clean goodbye: no last will
+            await client.publish(s.topic(f"daemons/{s.node_id}"), self._presence(False), qos=1, retain=True)
+
+    async def _publish_events(self, client: aiomqtt.Client) -> None:
+        """In order, one at a time: the head leaves the queue only once the broker acknowledged it."""
+        topic = self.settings.topic("events")
+        while True:
+            while self.queue:
+                event = self.queue[0]
+                await client.publish(topic, json.dumps(event, default=str).encode(), qos=1)
+                if self.queue and self.queue[0] is event:
+                    self.queue.popleft()
+            self._pending.clear()
+            if not self.queue:
+                await self._pending.wait()
+
+    async def _publish_status(self, client: aiomqtt.Client) -> None:
+        """The leader's status document, retained; checked every min interval, sent only when it changed."""
+        topic = self.settings.topic("status")
+        while True:
+            if self.target.is_leader:
+                try:
+                    document = self.target.plan_status()
+                except ServiceError:
+                    document = {"state": "idle"}
+                comparable = json.dumps(document, default=str, sort_keys=True).encode()
+                if comparable != self._last_status:
+                    payload = {**document, "node": self.settings.node_id, "published_at": self.clock()}
+                    await client.publish(topic, json.dumps(payload, default=str).encode(), qos=1, retain=True)
+                    self._last_status = comparable
+            await asyncio.sleep(max(0.2, self.settings.status_min_interval))
+
+    async def _read_commands(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+            await self.handle_command(payload)
+
+    async def handle_command(self, payload: bytes) -> None:
+        if not self.target.is_leader:
+            return  # the leader answers; standbys stay silent so each command is judged once
+        try:
+            command = self.verifier.verify(payload)
+        except CommandRejected as exc:
+            self.metrics.command_rejected("mqtt", exc.reason)
+            log.warning("MQTT command rejected", reason=exc.reason, detail=exc.detail)
+            self.sink(
+                {"event": "command.rejected", "at": self.clock(), "reason": exc.reason, "detail": exc.detail}
+            )
+            return
+        try:
+            await self._execute(command)
+        except ServiceError as exc:
+            self.metrics.command_rejected("mqtt", exc.code)
+            log.warning("MQTT command refused", command=command.name, error=str(exc))
+            self.sink(
+                {
+                    "event": "command.failed",
+                    "at": self.clock(),
+                    "command": command.name,
+                    "nonce": command.nonce,
+                    "code": exc.code,
+                    "message": exc.message,
+                }
+            )
+            return
+        log.info("MQTT command executed", command=command.name, plan=command.plan_id)
+        self.sink(
+            {"event": "command.accepted", "at": self.clock(), "command": command.name, "nonce": command.nonce}
+        )
+
+    async def _execute(self, command: Command) -> None:
+        actions: dict[str, Callable[[], Awaitable[Any]]] = {
+            "pause": lambda: self.target.pause(command.plan_id),
+            "resume": lambda: self.target.resume(command.plan_id),
+            "cancel": lambda: self.target.cancel(command.plan_id),
+            "set_throttles": lambda: self.target.set_throttles(command.throttles),
+        }
+        await actions[command.name]()
+
+
+def build_bridge(
+    config: Any, controller: CommandTarget, metrics: DaemonMetrics, cluster: str, node_id: str
+) -> MqttBridge:
+    secret = config.secret("mqtt.command.hmac.secret")
+    verifier = CommandVerifier(
+        secret.encode() if secret else None, float(config["mqtt.command.replay.window.seconds"])
+    )
+    if not secret:
+        log.warning("mqtt.command.hmac.secret is not set: every MQTT command will be rejected")
+    return MqttBridge(MqttSettings.from_config(config, cluster, node_id), controller, verifier, metrics)

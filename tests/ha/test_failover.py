@@ -1,0 +1,172 @@
+"""Two daemons on one simulated cluster sharing a real ZooKeeper: failover and a ZooKeeper outage.
+
+Assertions read the simulator's own state (assignments, configs) and the shared journal in ZooKeeper.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from reassignd.store.base import EventKind, replayed_steps
+from reassignd.store.zookeeper import ZooKeeperStore
+from tests.daemon.test_e2e import LIMITS, assignment, configs, fill_plan, reassigning, scenario
+from tests.services.daemon import DaemonProcess
+from tests.services.simulator import SimProcess
+from tests.services.zookeeper import ZooKeeperServer
+
+pytestmark = [pytest.mark.zookeeper, pytest.mark.slow]
+
+SESSION_SECONDS = 3.0
+CYCLE_SECONDS = 0.2
+
+
+def ha_settings(zk: ZooKeeperServer, cluster: str, node: str) -> dict[str, Any]:
+    return {
+        **LIMITS,
+        "cluster.id": cluster,
+        "state.store": "zookeeper",
+        "ha.enable": True,
+        "ha.zookeeper.connect": zk.hosts,
+        "ha.session.timeout.seconds": SESSION_SECONDS,
+        "ha.node.id": node,
+    }
+
+
+def role(daemon: DaemonProcess) -> str | None:
+    try:
+        _, body = daemon.request("GET", "/readyz")
+    except OSError:
+        return None
+    return body.get("role") if isinstance(body, dict) else None
+
+
+def plan_state(daemon: DaemonProcess, plan_id: str) -> str | None:
+    code, body = daemon.request("GET", f"/v1/plans/{plan_id}")
+    return str(body["state"]) if code == 200 else None
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(what)
+
+
+def done_count(state: dict[str, Any], plan: dict[str, Any]) -> int:
+    actual = assignment(state)
+    return sum(1 for e in plan["partitions"] if actual[(e["topic"], e["partition"])] == e["replicas"])
+
+
+def journal(zk: ZooKeeperServer, cluster: str, plan_id: str) -> list[Any]:
+    client = KazooClient(hosts=zk.hosts)
+    client.start(timeout=15)
+    store = ZooKeeperStore(client, f"/reassignd/{cluster}/state", owns_client=True)
+    try:
+        entries = store.journal(plan_id=plan_id)
+    finally:
+        store.close()
+    assert replayed_steps(entries) == [], "no step applied twice"
+    started = {(e.tp, e.step_index) for e in entries if e.kind is EventKind.STEP_STARTED}
+    finished = {(e.tp, e.step_index) for e in entries if e.kind is EventKind.STEP_FINISHED}
+    assert started == finished
+    assert sum(1 for e in entries if e.kind is EventKind.PLAN_COMPLETED) == 1
+    return entries
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> Iterator[SimProcess]:
+    with SimProcess(scenario(20), tmp_path / "sim", time_scale=5) as process:
+        yield process
+
+
+def test_standby_takes_over_after_kill_9_and_completes_the_plan(
+    sim: SimProcess, zookeeper: ZooKeeperServer, tmp_path: Path
+) -> None:
+    cluster = f"c{uuid.uuid4().hex[:8]}"
+    before = sim.state()
+    first = DaemonProcess(tmp_path / "a", sim.bootstrap_servers, ha_settings(zookeeper, cluster, "a")).start()
+    second = DaemonProcess(tmp_path / "b", sim.bootstrap_servers, ha_settings(zookeeper, cluster, "b"))
+    try:
+        wait_for(lambda: role(first) == "leader", 20, "first daemon elected")
+        second.start()
+        wait_for(lambda: role(second) == "standby", 20, "second daemon stands by")
+        plan = fill_plan(20)
+        code, body = second.request("POST", "/v1/plans", plan)
+        assert code == 421, body  # a standby refuses writes and names the leader
+        assert body["error"]["details"]["leader"] == first.url
+        code, body = first.request("POST", "/v1/plans", plan)
+        assert code == 201, body
+        plan_id = body["plan_id"]
+        wait_for(lambda: plan_state(second, plan_id) == "running", 10, "standby reads the plan")
+        wait_for(lambda: done_count(sim.state(), plan) >= 5 and reassigning(sim.state()) > 0, 60, "mid-plan")
+        first.kill9()
+        killed_at = time.monotonic()
+        wait_for(lambda: role(second) == "leader", SESSION_SECONDS + 15, "standby elected")
+        took_over = time.monotonic() - killed_at
+        progress = done_count(sim.state(), plan)
+        wait_for(lambda: done_count(sim.state(), plan) > progress, 30, "the new leader moves partitions")
+        status = second.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
+        assert status["state"] == "completed", status
+        # the session must expire first; then one cycle (plus process scheduling on a busy CI machine)
+        assert took_over <= SESSION_SECONDS + CYCLE_SECONDS + 2.0, took_over
+        after = sim.state()
+        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        assert {tp: assignment(after)[tp] for tp in expected} == expected
+        assert configs(after) == configs(before), "no throttle left behind"
+        assert second.terminate() == 0
+        journal(zookeeper, cluster, plan_id)
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_leader_stops_acting_while_zookeeper_is_down_and_resumes_after(
+    sim: SimProcess, zookeeper_fresh: ZooKeeperServer, tmp_path: Path
+) -> None:
+    zk = zookeeper_fresh
+    cluster = f"c{uuid.uuid4().hex[:8]}"
+    before = sim.state()
+    daemon = DaemonProcess(tmp_path / "a", sim.bootstrap_servers, ha_settings(zk, cluster, "a")).start()
+    try:
+        wait_for(lambda: role(daemon) == "leader", 20, "elected")
+        plan = fill_plan(20)
+        code, body = daemon.request("POST", "/v1/plans", plan)
+        assert code == 201, body
+        plan_id = body["plan_id"]
+        wait_for(lambda: done_count(sim.state(), plan) >= 3, 60, "some partitions moved")
+        zk.stop()
+        time.sleep(SESSION_SECONDS / 2)  # the client notices the lost connection (SUSPENDED) at once
+        # from here on no new step may start: watch the simulator's in-flight targets
+        started: set[tuple[str, int]] = set()
+        in_flight_at_stop = {
+            (p["topic"], p["partition"]) for p in sim.state()["partitions"] if p["adding"] or p["removing"]
+        }
+        deadline = time.monotonic() + SESSION_SECONDS * 2
+        while time.monotonic() < deadline:
+            for p in sim.state()["partitions"]:
+                if p["adding"] or p["removing"]:
+                    started.add((p["topic"], p["partition"]))
+            time.sleep(0.05)
+        assert started <= in_flight_at_stop, f"steps started without ZooKeeper: {started - in_flight_at_stop}"
+        assert role(daemon) == "standby"
+        zk.start()
+        wait_for(lambda: role(daemon) == "leader", 30, "leadership regained after ZooKeeper returned")
+        status = daemon.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
+        assert status["state"] == "completed", status
+        after = sim.state()
+        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        assert {tp: assignment(after)[tp] for tp in expected} == expected
+        assert configs(after) == configs(before)
+        assert daemon.terminate() == 0
+        journal(zk, cluster, plan_id)
+    finally:
+        daemon.stop()
