@@ -2,6 +2,8 @@
 
 Benchmarks print figures; they never fail on a slow machine. A module may raise AssertionError when a
 correctness property breaks (limits exceeded, final assignment wrong): that does fail the run.
+After the modules, bench/report.py turns the results into Markdown tables and PNG charts (full runs only;
+a quick run prints the table).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench import report
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -29,7 +33,9 @@ def main() -> int:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
+        "cpu": _cpu_model(),
         "date": time.strftime("%Y-%m-%d"),
+        "time_utc": time.strftime("%H:%M", time.gmtime()),
     }
     failed = False
     modules = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)]))
@@ -47,7 +53,21 @@ def main() -> int:
         out = RESULTS / f"{name.removeprefix('bench_')}{'-quick' if args.quick else ''}.json"
         out.write_text(json.dumps({"machine": machine, "quick": args.quick, "figures": figures}, indent=2))
         print(f"   wrote {out}", flush=True)
+    if not args.names or "strategies" in args.names or "report" in args.names:
+        print("== report", flush=True)
+        for path in report.write(quick=args.quick):
+            print(f"   wrote {path}", flush=True)
     return 1 if failed else 0
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":
