@@ -5,8 +5,9 @@ The bound is the largest of three figures, each a time no schedule can beat:
 * **enter**: over brokers, the bytes that must enter the broker (every replica it gains, at the size the
   partition has when the plan starts) divided by its inbound rate (follower throttle, capped by the network);
 * **leave**: the smallest time in which the bytes to copy can leave their possible sources (any replica of
-  the partition before or after the move may lead it and serve the copy) at each source's leader throttle,
-  capped by its network: a max-flow feasibility test, bisected on the time;
+  the partition before or after the move, other than the copy's destination, may lead it and serve the
+  copy) at each source's leader throttle, capped by its network: a max-flow feasibility test, bisected on
+  the time;
 * **chain**: over partitions, the steps the partition needs under `reassignment.parallel.replica.count`
   (ceil(new replicas / R)), each moving the partition's bytes at the best rate its brokers allow, closing
   the lag at (rate - produce rate).
@@ -96,7 +97,9 @@ def lower_bound(sim: SimCluster, plan: ReassignmentPlan, limits: Limits) -> Lowe
         sources = frozenset(current) | frozenset(target)
         if p.leader >= 0:
             served[p.leader] = served.get(p.leader, 0.0) + size * len(adding)
-        demands[sources] = demands.get(sources, 0.0) + size * len(adding)
+        for b in adding:  # a copy to b comes from another replica, never from b itself
+            group = sources - {b}
+            demands[group] = demands.get(group, 0.0) + size
         steps = math.ceil(len(adding) / step_size)
         per_step = min(step_size, len(adding))
         best_source = max(outbound[b] for b in sources)
