@@ -23,7 +23,7 @@ from bench.strategies import STRATEGIES, Case, Run, load_cases, make_meter
 
 MAX_SECONDS = 7 * 86400.0
 TARGET_RATIO = 1.10
-ENGINE = ("kip435-batch", "reassignd", "reassignd-0.1s")
+ENGINE = ("kip435-batch", "reassignd", "reassignd-event-driven")
 QUICK_STRATEGIES = ("stock", "kip435-batch", "reassignd")
 TIMELINE_POINTS = 400
 

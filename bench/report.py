@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results"
-ORDER = ("stock", "kip435-batch", "reassignd", "reassignd-0.1s")
+ORDER = ("stock", "kip435-batch", "reassignd", "reassignd-event-driven")
 LABELS = {
     "stock": "stock tool",
     "kip435-batch": "KIP-435 batches",
     "reassignd": "reassignd",
-    "reassignd-0.1s": "reassignd, 0.1 s cycles",
+    "reassignd-event-driven": "reassignd, event-driven",
 }
 
 

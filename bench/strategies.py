@@ -7,10 +7,12 @@
   previous one), driven with the daemon's cycle semantics.
 * `reassignd`: the real engine in continuous mode, same driver.
 
-The engine strategies run either on the daemon's fixed cycle (`controller.cycle.interval.seconds`, a cycle
-at 0, T, 2T, ...) or event-driven (a cycle right after every ISR join: the ideal a daemon woken by the
-cluster would reach). Every cycle does what the daemon's Controller._cycle does: read the plan's
-partitions, `decide`, sync throttles for the moves in flight, start steps, elect leaders.
+The engine strategies run through reassignd.rehearsal (the daemon's cycle semantics: read the plan's
+partitions, `decide`, sync throttles for the moves in flight, start steps, elect leaders), either on the
+daemon's fixed cycle (`controller.cycle.interval.seconds`, a cycle at 0, T, 2T, ...) or with 1 ms cycles,
+which is the event-driven ideal (a cycle right after every ISR join) to within a millisecond per step.
+Every strategy runs on a `Meter`: the SimCluster with its admin calls counted and its clock advanced event
+by event, with the scenario's broker failures applied at their times.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from reassignd.model import ReassignmentPlan
 from reassignd.rehearsal import rehearse
 from reassignd.sim import SimCluster, load_scenario
 
-FAST_CYCLE = 0.1
+FAST_CYCLE = 0.001
 SCENARIOS = Path(__file__).parent / "scenarios"
 TOPIC, BROKER = 2, 4
 
@@ -293,6 +295,6 @@ STRATEGIES: dict[str, Strategy] = {
     "stock": run_stock,
     "kip435-batch": lambda case, limit: run_engine(case, "batch", case.cycle_interval, limit),
     "reassignd": lambda case, limit: run_engine(case, "continuous", case.cycle_interval, limit),
-    # Cycles every 0.1 s: what a daemon woken by every ISR join would reach (the event-driven ideal).
-    "reassignd-0.1s": lambda case, limit: run_engine(case, "continuous", FAST_CYCLE, limit),
+    # Cycles every millisecond: a daemon woken by every ISR join (the event-driven ideal).
+    "reassignd-event-driven": lambda case, limit: run_engine(case, "continuous", FAST_CYCLE, limit),
 }

@@ -136,7 +136,7 @@ pairs = st.lists(st.sampled_from(range(1, 6)), min_size=2, max_size=2, unique=Tr
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(pairs, pairs, st.integers(1, 200)), min_size=1, max_size=6),
-    st.sampled_from(["reassignd", "kip435-batch", "reassignd-0.1s"]),
+    st.sampled_from(["reassignd", "kip435-batch", "reassignd-event-driven"]),
 )
 def test_no_engine_run_beats_the_bound(moves: list[tuple[list[int], list[int], int]], strategy: str) -> None:
     case = case_from_dict(_case([m[0] for m in moves], [m[1] for m in moves], [m[2] * MB for m in moves]))

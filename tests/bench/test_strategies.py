@@ -84,13 +84,13 @@ def test_stock_moves_everything_at_once_in_one_request() -> None:
     assert run.meter.admin_requests == 2 * (1 + 4) + 1
 
 
-@pytest.mark.parametrize("strategy", ["reassignd", "kip435-batch", "reassignd-0.1s"])
+@pytest.mark.parametrize("strategy", ["reassignd", "kip435-batch", "reassignd-event-driven"])
 def test_engine_strategies_hold_the_per_broker_limit(strategy: str) -> None:
     run = STRATEGIES[strategy](case_from_dict(tiny(incoming=1)), 86400.0)
     peaks = {b["id"]: b["incoming_peak"] for b in run.meter.sim.observed()["brokers"]}
     assert peaks[4] == 1
     # one copy at a time, 10 s each; each next step waits at most one cycle interval
-    interval = 0.1 if strategy == "reassignd-0.1s" else 5.0
+    interval = 0.001 if strategy == "reassignd-event-driven" else 5.0
     assert run.meter.done_at is not None
     assert 40.0 <= run.meter.done_at <= 40.0 + 4 * interval
 
