@@ -340,6 +340,7 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         _say(
             out, f"  Kafka bootstrap servers: {sim.bootstrap_servers}   simulator control: {sim.control_url}"
         )
+        _say(out, f"  simulator pid {sim.proc.pid if sim.proc else '?'}, log {sim.log_path}")
         plan = drain_plan(snapshot, drain)
         limits = Limits.from_mapping(dict(options.limits))
         first = rehearse(cluster_from_snapshot(snapshot), plan, limits, cycle_interval=5.0)
@@ -369,8 +370,9 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         _say(
             out,
             f"  daemon: API {daemon.api_url}  metrics {daemon.api_url}/metrics  "
-            f"token file {daemon.token_file}  log {daemon.log_path}",
+            f"token file {daemon.token_file}",
         )
+        _say(out, f"  daemon pid {daemon.proc.pid if daemon.proc else '?'}, log {daemon.log_path}")
         _say(out, f"    try: reassignd status --api {daemon.api_url} --token-file {daemon.token_file}")
         client = ApiClient(daemon.api_url, token=daemon.token, timeout=10.0)
         submitted = client.submit_plan(plan.to_dict())

@@ -50,3 +50,6 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         sys.stdout.write("\ninterrupted: simulator and daemon stopped\n")
         return 130
+    except (RuntimeError, TimeoutError, OSError) as exc:
+        sys.stderr.write(f"reassignd demo: {exc}\n")
+        return 1
