@@ -48,6 +48,7 @@ class CommandTarget(Protocol):
     async def cancel(self, plan_id: str | None = None) -> Any: ...
     async def set_throttles(self, changes: Mapping[str, Any]) -> Any: ...
     def plan_status(self, plan_id: str | None = None) -> Any: ...
+    def list_plans(self) -> list[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class MqttBridge:
         self.dropped = 0
         self.connected = False
         self._seq = 0
+        self._step_started: dict[tuple[Any, ...], float] = {}
         self._pending = asyncio.Event()
         self._last_status: bytes | None = None
 
@@ -121,6 +123,7 @@ class MqttBridge:
     # the controller's side: never blocks
 
     def sink(self, event: Mapping[str, Any]) -> None:
+        event = self._with_duration(event)
         self._seq += 1
         if len(self.queue) >= self.settings.queue_max:
             self.queue.popleft()
@@ -128,6 +131,21 @@ class MqttBridge:
             self.metrics.mqtt_dropped()
         self.queue.append({**event, "seq": self._seq, "node": self.settings.node_id})
         self._pending.set()
+
+    def _with_duration(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
+        """step.finished gets `seconds` from its step.started (null when that began before a restart)."""
+        kind = event.get("event")
+        if kind not in ("step.started", "step.finished"):
+            return event
+        key = (event.get("plan_id"), event.get("topic"), event.get("partition"), event.get("step"))
+        if kind == "step.started":
+            self._step_started[key] = float(event.get("at") or self.clock())
+            return event
+        started = self._step_started.pop(key, None)
+        if "seconds" in event:
+            return event
+        at = float(event.get("at") or self.clock())
+        return {**event, "seconds": None if started is None else round(at - started, 3)}
 
     # ---------------------------------------------------------------------------------------------------
     # the connection
@@ -218,16 +236,24 @@ class MqttBridge:
         topic = self.settings.topic("status")
         while True:
             if self.target.is_leader:
-                try:
-                    document = self.target.plan_status()
-                except ServiceError:
-                    document = {"state": "idle"}
+                document = self.status_document()
                 comparable = json.dumps(document, default=str, sort_keys=True).encode()
                 if comparable != self._last_status:
                     payload = {**document, "node": self.settings.node_id, "published_at": self.clock()}
                     await client.publish(topic, json.dumps(payload, default=str).encode(), qos=1, retain=True)
                     self._last_status = comparable
             await asyncio.sleep(max(0.2, self.settings.status_min_interval))
+
+    def status_document(self) -> Any:
+        """The active plan's status; with none active, the latest plan's (its final state)."""
+        try:
+            return self.target.plan_status()
+        except ServiceError:
+            pass
+        plans = self.target.list_plans()
+        if not plans:
+            return {"state": "idle", "plan_id": None}
+        return self.target.plan_status(str(plans[0]["plan_id"]))
 
     async def _read_commands(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
