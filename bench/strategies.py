@@ -31,6 +31,7 @@ from reassignd.rehearsal import rehearse
 from reassignd.sim import SimCluster, load_scenario
 
 FAST_CYCLE = 0.001
+LOG_DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
 SCENARIOS = Path(__file__).parent / "scenarios"
 TOPIC, BROKER = 2, 4
 
@@ -233,31 +234,38 @@ class Run:
 
 
 def run_stock(case: Case, max_seconds: float) -> Run:
-    """kafka-reassign-partitions --execute, then --verify every cycle interval until done (which clears)."""
+    """kafka-reassign-partitions --execute --throttle, then --verify every cycle interval until done.
+
+    As tools/.../reassign/ReassignPartitionsCommand.java does: leader entries for every current replica of
+    every plan partition, follower entries for the new ones (calculateLeaderThrottles /
+    calculateFollowerThrottles, one request for all topics), both rates on every broker of the old or new
+    assignments (modifyInterBrokerThrottle), one AlterPartitionReassignments; once --verify finds nothing
+    moving it DELETEs the two lists on the plan's topics and the three broker throttle keys on every live
+    broker (clearAllThrottles).
+    """
     meter = make_meter(case)
     sim = meter.sim
     leader_rate, follower_rate = case.limits.leader_throttled_rate, case.limits.follower_throttled_rate
+    throttle = leader_rate if leader_rate is not None else follower_rate  # the tool takes one --throttle
     leader_entries: dict[str, list[str]] = {}
     follower_entries: dict[str, list[str]] = {}
     brokers: set[int] = set()
     for tp, target in sorted(case.plan.targets.items()):
         current = sim.topics[tp.topic].partitions[tp.partition].replicas
         brokers.update(current, target)
-        if list(target) == list(current):
-            continue
         leader_entries.setdefault(tp.topic, []).extend(f"{tp.partition}:{b}" for b in current)
         follower_entries.setdefault(tp.topic, []).extend(
             f"{tp.partition}:{b}" for b in target if b not in current
         )
-    for topic in sorted(leader_entries):
-        ops = [(LEADER_REPLICAS, 0, ",".join(leader_entries[topic]))]
-        ops.append((FOLLOWER_REPLICAS, 0, ",".join(follower_entries[topic])))
-        sim.incremental_alter_configs(TOPIC, topic, ops)
-    for broker in sorted(brokers):
-        rates = [(LEADER_RATE, 0, str(leader_rate))] if leader_rate is not None else []
-        rates += [(FOLLOWER_RATE, 0, str(follower_rate))] if follower_rate is not None else []
-        if rates and sim.brokers[broker].online:
-            sim.incremental_alter_configs(BROKER, str(broker), rates)
+    if throttle is not None:
+        for topic in sorted(leader_entries):
+            ops = [(LEADER_REPLICAS, 0, ",".join(leader_entries[topic]))]
+            ops.append((FOLLOWER_REPLICAS, 0, ",".join(follower_entries[topic])))
+            sim.incremental_alter_configs(TOPIC, topic, ops)
+        for broker in sorted(brokers):
+            if sim.brokers[broker].online:
+                rates = [(LEADER_RATE, 0, str(throttle)), (FOLLOWER_RATE, 0, str(throttle))]
+                sim.incremental_alter_configs(BROKER, str(broker), rates)
     for tp, target in sorted(case.plan.targets.items()):
         sim.alter_partition_reassignment(tp.topic, tp.partition, list(target))
     cycles = 0
@@ -265,13 +273,12 @@ def run_stock(case: Case, max_seconds: float) -> Run:
         meter.advance(case.cycle_interval)
         cycles += 1
     finished = not sim._reassigning
-    for topic in sorted(leader_entries):
-        sim.incremental_alter_configs(
-            TOPIC, topic, [(LEADER_REPLICAS, 1, None), (FOLLOWER_REPLICAS, 1, None)]
-        )
-    for broker in sorted(brokers):
-        if sim.brokers[broker].online:
-            clear = [(LEADER_RATE, 1, None), (FOLLOWER_RATE, 1, None)]
+    if throttle is not None:
+        for topic in sorted(leader_entries):
+            clear = [(LEADER_REPLICAS, 1, None), (FOLLOWER_REPLICAS, 1, None)]
+            sim.incremental_alter_configs(TOPIC, topic, clear)
+        for broker in sorted(b for b in sim.brokers if sim.brokers[b].online):
+            clear = [(key, 1, None) for key in (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)]
             sim.incremental_alter_configs(BROKER, str(broker), clear)
     if meter.events:
         meter.advance_to(meter.events[-1].at)

@@ -79,9 +79,10 @@ def test_stock_moves_everything_at_once_in_one_request() -> None:
     assert peaks[4] == 4  # all four copies into broker 4 together
     # 4 x 100 MB through broker 4's 10 MB/s follower throttle
     assert run.meter.done_at == pytest.approx(40.0, rel=1e-3)
-    # set: 1 topic request (2 keys) + 4 broker requests (2 keys each); clear: the same again; 1 alter
-    assert run.meter.config_writes == 2 * (2 + 4 * 2)
-    assert run.meter.admin_requests == 2 * (1 + 4) + 1
+    # set: 1 topic request (2 keys) + 4 broker requests (2 rates each); 1 alter;
+    # clear: 1 topic request (2 deletes) + 4 broker requests (3 deletes each, the log-dir rate too)
+    assert run.meter.config_writes == (2 + 4 * 2) + (2 + 4 * 3)
+    assert run.meter.admin_requests == (1 + 4) + 1 + (1 + 4)
 
 
 @pytest.mark.parametrize("strategy", ["reassignd", "kip435-batch", "reassignd-event-driven"])
