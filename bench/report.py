@@ -35,7 +35,7 @@ def _load(name: str, quick: bool, directory: Path) -> dict[str, Any] | None:
 
 
 def _ratio(value: float | None) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.2f}x"
+    return "-" if value is None or not math.isfinite(value) else f"{value:.3f}x"
 
 
 def strategies_table(doc: dict[str, Any]) -> str:
@@ -61,7 +61,7 @@ def strategies_table(doc: dict[str, Any]) -> str:
                 f"{r['config_writes']} |"
             )
         lines.append(
-            f"| {scenario} | *lower bound* | {bound['seconds']:,.0f} | 1.00x | "
+            f"| {scenario} | *lower bound* | {bound['seconds']:,.0f} | 1.000x | "
             f"limit {entry['limits']['max_incoming_per_broker']} / "
             f"{entry['limits']['max_outgoing_per_broker']} | | | | | |"
         )
