@@ -194,7 +194,8 @@ class _Driver:
         for tp in plan.targets:
             self.parts[tp] = sim.topics[tp.topic].partitions[tp.partition]
         self.cached: dict[TopicPartition, PartitionState] = {}
-        self.epochs: dict[TopicPartition, tuple[int, int]] = {}
+        self.last: ClusterSnapshot | None = None
+        self.touched: set[TopicPartition] = set()
         self.bytes_left: dict[TopicPartition, Bytes] = {}
         self.remaining = 0
         self.originals = ThrottleOriginals()
@@ -223,21 +224,26 @@ class _Driver:
             produce_bytes_per_sec=p.produce_bytes_per_sec,
         )
 
-    def snapshot(self, in_flight: Iterable[TopicPartition]) -> tuple[ClusterSnapshot, set[TopicPartition]]:
+    def snapshot(self, fresh: Iterable[TopicPartition] | None) -> tuple[ClusterSnapshot, set[TopicPartition]]:
+        """Re-read `fresh` (None: every plan partition); the rest is unchanged since the last read.
+
+        In a rehearsal only our own actions change a partition's replicas, ISR or leader: steps in flight
+        (which include those that completed since), and partitions we just started or elected. Sizes of
+        the others are kept from their last read, as the daemon keeps them between size refreshes.
+        """
         changed: set[TopicPartition] = set()
-        fresh = set(in_flight) if self.cached else set(self.parts)
-        for tp, p in self.parts.items():
-            epochs = (p.partition_epoch, p.leader_epoch)
-            if tp in fresh or self.epochs.get(tp) != epochs or p.adding:
-                state = self._read(tp, p)
-                if self.cached.get(tp) != state:
-                    changed.add(tp)
-                    self.cached[tp] = state
-                    self._recount(tp, state)
-                self.epochs[tp] = epochs
+        wanted = self.parts if fresh is None else {tp: self.parts[tp] for tp in fresh}
+        updated = []
+        for tp, p in wanted.items():
+            state = self._read(tp, p)
+            if self.cached.get(tp) != state:
+                changed.add(tp)
+                self.cached[tp] = state
+                self._recount(tp, state)
+                updated.append(state)
         sim = self.sim
-        topics = [
-            TopicInfo(
+        topics = {
+            name: TopicInfo(
                 name,
                 topic_id_text(sim.topics[name].topic_id),
                 {
@@ -246,18 +252,25 @@ class _Driver:
                 },
             )
             for name in self.owned
-        ]
-        snapshot = ClusterSnapshot.build(
-            brokers=[Broker(b.id, b.rack, b.online) for b in sim.brokers.values()],
-            partitions=list(self.cached.values()),
+        }
+        brokers = {b.id: Broker(b.id, b.rack, b.online) for b in sim.brokers.values()}
+        broker_configs = {
+            b.id: {k: v for k, v in b.configs.items() if k in BROKER_KEYS} for b in sim.brokers.values()
+        }
+        if self.last is None:
+            partitions: dict[TopicPartition, PartitionState] = dict(self.cached)
+        else:
+            partitions = dict(self.last.partitions)
+            partitions.update((state.tp, state) for state in updated)
+        self.last = ClusterSnapshot(
+            brokers=brokers,
+            partitions=partitions,
             topics=topics,
-            broker_configs={
-                b.id: {k: v for k, v in b.configs.items() if k in BROKER_KEYS} for b in sim.brokers.values()
-            },
+            broker_configs=broker_configs,
             cluster_id=sim.cluster_id,
             controller_id=sim.controller_id,
         )
-        return snapshot, changed
+        return self.last, changed
 
     def _recount(self, tp: TopicPartition, state: PartitionState) -> None:
         now = partition_bytes(state, self.plan.targets[tp])
@@ -283,10 +296,12 @@ class _Driver:
         for start in decision.start:
             self.sim.alter_partition_reassignment(start.tp.topic, start.tp.partition, list(start.target))
             self.step_leader[start.tp] = start.leader
+            self.touched.add(start.tp)
             self.steps += 1
             acted = True
         if decision.elect:
             self.sim.elect_leaders(0, [(e.tp.topic, e.tp.partition) for e in decision.elect])
+            self.touched.update(e.tp for e in decision.elect)
             acted = True
         return acted or bool(decision.completed) or bool(decision.aborted)
 
@@ -373,7 +388,7 @@ def rehearse(
         raise ValueError(f"cycle_interval must be a positive number of seconds, got {cycle_interval}")
     wall = time.perf_counter()
     driver = _Driver(sim, plan, limits, cycle_interval)
-    snapshot, _ = driver.snapshot(())
+    snapshot, _ = driver.snapshot(None)
     state = ExecutionState.initial(plan, snapshot, tuple(limits.ordering))
     total = driver.remaining
     timeline: list[Sample] = []
@@ -408,7 +423,9 @@ def rehearse(
             step = cycles_ahead * cycle_interval
             cycles += cycles_ahead - 1
         sim.advance(min(step, max(0.0, max_seconds - elapsed) + cycle_interval))
-        snapshot, changed = driver.snapshot(state.in_flight_set)
+        fresh = driver.touched | state.in_flight_set
+        driver.touched = set()
+        snapshot, changed = driver.snapshot(fresh)
     duration = sim.now - driver.start
     observed = sim.observed()
     return RehearsalResult(
