@@ -155,6 +155,8 @@ class Daemon:
                 controller.limits_in_force = result.config.limits()
                 loop.interval = float(result.config["controller.cycle.interval.seconds"])
                 loop.min_interval = float(result.config["controller.cycle.min.interval.seconds"])
+                if bridge is not None:
+                    bridge.reload(result.config)
                 log.info(
                     "config reloaded",
                     changed=sorted(result.changed),

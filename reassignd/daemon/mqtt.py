@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import json
 import random
 import ssl
@@ -118,6 +119,13 @@ class MqttBridge:
         self._step_started: dict[tuple[Any, ...], float] = {}
         self._pending = asyncio.Event()
         self._last_status: bytes | None = None
+
+    def reload(self, config: Any) -> None:
+        """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
+        self.verifier.window_seconds = float(config["mqtt.command.replay.window.seconds"])
+        self.settings = dataclasses.replace(
+            self.settings, status_min_interval=float(config["mqtt.status.min.interval.seconds"])
+        )
 
     # ---------------------------------------------------------------------------------------------------
     # the controller's side: never blocks
@@ -227,6 +235,9 @@ class MqttBridge:
                 await client.publish(topic, json.dumps(event, default=str).encode(), qos=1)
                 if self.queue and self.queue[0] is event:
                     self.queue.popleft()
+                if event.get("event") == "leadership.changed":  # keep the presence's role current
+                    presence = self.settings.topic(f"daemons/{self.settings.node_id}")
+                    await client.publish(presence, self._presence(True), qos=1, retain=True)
             self._pending.clear()
             if not self.queue:
                 await self._pending.wait()
