@@ -8,6 +8,8 @@ band reach the lower bound there. Then across the whole cluster for whatever is 
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -21,13 +23,21 @@ from reassignd.pipeline.rounds import (
     leader_swaps,
     replica_moves,
 )
-from reassignd.pipeline.session import size_shuffles
+from reassignd.pipeline.session import quiet_pandas_bridge, size_shuffles
 from reassignd.pipeline.stats import broker_loads, spread_violation_counts
 from reassignd.pipeline.validate import validate_tables
-from reassignd.placement.balance import Band, Quotas, balance_quotas, drain_quotas, fill_quotas
+from reassignd.placement.balance import (
+    Band,
+    Quotas,
+    balance_quotas,
+    drain_quotas,
+    fill_quotas,
+    relay_quotas,
+)
 from reassignd.placement.state import balance_score
 from reassignd.placement.topology import leaf_of, node_name
 
+LOG = logging.getLogger(__name__)
 GOALS: Final = ("leader-balance", "replica-balance", "cluster-balance", "drain", "fill")
 
 
@@ -73,6 +83,7 @@ class _Cluster:
     special: set[int]  # drained or filled brokers
     loads: dict[int, int] = field(default_factory=dict)
     lower_bound: int = 0
+    relay_moves: int = 0
     rounds: int = 0
     stop: str = "within threshold"
 
@@ -88,9 +99,20 @@ def plan_tables(spark: Any, raw: Tables, request: PlanRequest) -> list[ClusterPl
     from pyspark.sql import functions as F
 
     request.check()
-    validate_tables(raw)
-    parts = normalise(raw.partitions).withColumn("original", F.col("replicas")).localCheckpoint()
-    size_shuffles(spark, parts.count() * 3)
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    with quiet_pandas_bridge():
+        validate_tables(raw)
+        try:
+            parts = normalise(raw.partitions).withColumn("original", F.col("replicas")).localCheckpoint()
+            size_shuffles(spark, parts.count() * 3)
+            return _plan(spark, raw, parts, request)
+        finally:
+            spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+def _plan(spark: Any, raw: Tables, parts: Any, request: PlanRequest) -> list[ClusterPlan]:
+    from pyspark.sql import functions as F
+
     brokers = raw.brokers.localCheckpoint()
     clusters = _clusters(brokers.toPandas(), request)
     before = broker_loads(parts, brokers, "original", leader_is_preferred=False)
@@ -107,6 +129,7 @@ def plan_tables(spark: Any, raw: Tables, request: PlanRequest) -> list[ClusterPl
     if request.goal in ("leader-balance", "cluster-balance"):
         parts = _leader_phase(parts, clusters, request)
     parts = parts.localCheckpoint()
+    started = time.monotonic()
     after = broker_loads(parts, brokers, "replicas", leader_is_preferred=True)
     spread = spread_violation_counts(parts, {c.name: c.racks for c in clusters.values()})
     changed = (
@@ -114,6 +137,7 @@ def plan_tables(spark: Any, raw: Tables, request: PlanRequest) -> list[ClusterPl
         .select("cluster", "topic", "partition", "original", "replicas", "size_bytes")
         .toPandas()
     )
+    LOG.info("statistics and plan collection: %.1fs", time.monotonic() - started)
     return [
         _outcome(
             c,
@@ -176,10 +200,12 @@ def _cluster_quotas(c: _Cluster, request: PlanRequest, by_domain: bool) -> Quota
     for broker, load in c.loads.items():
         domains.setdefault(c.domain(broker), {})[broker] = load
     for loads in domains.values():
-        q = _quotas(c, loads, request, band)
+        own = Band.around(sum(loads.values()), len(loads), request.threshold)
+        # a domain whose total the spread pins outside the cluster's band balances around its own average
+        q = _quotas(c, loads, request, band if band.contains(round(own.average)) else own)
         give.update(q.give)
         take.update(q.take)
-    return Quotas(band, give, take, 0)
+    return Quotas(band, give, take, max(sum(give.values()), sum(take.values())))
 
 
 def _has_domains(c: _Cluster) -> bool:
@@ -188,56 +214,82 @@ def _has_domains(c: _Cluster) -> bool:
 
 
 def _replica_phase(parts: Any, clusters: dict[str, _Cluster], request: PlanRequest) -> Any:
+    """Rounds in up to four modes, each kept while it makes progress:
+
+    1. the cluster's quotas (they meet the lower bound), moves paired inside each top-level domain;
+    2. the same quotas paired across the whole cluster;
+    3. relays through in-band brokers when no direct move is valid (balance goals only);
+    4. quotas per domain, for what the spread allows only inside a domain (one replica per data
+       centre): under the cluster's band, or the domain's own when the spread pins its total outside.
+    """
     for c in clusters.values():
         c.lower_bound = _cluster_quotas(c, request, by_domain=False).lower_bound
-    by_domain = any(_has_domains(c) for c in clusters.values())
+    with_domains = any(_has_domains(c) for c in clusters.values())
+    modes = ["cluster-in-domain", "cluster"] if with_domains else ["cluster"]
+    if request.goal in ("replica-balance", "cluster-balance"):
+        modes.append("relay")
+    if with_domains:
+        modes.append("domain")
     active = {name for name, c in clusters.items() if c.lower_bound > 0}
-    for round_no in range(request.max_rounds):
-        quotas = {n: _cluster_quotas(clusters[n], request, by_domain) for n in sorted(active)}
-        quotas = {n: q for n, q in quotas.items() if q.give and q.take}
+    mode = 0
+    rounds_left = request.max_rounds
+    while rounds_left > 0 and mode < len(modes):
+        started = time.monotonic()
+        name = modes[mode]
+        relay: dict[str, tuple[frozenset[int], frozenset[int]]] | None = None
+        if name == "relay":
+            relay, quotas = {}, {}
+            for n in sorted(active):
+                q = _cluster_quotas(clusters[n], request, by_domain=False)
+                quotas[n], above, below = relay_quotas(clusters[n].loads, q.band)
+                relay[n] = (above, below)
+        else:
+            quotas = {n: _cluster_quotas(clusters[n], request, name == "domain") for n in sorted(active)}
+        quotas = {n: q for n, q in quotas.items() if q.give and q.take and q.lower_bound}
         if not quotas:
-            if by_domain:
-                by_domain = False
-                continue
-            break
+            mode += 1
+            continue
+        rounds_left -= 1
         data = RoundInput(
             racks={
                 n: {b: r for b, r in clusters[n].racks.items() if b in clusters[n].eligible} for n in quotas
             },
             domains={n: {b: clusters[n].domain(b) for b in clusters[n].loads} for n in quotas},
             quotas=quotas,
+            relay=relay,
         )
         loads = {n: clusters[n].loads for n in quotas}
         moves = replica_moves(
             parts,
             data,
             loads,
-            domain_mode=by_domain,
+            domain_mode=name in ("cluster-in-domain", "domain"),
             size_aware=request.size_aware,
             seed=request.seed,
-            round_no=round_no,
+            round_no=request.max_rounds - rounds_left,
         ).localCheckpoint()
         accepted = _apply_load_changes(moves, clusters, request.size_aware)
+        if relay is not None:
+            for n, count in _moves_per_cluster(moves).items():
+                clusters[n].relay_moves += count
+        LOG.info("replica round (%s): %d moves, %.1fs", name, accepted, time.monotonic() - started)
         for n in quotas:
             clusters[n].rounds += 1
         if accepted:
             parts = apply_moves(parts, moves).localCheckpoint()
-            continue
-        if by_domain:
-            by_domain = False
-            continue
-        for n in quotas:
-            clusters[n].stop = "no further valid move"
-        break
-    else:
-        for n in active:
-            if _cluster_quotas(clusters[n], request, by_domain=False).give:
-                clusters[n].stop = f"round limit ({request.max_rounds})"
+        else:
+            mode += 1
     for n in active:
         q = _cluster_quotas(clusters[n], request, by_domain=False)
-        if q.give and q.take and clusters[n].stop == "within threshold":
-            clusters[n].stop = "no further valid move"
+        if q.give and q.take:
+            clusters[n].stop = (
+                f"round limit ({request.max_rounds})" if rounds_left == 0 else "no further valid move"
+            )
     return parts
+
+
+def _moves_per_cluster(moves: Any) -> dict[str, int]:
+    return {r["cluster"]: int(r["count"]) for r in moves.groupBy("cluster").count().collect()}
 
 
 def _apply_load_changes(moves: Any, clusters: dict[str, _Cluster], size_aware: bool) -> int:
@@ -272,12 +324,14 @@ def _leader_phase(parts: Any, clusters: dict[str, _Cluster], request: PlanReques
         if int(row["broker"]) in leaders[row["cluster"]]:
             leaders[row["cluster"]][int(row["broker"])] = int(row["count"])
     for round_no in range(request.max_rounds):
+        started = time.monotonic()
         quotas = {n: balance_quotas(loads, request.leader_threshold) for n, loads in leaders.items()}
         quotas = {n: q for n, q in quotas.items() if q.give and q.take}
         if not quotas:
             break
         swaps = leader_swaps(parts, quotas, seed=request.seed, round_no=round_no).localCheckpoint()
         rows = swaps.select("cluster", "source", F.element_at("new_replicas", 1).alias("target")).collect()
+        LOG.info("leader round %d: %d swaps, %.1fs", round_no, len(rows), time.monotonic() - started)
         if not rows:
             break
         for row in rows:
@@ -340,6 +394,7 @@ def _outcome(
         "lower_bound": c.lower_bound,
         "lower_bound_unit": unit,
         "moves_over_lower_bound": round(moved_units / c.lower_bound, 4) if c.lower_bound else None,
+        "relay_moves": c.relay_moves,
         "rounds": c.rounds,
         "stopped": c.stop,
         "spread_violations": {"before": spread[0], "after": spread[1]},

@@ -31,6 +31,8 @@ class RoundInput:
     racks: Mapping[str, Mapping[int, str | None]]
     domains: Mapping[str, Mapping[int, str]]
     quotas: Mapping[str, Quotas]
+    # relay rounds: (above the band, below the band); a move must leave the first or reach the second
+    relay: Mapping[str, tuple[frozenset[int], frozenset[int]]] | None = None
 
 
 def _givers_frame(
@@ -97,6 +99,7 @@ def _matcher(data: RoundInput, size_aware: bool, domain_mode: bool) -> Any:
     domains = {c: dict(d) for c, d in data.domains.items()}
     gives = {c: dict(q.give) for c, q in data.quotas.items()}
     takes = {c: dict(q.take) for c, q in data.quotas.items()}
+    relay = dict(data.relay) if data.relay is not None else None
 
     def match(pdf: Any) -> Any:
         import pandas as pd
@@ -109,6 +112,7 @@ def _matcher(data: RoundInput, size_aware: bool, domain_mode: bool) -> Any:
             if take > 0 and (not domain_mode or domains[cluster].get(b) == domain)
         )
         remaining = {b: takes[cluster][b] for b in receivers}
+        above, below = relay[cluster] if relay is not None else (None, None)
         giver_left = dict(gives[cluster])
         active = deque(receivers)
         pdf = pdf.sort_values(["h", "topic", "partition"], kind="stable")
@@ -141,6 +145,13 @@ def _matcher(data: RoundInput, size_aware: bool, domain_mode: bool) -> Any:
                 active.rotate(-1)
                 if remaining[destination] * 2 < weight:
                     continue
+                if (
+                    above is not None
+                    and below is not None
+                    and source not in above
+                    and destination not in below
+                ):
+                    continue
                 if is_valid_move(current, int(source), destination, topology):
                     remaining[destination] -= weight
                     giver_left[source] -= weight
@@ -170,7 +181,6 @@ def apply_moves(parts: Any, moves: Any) -> Any:
 
 def leader_swaps(parts: Any, quotas: Mapping[str, Quotas], *, seed: int, round_no: int) -> Any:
     """Reorder replica lists so preferred leaders move from brokers above the band to followers below."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     spark = parts.sparkSession
@@ -184,10 +194,9 @@ def leader_swaps(parts: Any, quotas: Mapping[str, Quotas], *, seed: int, round_n
         .join(F.broadcast(givers), ["cluster", "preferred"])
         .withColumn("h", F.abs(F.xxhash64("cluster", "topic", "partition", F.lit(seed), F.lit(round_no))))
     )
-    order = Window.partitionBy("cluster", "preferred").orderBy("h", "topic", "partition")
-    limited = candidates.withColumn("rank", F.row_number().over(order)).filter(
-        F.col("rank") <= F.col("give") * 4 + 4
-    )
+    # Every partition led by a giver is a candidate: the matching below stops at the quotas, and seeing
+    # them all lets one round find a follower on a receiver for nearly every swap needed.
+    limited = candidates
     gives = {c: dict(q.give) for c, q in quotas.items()}
     takes = {c: dict(q.take) for c, q in quotas.items()}
 

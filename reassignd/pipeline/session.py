@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 DEFAULT_MASTER = "local[*]"
@@ -45,3 +48,14 @@ def size_shuffles(spark: Any, rows: int) -> int:
     partitions = max(cores, min(400, rows // 250_000 + 1))
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     return partitions
+
+
+@contextmanager
+def quiet_pandas_bridge() -> Iterator[None]:
+    """PySpark 4.3 warns that it does not fully support pandas 3 and trips pandas 3 deprecations inside its
+    own Arrow conversion; neither is actionable here, and under warnings-as-errors they abort the job."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"pyspark(\.|$)")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"(pyspark|pandas)(\.|$)")
+        warnings.filterwarnings("ignore", message=r"(?s).*copy keyword is deprecated")
+        yield

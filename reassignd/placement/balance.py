@@ -116,3 +116,21 @@ def fill_quotas(loads: Mapping[int, int], filled: Collection[int], threshold: fl
     give: dict[int, int] = {}
     _water_fill_give(others, give, sum(take.values()), band.lower)
     return Quotas(band, give, take, sum(take.values()))
+
+
+def relay_quotas(loads: Mapping[int, int], band: Band) -> tuple[Quotas, frozenset[int], frozenset[int]]:
+    """When no direct move from a broker above the band to one below is valid, units can go through an
+    in-band broker: above -> in-band (up to the upper edge) and in-band -> below (down to the lower edge).
+    Returns the widened quotas and the brokers above and below the band; a move must touch one of those
+    (never in-band to in-band), so each unit costs at most one extra hop."""
+    above = frozenset(b for b, load in loads.items() if load > band.upper)
+    below = frozenset(b for b, load in loads.items() if load < band.lower)
+    give = {b: loads[b] - band.upper for b in above}
+    take = {b: band.lower - loads[b] for b in below}
+    inside = [b for b in loads if b not in above and b not in below]
+    if below:
+        give.update({b: loads[b] - band.lower for b in inside if loads[b] > band.lower})
+    if above:
+        take.update({b: band.upper - loads[b] for b in inside if loads[b] < band.upper})
+    needed = max(sum(give[b] for b in above), sum(take[b] for b in below))
+    return Quotas(band, give, take, needed), above, below
