@@ -5,6 +5,8 @@ Assertions read the simulator's own state (assignments, configs) and the shared 
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 import uuid
 from collections.abc import Iterator
@@ -170,3 +172,43 @@ def test_leader_stops_acting_while_zookeeper_is_down_and_resumes_after(
         journal(zk, cluster, plan_id)
     finally:
         daemon.stop()
+
+
+def test_a_paused_old_leader_applies_nothing_after_waking(
+    sim: SimProcess, zookeeper: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """SIGSTOP the leader past its session timeout: the standby takes over; when the old leader wakes, its
+    overdue cycle runs before kazoo has noticed the expiry — the fence (node check in every commit, session
+    check in the guard) must stop it."""
+    cluster = f"c{uuid.uuid4().hex[:8]}"
+    before = sim.state()
+    first = DaemonProcess(tmp_path / "a", sim.bootstrap_servers, ha_settings(zookeeper, cluster, "a")).start()
+    second = DaemonProcess(tmp_path / "b", sim.bootstrap_servers, ha_settings(zookeeper, cluster, "b"))
+    try:
+        wait_for(lambda: role(first) == "leader", 20, "first daemon elected")
+        second.start()
+        wait_for(lambda: role(second) == "standby", 20, "second daemon stands by")
+        plan = fill_plan(20)
+        code, body = first.request("POST", "/v1/plans", plan)
+        assert code == 201, body
+        plan_id = body["plan_id"]
+        wait_for(lambda: done_count(sim.state(), plan) >= 3, 60, "mid-plan")
+        assert first.proc is not None
+        os.kill(first.proc.pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: role(second) == "leader", SESSION_SECONDS + 15, "standby elected")
+        finally:
+            starts_while_paused = first.log_path.read_text().count('"step started"')
+            os.kill(first.proc.pid, signal.SIGCONT)
+        wait_for(lambda: role(first) == "standby", 20, "the old leader stands down")
+        status = second.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
+        assert status["state"] == "completed", status
+        assert first.log_path.read_text().count('"step started"') == starts_while_paused
+        after = sim.state()
+        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        assert {tp: assignment(after)[tp] for tp in expected} == expected
+        assert configs(after) == configs(before), "no throttle left behind"
+        journal(zookeeper, cluster, plan_id)
+    finally:
+        first.stop()
+        second.stop()
