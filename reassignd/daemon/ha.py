@@ -196,7 +196,11 @@ class HaCoordinator:
             node_id=self.node_id,
             epoch=self._my_seq if leading else None,
         )
-        await self.on_change(leading, leader_url)
+        try:
+            await self.on_change(leading, leader_url)
+        except Exception as exc:  # e.g. the store unreadable during a ZooKeeper blip: told again next poll
+            self._reported = None
+            log.warning("leadership change not yet taken in; retrying", error=repr(exc))
 
     async def _resign(self) -> None:
         """On a graceful stop: delete our node so a standby takes over at once, not after the timeout."""
