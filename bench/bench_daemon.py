@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import resource
 import statistics
 import sys
 import tempfile
@@ -68,19 +67,26 @@ def move_plan(scenario: dict[str, Any], count: int, brokers: int, skip: int = 0)
     return ReassignmentPlan(targets)
 
 
-def _rss_mb() -> float:
-    """Resident set size now, in MiB (as ru_maxrss / 1024)."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+def _status_mb(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak) of this process image, in MiB.
+
+    Not ru_maxrss: Linux carries it across fork and exec, so a spawned child would report its parent's
+    peak. VmHWM belongs to the address space that exec created.
+    """
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
 
 
 def _child(bootstrap: str, plan: dict[str, Any], cycles: int, workdir: str, out: Any) -> None:
     logs.configure("error", json=True)
-    before = _rss_mb()
+    before = _status_mb("VmRSS")
     figures = asyncio.run(measure(bootstrap, ReassignmentPlan.from_dict(plan), cycles, Path(workdir)))
     figures["rss_before_plan_mb"] = round(before, 1)
-    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    figures["rss_after_cycles_mb"] = round(_rss_mb(), 1)
+    figures["peak_rss_mb"] = round(_status_mb("VmHWM"), 1)
+    figures["rss_after_cycles_mb"] = round(_status_mb("VmRSS"), 1)
     figures["plan_memory_mb"] = round(figures["peak_rss_mb"] - before, 1)
     out.put(figures)
 
