@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -116,6 +117,7 @@ class HaCoordinator:
 
     def _listener(self, state: str) -> None:
         """kazoo's thread: drop leadership before anything else can use it."""
+        log.info("ZooKeeper session state", state=str(state), was_leader=self._leading)
         if state in (KazooState.SUSPENDED, KazooState.LOST):
             with self._state_lock:
                 self._leading = False
@@ -253,6 +255,14 @@ async def _not_wired(is_leader: bool, leader: str | None) -> None:
     raise RuntimeError("HaCoordinator.on_change was not set")
 
 
+def _quiet_kazoo_logger() -> logging.Logger:
+    """kazoo warns on every failed reconnect attempt (plain text, several per second while ZooKeeper is
+    down); the state changes that matter are logged by the coordinator's listener instead."""
+    logger = logging.getLogger("reassignd.kazoo")
+    logger.setLevel(logging.ERROR)
+    return logger
+
+
 async def open_ha_store(config: Any, cluster: Any) -> HaParts:
     label = await cluster_label(config, cluster)
     session = float(config["ha.session.timeout.seconds"])
@@ -260,6 +270,7 @@ async def open_ha_store(config: Any, cluster: Any) -> HaParts:
         hosts=str(config["ha.zookeeper.connect"]),
         timeout=session,
         connection_retry={"max_tries": -1, "delay": 0.2, "backoff": 2, "max_delay": 1.0},
+        logger=_quiet_kazoo_logger(),
     )
     await asyncio.to_thread(client.start, 30)
     base = f"{str(config['ha.zookeeper.path']).rstrip('/')}/{label}"

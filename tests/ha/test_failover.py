@@ -49,6 +49,14 @@ def role(daemon: DaemonProcess) -> str | None:
     return body.get("role") if isinstance(body, dict) else None
 
 
+def is_leader_metric(daemon: DaemonProcess) -> float:
+    _, body = daemon.request("GET", "/metrics")
+    text = body.decode() if isinstance(body, bytes) else str(body)
+    return float(
+        next(line.split()[-1] for line in text.splitlines() if line.startswith("reassignd_ha_is_leader "))
+    )
+
+
 def plan_state(daemon: DaemonProcess, plan_id: str) -> str | None:
     code, body = daemon.request("GET", f"/v1/plans/{plan_id}")
     return str(body["state"]) if code == 200 else None
@@ -101,6 +109,7 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
         wait_for(lambda: role(first) == "leader", 20, "first daemon elected")
         second.start()
         wait_for(lambda: role(second) == "standby", 20, "second daemon stands by")
+        assert is_leader_metric(first) == 1 and is_leader_metric(second) == 0
         plan = fill_plan(20)
         code, body = second.request("POST", "/v1/plans", plan)
         assert code == 421, body  # a standby refuses writes and names the leader
@@ -114,6 +123,7 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
         killed_at = time.monotonic()
         wait_for(lambda: role(second) == "leader", SESSION_SECONDS + 15, "standby elected")
         took_over = time.monotonic() - killed_at
+        assert is_leader_metric(second) == 1
         progress = done_count(sim.state(), plan)
         wait_for(lambda: done_count(sim.state(), plan) > progress, 30, "the new leader moves partitions")
         status = second.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
