@@ -172,3 +172,15 @@ def test_bad_event_action_is_refused_with_its_value() -> None:
     data = copy.deepcopy(tiny(events=[{"at": 1, "action": "explode", "broker": 1}]))
     with pytest.raises(ValueError, match="explode"):
         case_from_dict(json.loads(json.dumps(data)))
+
+
+@pytest.mark.parametrize("strategy", ["stock", "reassignd"])
+def test_runs_are_reproducible(strategy: str) -> None:
+    case = next(c for c in load_cases() if c.name == "replication-factor-2-to-3")
+    first, second = (STRATEGIES[strategy](case, 86400.0) for _ in range(2))
+    assert first.meter.done_at == second.meter.done_at
+    assert first.meter.timeline == second.meter.timeline
+    assert (first.meter.admin_requests, first.meter.config_writes) == (
+        second.meter.admin_requests,
+        second.meter.config_writes,
+    )
