@@ -97,6 +97,8 @@ def load_cases(names: Iterable[str] | None = None, directory: Path = SCENARIOS) 
 
 
 class Meter:
+    """A SimCluster whose admin calls are counted and whose clock is advanced event by event."""
+
     def __init__(self, sim: SimCluster, plan: ReassignmentPlan, events: tuple[BrokerEvent, ...]) -> None:
         self.sim = sim
         self.plan = plan
@@ -189,22 +191,24 @@ class Meter:
             self._advance(when - now)
         self._sample()
 
+    def moving(self) -> bool:
+        return bool(self.sim.list_partition_reassignments(None))
+
     def _extra_replicas(self) -> int:
         extra = 0
-        for p in self.sim._reassigning:
-            base = self._base_rf.get((p.topic, p.index), len(p.replicas))
-            extra += max(0, len(p.replicas) - base)
+        for topic, partition, replicas, _adding, _removing in self.sim.list_partition_reassignments(None):
+            extra += max(0, len(replicas) - self._base_rf.get((topic, partition), len(replicas)))
         return extra
 
     def _sample(self) -> None:
-        incoming = {b: n for b, n in self.sim._incoming.items() if n}
+        incoming = {b["id"]: b["incoming"] for b in self.sim.observed()["brokers"] if b["incoming"]}
         now = self.sim.now
         if not self.timeline or self.timeline[-1][1] != incoming:
             if self.timeline and self.timeline[-1][0] == now:
                 self.timeline[-1] = (now, incoming)
             else:
                 self.timeline.append((now, incoming))
-        if self.done_at is None and not self.sim._reassigning and self.at_target():
+        if self.done_at is None and not self.moving() and self.at_target():
             self.done_at = now
 
     def at_target(self) -> bool:
@@ -269,10 +273,10 @@ def run_stock(case: Case, max_seconds: float) -> Run:
     for tp, target in sorted(case.plan.targets.items()):
         sim.alter_partition_reassignment(tp.topic, tp.partition, list(target))
     cycles = 0
-    while sim._reassigning and sim.now < max_seconds:
+    while meter.moving() and sim.now < max_seconds:
         meter.advance(case.cycle_interval)
         cycles += 1
-    finished = not sim._reassigning
+    finished = not meter.moving()
     if throttle is not None:
         for topic in sorted(leader_entries):
             clear = [(LEADER_REPLICAS, 1, None), (FOLLOWER_REPLICAS, 1, None)]
