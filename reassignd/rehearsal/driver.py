@@ -106,6 +106,8 @@ class RehearsalResult:
     partitions: int
     steps: int
     total_bytes: int
+    produce_bytes_per_sec: float = 0.0
+    """What producers write to the plan's partitions at the start (sum over partitions)."""
     bytes_in: dict[int, int] = field(default_factory=dict)
     bytes_out: dict[int, int] = field(default_factory=dict)
     peak_incoming: dict[int, int] = field(default_factory=dict)
@@ -130,6 +132,7 @@ class RehearsalResult:
             "partitions": self.partitions,
             "steps": self.steps,
             "bytes_to_move": self.total_bytes,
+            "plan_produce_bytes_per_sec": round(self.produce_bytes_per_sec, 1),
             "brokers": [
                 {
                     "id": b,
@@ -391,6 +394,7 @@ def rehearse(
     snapshot, _ = driver.snapshot(None)
     state = ExecutionState.initial(plan, snapshot, tuple(limits.ordering))
     total = driver.remaining
+    produce = sum(p.produce_bytes_per_sec for p in snapshot.partitions.values() if p.tp in plan.targets)
     timeline: list[Sample] = []
     cycles = 0
     ended = ""
@@ -436,6 +440,7 @@ def rehearse(
         partitions=len(plan),
         steps=driver.steps,
         total_bytes=total,
+        produce_bytes_per_sec=produce,
         bytes_in=driver.bytes_in,
         bytes_out=driver.bytes_out,
         peak_incoming={b["id"]: b["incoming_peak"] for b in observed["brokers"]},
