@@ -165,6 +165,7 @@ class ZooKeeperStore(StateStore):
         seqs: list[int] = []
         batch_steps: dict[str, JournalEntry] = {}
         new_chunks: set[int] = set()
+        written: list[JournalEntry] = []
 
         def journal(event: Event) -> int:
             nonlocal seq
@@ -183,6 +184,7 @@ class ZooKeeperStore(StateStore):
                 new_chunks.add(chunk)  # the first entry of this chunk
                 tx.add("create", self._p("journal", f"c{chunk}"), b"")
             tx.add("create", self._p("journal", f"c{chunk}", f"e{seq:012d}"), _entry_bytes(entry))
+            written.append(entry)
             key = event.idempotency_key
             if key is not None:
                 if key in batch_steps:
@@ -263,6 +265,7 @@ class ZooKeeperStore(StateStore):
         real = [(i, r) for i, r in failures if not isinstance(r, RolledBackError)]
         if not failures:
             self._plan_bodies.update({p: json.loads(_dumps(b, "plan")) for p, b, _ in batch.new_plans})
+            self._entries.update((e.seq, e) for e in written)
             return CommitResult(tuple(seqs), recorded)
         index, failure = real[0] if real else failures[0]
         if index == head_op and isinstance(failure, BadVersionError):
