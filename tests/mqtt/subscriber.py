@@ -22,11 +22,22 @@ class Received:
 
 
 class Subscriber:
-    def __init__(self, port: int, *topics: str) -> None:
+    def __init__(
+        self,
+        port: int,
+        *topics: str,
+        ca_file: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+    ) -> None:
         self.messages: list[Received] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        if ca_file:
+            self.client.tls_set(ca_certs=ca_file)
+        if username:
+            self.client.username_pw_set(username, password)
         self.client.on_message = self._on_message
         self.client.on_connect = lambda client, *_: client.subscribe([(t, 1) for t in topics])
         self.client.on_subscribe = lambda *_: self._subscribed.set()
