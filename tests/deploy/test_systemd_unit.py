@@ -84,7 +84,8 @@ def test_the_unit_notifies_reloads_restarts_and_is_hardened() -> None:
     assert service["DynamicUser"] == "yes" and service["StateDirectory"] == "reassignd"
     for key in ("NoNewPrivileges", "PrivateTmp", "ProtectHome", "PrivateDevices", "RestrictSUIDSGID"):
         assert service[key] == "yes", key
-    assert service["ProtectSystem"] == "strict" and service["ReadWritePaths"] == "%S/reassignd"
+    # strict leaves only StateDirectory= writable; nothing else is opened up.
+    assert service["ProtectSystem"] == "strict" and "ReadWritePaths" not in service
     assert service["CapabilityBoundingSet"] == ""
     assert "AF_UNIX" in service["RestrictAddressFamilies"].split(), "sd_notify needs AF_UNIX"
     assert "@system-service" in unit["Service"]["SystemCallFilter"]
@@ -113,12 +114,17 @@ def test_the_stop_timeout_outlasts_the_daemons_graceful_shutdown() -> None:
 class NotifySocket:
     """What systemd listens on: an AF_UNIX datagram socket; collects every message."""
 
-    def __init__(self) -> None:
+    def __init__(self, abstract: bool = False) -> None:
         # A short directory: socket paths are limited to 107 bytes.
         self.directory = Path(tempfile.mkdtemp(prefix="notify-", dir="/tmp"))
-        self.path = self.directory / "notify.sock"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(str(self.path))
+        if abstract:  # systemd may hand out an abstract socket, written with a leading '@'
+            name = f"reassignd-notify-{os.getpid()}-{time.monotonic_ns()}"
+            self.sock.bind("\0" + name)
+            self.address = "@" + name
+        else:
+            self.sock.bind(str(self.directory / "notify.sock"))
+            self.address = str(self.directory / "notify.sock")
         self.messages: list[tuple[float, dict[str, str]]] = []
 
     def collect(self, seconds: float) -> None:
@@ -167,7 +173,7 @@ def start_notifying_daemon(
     monkeypatch: pytest.MonkeyPatch, notify: NotifySocket, sim: SimProcess, workdir: Path, watchdog_usec: int
 ) -> DaemonProcess:
     """DaemonProcess passes os.environ on: NOTIFY_SOCKET and WATCHDOG_USEC as systemd would set them."""
-    monkeypatch.setenv("NOTIFY_SOCKET", str(notify.path))
+    monkeypatch.setenv("NOTIFY_SOCKET", notify.address)
     monkeypatch.setenv("WATCHDOG_USEC", str(watchdog_usec))
     monkeypatch.delenv("WATCHDOG_PID", raising=False)
     return DaemonProcess(workdir, sim.bootstrap_servers).start()
@@ -197,18 +203,21 @@ def test_ready_then_watchdog_pings_then_stopping(
         daemon.stop()
 
 
-def test_no_watchdog_pings_without_watchdog_usec(
-    monkeypatch: pytest.MonkeyPatch, notify_socket: NotifySocket, sim: SimProcess, tmp_path: Path
+def test_no_watchdog_pings_without_watchdog_usec_and_an_abstract_socket_works(
+    monkeypatch: pytest.MonkeyPatch, sim: SimProcess, tmp_path: Path
 ) -> None:
+    abstract = NotifySocket(abstract=True)
     monkeypatch.delenv("WATCHDOG_USEC", raising=False)
-    monkeypatch.setenv("NOTIFY_SOCKET", str(notify_socket.path))
+    monkeypatch.setenv("NOTIFY_SOCKET", abstract.address)
     daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers).start()
     try:
-        notify_socket.wait_for("READY", "1", timeout=10)
-        notify_socket.collect(1.5)
-        assert not [f for _, f in notify_socket.messages if "WATCHDOG" in f]
+        assert abstract.address.startswith("@")
+        abstract.wait_for("READY", "1", timeout=10)
+        abstract.collect(1.5)
+        assert not [f for _, f in abstract.messages if "WATCHDOG" in f]
     finally:
         daemon.stop()
+        abstract.close()
 
 
 @pytest.mark.xfail(
