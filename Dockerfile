@@ -28,10 +28,6 @@ COPY --from=build /wheels /wheels
 RUN python -m venv /opt/reassignd \
  && /opt/reassignd/bin/pip install --no-cache-dir -c /tmp/constraints.txt /wheels/reassignd-*.whl \
  && /opt/reassignd/bin/pip uninstall --yes pip
-# Workaround: reassignd/daemon/api.py reads docs/openapi.json beside the package (a source checkout's layout),
-# which a wheel does not carry; without it `reassignd run` exits at start. Put it where it is looked for until
-# the document ships as package data (tests/deploy/test_dockerfile.py tells when this can go).
-COPY docs/openapi.json /opt/reassignd/lib/python3.11/site-packages/docs/openapi.json
 
 # --- daemon: the image operators run ---------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS daemon
@@ -74,7 +70,6 @@ COPY --from=build /wheels /wheels
 RUN python -m venv /opt/reassignd \
  && /opt/reassignd/bin/pip install --no-cache-dir -c /tmp/constraints.txt "$(ls /wheels/reassignd-*.whl)[pipeline]" \
  && /opt/reassignd/bin/pip uninstall --yes pip
-COPY docs/openapi.json /opt/reassignd/lib/python3.11/site-packages/docs/openapi.json
 
 FROM ${PYTHON_IMAGE} AS pipeline
 RUN groupadd --system --gid 10001 reassignd \

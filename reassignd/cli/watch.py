@@ -2,7 +2,7 @@
 
 Rendering never talks to the daemon or the terminal, so it is tested from a status document alone; `watch`
 is the only impure part (poll, draw, sleep) and takes its fetch and sleep functions as arguments.
-The status document is the one GET /v1/status returns (docs/api.md, PlanStatus in docs/openapi.json);
+The status document is the one GET /v1/status returns (docs/api.md; PlanStatus in the OpenAPI document);
 fields a daemon does not send are shown as unknown rather than failing the view.
 """
 

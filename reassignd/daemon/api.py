@@ -5,7 +5,7 @@ calls, ServiceError codes to HTTP statuses, and every failure (unknown route, ba
 missing token, a bug) to the one error shape `{"error": {"code", "message", "problems"?, "details"?}}`.
 Calls that are not GET need the bearer token and are refused before the service is touched. The token
 never reaches a log line: the access log is our own and records no headers. docs/api.md and
-docs/openapi.json describe the routes; tests keep the document and the router in sync.
+reassignd/daemon/openapi.json describe the routes; tests keep the document and the router in sync.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024  # a 100,000-partition plan is ~8 MB of JSON
 REQUEST_ID_HEADER = "X-Request-Id"
-OPENAPI_PATH = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+OPENAPI_PATH = Path(__file__).resolve().parent / "openapi.json"  # package data: ships in the wheel
 
 # Service codes (service.py) and the API's own, with their statuses.
 STATUS_BY_CODE: Mapping[str, int] = {
@@ -416,7 +416,7 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 
 def load_openapi(path: str | Path | None = None) -> JSON:
-    """The checked-in OpenAPI document (docs/openapi.json) that /openapi.json serves."""
+    """The checked-in OpenAPI document (reassignd/daemon/openapi.json) that /openapi.json serves."""
     document: JSON = json.loads(Path(path or OPENAPI_PATH).read_text(encoding="utf-8"))
     return document
 

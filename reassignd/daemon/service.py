@@ -1,8 +1,9 @@
 """The boundary between the controller and everything that steers it (HTTP API, CLI, MQTT commands).
 
 Operators' front ends call only this protocol; the controller implements it. Results are JSON-ready dicts
-whose shapes are documented in the OpenAPI document (docs/openapi.json), so every front end speaks the same
-language. Failures raise `ServiceError` with a stable code; the API maps them to HTTP statuses.
+whose shapes are documented in the OpenAPI document (reassignd/daemon/openapi.json), so every front end
+speaks the same language. Failures raise `ServiceError` with a stable code; the API maps them to HTTP
+statuses.
 """
 
 from __future__ import annotations

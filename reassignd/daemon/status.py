@@ -1,4 +1,4 @@
-"""Status views of the controller, in the JSON shapes of docs/openapi.json.
+"""Status views of the controller, in the JSON shapes of reassignd/daemon/openapi.json.
 
 Synchronous and read-only: built from what the controller already holds (the plan records refreshed each
 cycle, the running plan's engine state, its progress view), never from a fresh cluster call.

@@ -1,4 +1,4 @@
-"""docs/openapi.json and the router agree both ways, and live responses match the documented schemas.
+"""The OpenAPI document and the router agree both ways, and live responses match the documented schemas.
 
 jsonschema is not a dependency, so `conforms` below checks the subset of JSON Schema the document uses
 (type, properties, required, additionalProperties, items, enum, const, minimum, minItems, minProperties,
@@ -104,7 +104,7 @@ def documented_operations() -> set[tuple[str, str]]:
 
 def test_every_route_is_documented_and_every_documented_path_is_routed() -> None:
     routed, documented = routed_operations(), documented_operations()
-    assert routed - documented == set(), "routes missing from docs/openapi.json"
+    assert routed - documented == set(), "routes missing from reassignd/daemon/openapi.json"
     assert documented - routed == set(), "documented operations the app does not route"
     assert len(routed) == 20
 
