@@ -119,6 +119,7 @@ class MqttBridge:
         self._step_started: dict[tuple[Any, ...], float] = {}
         self._pending = asyncio.Event()
         self._last_status: bytes | None = None
+        self._tls = self._tls_context()
 
     def reload(self, config: Any) -> None:
         """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
@@ -168,13 +169,18 @@ class MqttBridge:
             }
         ).encode()
 
+    def _tls_context(self) -> ssl.SSLContext | None:
+        """Built once at start-up: a missing or bad certificate file stops the daemon with a clear error."""
+        s = self.settings
+        if not s.tls:
+            return None
+        context = ssl.create_default_context(cafile=s.ca_file)
+        if s.cert_file:
+            context.load_cert_chain(s.cert_file, s.key_file)
+        return context
+
     def _client(self) -> aiomqtt.Client:
         s = self.settings
-        tls_context = None
-        if s.tls:
-            tls_context = ssl.create_default_context(cafile=s.ca_file)
-            if s.cert_file:
-                tls_context.load_cert_chain(s.cert_file, s.key_file)
         will = aiomqtt.Will(s.topic(f"daemons/{s.node_id}"), self._presence(False), qos=1, retain=True)
         return aiomqtt.Client(
             s.host,
@@ -184,7 +190,7 @@ class MqttBridge:
             identifier=s.client_id,
             keepalive=s.keepalive,
             will=will,
-            tls_context=tls_context,
+            tls_context=self._tls,
             timeout=10,
         )
 
@@ -200,6 +206,8 @@ class MqttBridge:
                     await self._serve(client)
             except aiomqtt.MqttError as exc:
                 log.warning("MQTT connection lost; retrying", error=str(exc), retry_in=round(backoff, 2))
+            except Exception as exc:  # a bug here must not take the controller down with it
+                log.error("MQTT bridge failed; reconnecting", error=repr(exc), exc_info=True)
             finally:
                 self.connected = False
             await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
@@ -285,17 +293,20 @@ class MqttBridge:
             return
         try:
             await self._execute(command)
-        except ServiceError as exc:
-            self.metrics.command_rejected("mqtt", exc.code)
-            log.warning("MQTT command refused", command=command.name, error=str(exc))
+        except Exception as exc:
+            code, message = (
+                (exc.code, exc.message) if isinstance(exc, ServiceError) else ("internal", repr(exc))
+            )
+            self.metrics.command_rejected("mqtt", code)
+            log.warning("MQTT command refused", command=command.name, error=f"{code}: {message}")
             self.sink(
                 {
                     "event": "command.failed",
                     "at": self.clock(),
                     "command": command.name,
                     "nonce": command.nonce,
-                    "code": exc.code,
-                    "message": exc.message,
+                    "code": code,
+                    "message": message,
                 }
             )
             return
