@@ -30,9 +30,12 @@ def register(subparsers: Any) -> None:
         "moves that would never converge. Exit 0 when the plan finishes, 1 when it does not.",
     )
     parser.add_argument("plan", help="Kafka reassignment JSON")
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument("--snapshot", help="cluster snapshot JSON (reassignd snapshot --out ...)")
-    source.add_argument("--bootstrap-servers", help="read the cluster live (HOST:PORT[,...])")
+    source.add_argument(
+        "--bootstrap-servers",
+        help="read the cluster live (HOST:PORT[,...]); the default without --snapshot is the config's",
+    )
     parser.add_argument(
         "--config", help="reassignd TOML config: limits, throttles, cycle interval, cluster.*"
     )
@@ -94,15 +97,27 @@ def _config(args: argparse.Namespace) -> Any:
     """The config in force; with --snapshot the cluster is never contacted, so its address may be absent."""
     from reassignd.config import load_config
 
-    address = args.bootstrap_servers or "snapshot-only.invalid:9092"
-    if args.bootstrap_servers or not args.config:
-        return load_config(args.config, os.environ, {"cluster.bootstrap.servers": address})
+    if args.bootstrap_servers:
+        return load_config(args.config, os.environ, {"cluster.bootstrap.servers": args.bootstrap_servers})
     try:
         return load_config(args.config, os.environ)
     except InvalidInputError as exc:
-        if any(p.field == "cluster.bootstrap.servers" for p in exc.problems):
-            return load_config(args.config, os.environ, {"cluster.bootstrap.servers": address})
-        raise
+        if not any(p.field == "cluster.bootstrap.servers" for p in exc.problems):
+            raise
+        if not args.snapshot:
+            raise InvalidInputError(
+                "arguments",
+                [
+                    Problem(
+                        "rehearse",
+                        "--snapshot",
+                        "give a snapshot file, --bootstrap-servers, or cluster.bootstrap.servers in --config",
+                    )
+                ],
+            ) from None
+        return load_config(
+            args.config, os.environ, {"cluster.bootstrap.servers": "snapshot-only.invalid:9092"}
+        )
 
 
 async def _read_live(config: Any, seconds: float) -> tuple[ClusterSnapshot, ClusterSnapshot, float]:
