@@ -1,0 +1,61 @@
+"""`reassignd mqtt-command`: prints a signed MQTT command, ready for `mosquitto_pub -m` (docs/mqtt.md).
+
+The secret is read from a file (never from the command line, where `ps` would show it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from reassignd.daemon.mqtt_auth import COMMANDS, sign
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "mqtt-command",
+        help="print a signed MQTT command for <prefix>/<cluster>/commands",
+    )
+    parser.add_argument("command", choices=sorted(COMMANDS))
+    parser.add_argument("--secret-file", required=True, type=Path, help="file holding the shared HMAC secret")
+    parser.add_argument("--plan-id", help="the plan to act on (default: the active plan)")
+    parser.add_argument(
+        "--throttle",
+        action="append",
+        default=[],
+        metavar="KEY=BYTES_PER_SEC",
+        help="set_throttles: e.g. leader.reassignment.throttled.rate=50000000 (repeatable)",
+    )
+    parser.set_defaults(func=_mqtt_command)
+
+
+def _mqtt_command(args: argparse.Namespace) -> int:
+    try:
+        secret = args.secret_file.read_text().strip().encode()
+    except OSError as exc:
+        print(f"--secret-file: cannot read {args.secret_file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    if not secret:
+        print(f"--secret-file: {args.secret_file} is empty", file=sys.stderr)
+        return 2
+    throttles: dict[str, int] = {}
+    for item in args.throttle:
+        key, sep, value = item.partition("=")
+        if not sep or not value.isdigit():
+            print(f"--throttle: expected KEY=BYTES_PER_SEC, got {item!r}", file=sys.stderr)
+            return 2
+        throttles[key] = int(value)
+    if (args.command == "set_throttles") != bool(throttles):
+        print("--throttle is required by set_throttles and only allowed there", file=sys.stderr)
+        return 2
+    body: dict[str, Any] = {"command": args.command, "timestamp": time.time(), "nonce": uuid.uuid4().hex}
+    if args.plan_id:
+        body["plan_id"] = args.plan_id
+    if throttles:
+        body["throttles"] = throttles
+    sys.stdout.write(sign(secret, body).decode() + "\n")
+    return 0
