@@ -614,6 +614,7 @@ class Controller:
             self.metrics.set_progress(None, 0, 0, 0, None)
             self.metrics.set_inflight({}, {}, 0)
             self.metrics.set_stalled(0)
+            self.metrics.set_under_min_isr(0)
 
     async def _publish(self, run: PlanRun, decision: Decision) -> None:
         assert run.state is not None
@@ -627,6 +628,14 @@ class Controller:
             run.plan_id, view.total_bytes, view.remaining_bytes, view.moved_bytes, view.eta_seconds
         )
         self.metrics.set_stalled(len(view.stalled))
+        snapshot = run.last_snapshot
+        if snapshot is not None:
+            self.metrics.set_under_min_isr(
+                sum(
+                    len(p.isr) < snapshot.min_insync_replicas(p.tp.topic)
+                    for p in snapshot.partitions.values()
+                )
+            )
         self.metrics.set_foreign_reassignments(run.state.counts[Status.EXTERNAL])
         await self._publish_counts()
 

@@ -92,6 +92,11 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     ),
     MetricSpec("reassignd_stalls_detected_total", "counter", "Moves detected as stalled."),
     MetricSpec(
+        "reassignd_under_min_isr_partitions",
+        "gauge",
+        "Partitions of the running plan with fewer in-sync replicas than their min.insync.replicas.",
+    ),
+    MetricSpec(
         "reassignd_auto_throttle_raises_total",
         "counter",
         "Throttle rate raises made by auto-throttle.",
@@ -277,6 +282,9 @@ class DaemonMetrics:
 
     def set_stalled(self, count: int) -> None:
         self._metrics["reassignd_stalled_movements"].set(count)
+
+    def set_under_min_isr(self, count: int) -> None:
+        self._metrics["reassignd_under_min_isr_partitions"].set(count)
 
     def stall_detected(self, count: int = 1) -> None:
         self._metrics["reassignd_stalls_detected_total"].inc(count)

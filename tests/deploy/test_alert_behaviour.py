@@ -119,6 +119,22 @@ CASES: list[tuple[str, list[dict[str, str]], list[dict[str, Any]]]] = [
         ],
     ),
     (
+        "partitions under min.insync.replicas while a plan runs, then after it ended",
+        [
+            series("reassignd_under_min_isr_partitions", A, "3x12 3x12"),
+            series("reassignd_plans", f'{A}, state="running"', "1x12 0x12"),
+        ],
+        [
+            quiet("ReassigndUnderMinInsyncDuringMove", "3m"),
+            fires(
+                "ReassigndUnderMinInsyncDuringMove",
+                "7m",
+                {"cluster": "c", "instance": "a:8080", "severity": "critical"},
+            ),
+            quiet("ReassigndUnderMinInsyncDuringMove", "20m"),
+        ],
+    ),
+    (
         "throttles left in force after the plan finished",
         [
             series(
