@@ -142,6 +142,7 @@ def test_tls_and_password_with_the_documented_acl(secure_broker: tuple[int, Path
     operator = Subscriber(
         port,
         f"{base}/events",
+        f"{base}/daemons/#",
         ca_file=str(certs / "ca.pem"),
         username="reassignd-operator",
         password="reassignd-operator-pw",
@@ -161,6 +162,7 @@ def test_tls_and_password_with_the_documented_acl(secure_broker: tuple[int, Path
         "mqtt.username": "reassignd",
         "mqtt.password.file": str(password_file),
         "mqtt.command.hmac.secret.file": str(secret_file),
+        "ha.node.id": "n1",
     }
     with SimProcess(scenario(5), tmp_path / "sim", time_scale=5) as sim:
         password_file.write_text("wrong-password")
@@ -175,6 +177,11 @@ def test_tls_and_password_with_the_documented_acl(secure_broker: tuple[int, Path
         password_file.write_text("reassignd-pw")
         daemon = DaemonProcess(tmp_path / "d", sim.bootstrap_servers, settings).start()
         try:
+            operator.wait(
+                lambda: any(m.json()["online"] for m in operator.on("/daemons/n1")),
+                20,
+                "daemon connected over TLS with its password",
+            )
             operator.publish(f"{base}/commands", sign(SECRET, command("pause")))
             operator.wait(lambda: "command.failed" in kinds(operator), 20, "command judged over TLS")
             failed = [m.json() for m in operator.on("/events") if m.json()["event"] == "command.failed"]
