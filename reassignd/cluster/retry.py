@@ -70,12 +70,17 @@ def is_retriable(error: BaseException) -> bool:
     return isinstance(error, ClusterCallError) and error.retriable
 
 
+# Jitter draws from a generator of its own: the process-wide `random` state belongs to whoever seeded it
+# (a test framework replaying examples, a simulation), and retries run in the background.
+_JITTER = random.Random()
+
+
 async def run_with_retry(
     call: Callable[[], Awaitable[T]],
     policy: RetryPolicy,
     *,
     on_retry: Callable[[BaseException, int, float], None] | None = None,
-    draw: Callable[[], float] = random.random,
+    draw: Callable[[], float] = _JITTER.random,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> T:
     """Await `call()` until it succeeds, the error is not retriable, or the attempts are used up."""
