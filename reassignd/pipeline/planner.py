@@ -268,9 +268,10 @@ def _replica_phase(parts: Any, clusters: dict[str, _Cluster], request: PlanReque
             seed=request.seed,
             round_no=request.max_rounds - rounds_left,
         ).localCheckpoint()
-        accepted = _apply_load_changes(moves, clusters, request.size_aware)
+        per_cluster = _apply_load_changes(moves, clusters, request.size_aware)
+        accepted = sum(per_cluster.values())
         if relay is not None:
-            for n, count in _moves_per_cluster(moves).items():
+            for n, count in per_cluster.items():
                 clusters[n].relay_moves += count
         LOG.info("replica round (%s): %d moves, %.1fs", name, accepted, time.monotonic() - started)
         for n in quotas:
@@ -288,25 +289,23 @@ def _replica_phase(parts: Any, clusters: dict[str, _Cluster], request: PlanReque
     return parts
 
 
-def _moves_per_cluster(moves: Any) -> dict[str, int]:
-    return {r["cluster"]: int(r["count"]) for r in moves.groupBy("cluster").count().collect()}
-
-
-def _apply_load_changes(moves: Any, clusters: dict[str, _Cluster], size_aware: bool) -> int:
+def _apply_load_changes(moves: Any, clusters: dict[str, _Cluster], size_aware: bool) -> dict[str, int]:
+    """Update the driver's loads from one aggregate of the round's moves; returns moves per cluster."""
     from pyspark.sql import functions as F
 
     weight = F.col("size_bytes") if size_aware else F.lit(1)
-    accepted = 0
-    for column, sign in (("source", -1), ("destination", 1)):
-        rows = (
-            moves.groupBy("cluster", column).agg(F.sum(weight).alias("w"), F.count("*").alias("n")).collect()
-        )
-        for row in rows:
-            c = clusters[row["cluster"]]
-            broker = int(row[column])
-            c.loads[broker] = c.loads.get(broker, 0) + sign * int(row["w"])
-            if sign > 0:
-                accepted += int(row["n"])
+    sides = moves.select(
+        "cluster", F.col("source").alias("broker"), (-weight).alias("w"), F.lit(0).alias("n")
+    )
+    sides = sides.unionByName(
+        moves.select("cluster", F.col("destination").alias("broker"), weight.alias("w"), F.lit(1).alias("n"))
+    )
+    accepted: dict[str, int] = {}
+    for row in sides.groupBy("cluster", "broker").agg(F.sum("w").alias("w"), F.sum("n").alias("n")).collect():
+        c = clusters[row["cluster"]]
+        broker = int(row["broker"])
+        c.loads[broker] = c.loads.get(broker, 0) + int(row["w"])
+        accepted[c.name] = accepted.get(c.name, 0) + int(row["n"])
     return accepted
 
 

@@ -47,6 +47,8 @@ def _givers_frame(
             keep = min(1.0, OVERSAMPLE * 2 * give / load)
             domain = data.domains[cluster].get(broker, GLOBAL) if domain_mode else GLOBAL
             rows.append((cluster, broker, int(give), float(keep), domain))
+    if not rows:
+        return None
     return spark.createDataFrame(rows, "cluster STRING, broker INT, give LONG, keep DOUBLE, domain STRING")
 
 
@@ -66,7 +68,7 @@ def replica_moves(
 
     spark = parts.sparkSession
     givers = _givers_frame(spark, data, loads, domain_mode)
-    if givers.isEmpty():
+    if givers is None:
         return spark.createDataFrame([], MOVE_SCHEMA)
     exploded = parts.filter(~F.col("reassigning")).select(
         "cluster", "topic", "partition", "replicas", "size_bytes", F.explode("replicas").alias("source")

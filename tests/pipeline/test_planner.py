@@ -151,3 +151,16 @@ def test_invalid_snapshot_names_every_problem(spark: Any, tmp_path: Path) -> Non
     assert ("bad: a-1", "replicas") in found
     assert ("bad: a-3", "leader") in found
     assert not any(p.where == "bad: a-2" for p in caught.value.problems)
+
+
+@pytest.mark.slow
+def test_size_aware_balances_bytes(spark: Any, tmp_path: Path) -> None:
+    path = _write(tmp_path, expansion()) / "expansion.json"
+    [outcome] = plan_paths(spark, [str(path)], PlanRequest("replica-balance", size_aware=True, seed=2))
+    f = outcome.figures
+    assert f["lower_bound_unit"] == "bytes"
+    before, after = f["scores_before"]["bytes"], f["scores_after"]["bytes"]
+    assert after["cv"] < before["cv"] / 2
+    assert after["outside_band"] <= 1 < before["outside_band"]
+    assert f["bytes_moved"] <= f["lower_bound"] * 1.3, f
+    assert f["spread_violations"]["after"] <= f["spread_violations"]["before"]
