@@ -20,9 +20,13 @@ def _redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[
     return event
 
 
+def _current_stderr(*_: Any) -> Any:
+    """A logger on whatever sys.stderr is when the line is written, not when logging was configured."""
+    return structlog.PrintLogger(file=sys.stderr)
+
+
 def configure(level: str = "info", *, json: bool | None = None, stream: TextIO | None = None) -> None:
-    stream = stream or sys.stderr
-    use_json = not stream.isatty() if json is None else json
+    use_json = not (stream or sys.stderr).isatty() if json is None else json
     renderer: Any = (
         structlog.processors.JSONRenderer() if use_json else structlog.dev.ConsoleRenderer(colors=True)
     )
@@ -36,7 +40,7 @@ def configure(level: str = "info", *, json: bool | None = None, stream: TextIO |
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=stream),
+        logger_factory=structlog.PrintLoggerFactory(file=stream) if stream is not None else _current_stderr,
         cache_logger_on_first_use=False,
     )
 
