@@ -38,4 +38,5 @@ def test_levels_filter() -> None:
     log = logs.get_logger("t")
     log.info("quiet")
     log.warning("loud")
+    logs.configure("info")  # back to the current stderr for the tests that follow
     assert "quiet" not in buffer.getvalue() and "loud" in buffer.getvalue()
