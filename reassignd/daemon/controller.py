@@ -676,7 +676,8 @@ class Controller:
         if problems:
             raise ServiceError("invalid_plan", f"plan rejected: {len(problems)} problem(s)", tuple(problems))
         moving = {tp: t for tp, t in plan.targets.items() if snapshot.partitions[tp].target_replicas != t}
-        rehearsal = dry_run_steps(snapshot, plan, self.limits_in_force)
+        # pure and CPU-heavy for large plans: off the event loop, so the API and health checks stay live
+        rehearsal = await asyncio.to_thread(dry_run_steps, snapshot, plan, self.limits_in_force)
         summary: JSON = {
             "plan_id": None,
             "state": "dry_run" if dry_run else "queued",
