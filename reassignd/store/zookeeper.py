@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import random
 import threading
 import time
 import zlib
@@ -65,7 +66,7 @@ BUCKETS: Final = 32
 CHUNK: Final = 1000
 #: ZooKeeper refuses a request above jute.maxbuffer (1 MiB by default) by dropping the connection.
 MAX_TRANSACTION_BYTES: Final = 900_000
-COMMIT_ATTEMPTS: Final = 5
+COMMIT_ATTEMPTS: Final = 20  # only a deposed leader racing the new one contends; it then fails its check
 
 
 class ZooKeeperChecks(Protocol):
@@ -140,10 +141,11 @@ class ZooKeeperStore(StateStore):
 
     def commit(self, batch: WriteBatch) -> CommitResult:
         with self._lock:
-            for _ in range(COMMIT_ATTEMPTS):
+            for attempt in range(COMMIT_ATTEMPTS):
                 result = self._try_commit(batch)
                 if result is not None:
                     return result
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # jitter: two writers do not livelock
             raise StoreError(f"commit lost the race for {self._p('head')} {COMMIT_ATTEMPTS} times")
 
     def _try_commit(self, batch: WriteBatch) -> CommitResult | None:
