@@ -82,6 +82,7 @@ class PlanRun:
     view: ProgressView = field(default_factory=ProgressView)
     last_decision: Decision | None = None
     sizes: dict[TopicPartition, tuple[int, Mapping[int, int]]] = field(default_factory=dict)
+    fresh: set[TopicPartition] = field(default_factory=set)
     cycles: int = 0
     min_insync: dict[str, str] = field(default_factory=dict)
     boosts: dict[int, dict[str, int]] = field(default_factory=dict)
@@ -189,10 +190,10 @@ class Controller:
             await self._idle_hygiene()
             await self._publish_counts()
             return "idle"
-        snapshot = await self._plan_snapshot(run)
+        full, snapshot = await self._plan_snapshot(run)
         self._contact_ok = True
         if run.state is None:
-            await self._restore(run, snapshot)
+            await self._restore(run, full or self._with_cached_sizes(run, snapshot))
         assert run.state is not None
         status = run.record.status
         if status is PlanStatus.CANCELLING:
@@ -200,12 +201,16 @@ class Controller:
         limits = self.limits_in_force
         if status is not PlanStatus.RUNNING:
             limits = replace(limits, parallel_partition_count=0)  # paused / cancelling: nothing new starts
+        if tuple(limits.ordering) != run.state.ordering:
+            run.state = run.state.reordered(
+                tuple(limits.ordering), full or self._with_cached_sizes(run, snapshot)
+            )
         changed = None if run.last_snapshot is None else changed_partitions(run.last_snapshot, snapshot)
         decision = decide(snapshot, run.plan, run.state, limits, changed)
         await self._apply(run, snapshot, decision, limits)
         run.last_snapshot = snapshot
         run.last_decision = decision
-        return await self._finish_cycle(run, snapshot, decision)
+        return await self._finish_cycle(run, snapshot, decision, changed)
 
     async def _active_run(self) -> PlanRun | None:
         if self.run is not None and not self.run.record.status.terminal:
@@ -228,33 +233,27 @@ class Controller:
         self._hygiene_done = True
         return self.run
 
-    async def _plan_snapshot(self, run: PlanRun) -> ClusterSnapshot:
-        """The plan's partitions, with sizes read fresh only where bytes are moving (the rest cached).
+    async def _plan_snapshot(self, run: PlanRun) -> tuple[ClusterSnapshot | None, ClusterSnapshot]:
+        """(the full snapshot when all sizes were read this cycle, else None; the engine's view).
 
-        Log-dir sizes cost one DescribeLogDirs per broker; most of a plan sits still between its steps,
-        so sizes of all partitions are refreshed every SIZE_REFRESH_CYCLES cycles and in-flight ones
-        every cycle. min.insync.replicas is the topics' effective value (static broker configs included),
-        which the snapshot's dynamic configs alone would miss.
+        Log-dir sizes cost one DescribeLogDirs per broker, and most of a plan sits still between its steps:
+        sizes of all partitions are read every SIZE_REFRESH_CYCLES cycles into a cache (for progress and
+        ordering), in-flight ones every cycle. The engine's view carries sizes only where bytes move, the
+        same every cycle, so unchanged partitions compare equal and cost nothing downstream.
+        min.insync.replicas is the topics' effective value (static broker configs included), which the
+        dynamic configs alone would miss.
         """
-        in_flight = [tp for tp, _ in run.state.in_flight()] if run.state is not None else []
-        full = not run.sizes or run.cycles % SIZE_REFRESH_CYCLES == 0
+        in_flight = {tp for tp, _ in run.state.in_flight()} if run.state is not None else set()
+        refresh = not run.sizes or run.cycles % SIZE_REFRESH_CYCLES == 0
         run.cycles += 1
         if not run.min_insync:
             run.min_insync = await self._effective_min_insync(run.plan.topics())
         snapshot = await self.cluster.snapshot(
             list(run.plan.targets),
-            with_sizes=True if full else in_flight,
+            with_sizes=True if refresh else sorted(in_flight),
             broker_config_keys=BROKER_KEYS,
             topic_config_keys=SNAPSHOT_TOPIC_KEYS,
         )
-        fresh = set(run.plan.targets) if full else set(in_flight)
-        patched = []
-        for tp, p in snapshot.partitions.items():
-            if tp in fresh:
-                run.sizes[tp] = (p.size_bytes, p.replica_sizes)
-            elif tp in run.sizes:
-                size, replica_sizes = run.sizes[tp]
-                patched.append(replace(p, size_bytes=size, replica_sizes=replica_sizes))
         topics = {
             name: replace(info, configs={**info.configs, "min.insync.replicas": run.min_insync[name]})
             for name, info in snapshot.topics.items()
@@ -262,7 +261,29 @@ class Controller:
         }
         if topics:
             snapshot = replace(snapshot, topics={**snapshot.topics, **topics})
-        return snapshot.with_partitions(patched) if patched else snapshot
+        fresh = set(run.plan.targets) if refresh else in_flight
+        run.fresh = fresh
+        for tp in fresh:
+            p = snapshot.partitions.get(tp)
+            if p is not None:
+                run.sizes[tp] = (p.size_bytes, p.replica_sizes)
+        if not refresh:
+            return None, snapshot
+        stripped = [
+            replace(p, size_bytes=0, replica_sizes={})
+            for tp, p in snapshot.partitions.items()
+            if tp not in in_flight and (p.size_bytes or p.replica_sizes)
+        ]
+        return snapshot, snapshot.with_partitions(stripped) if stripped else snapshot
+
+    @staticmethod
+    def _with_cached_sizes(run: PlanRun, snapshot: ClusterSnapshot) -> ClusterSnapshot:
+        patched = [
+            replace(p, size_bytes=run.sizes[tp][0], replica_sizes=run.sizes[tp][1])
+            for tp, p in snapshot.partitions.items()
+            if tp in run.sizes and tp not in run.fresh
+        ]
+        return snapshot.with_partitions(patched)
 
     async def _effective_min_insync(self, topics: Collection[str]) -> dict[str, str]:
         described = await self.cluster.describe_topic_configs(sorted(topics), ["min.insync.replicas"])
@@ -451,10 +472,19 @@ class Controller:
             for tp, error in failed.items():
                 log.warning("cancel refused; retried", plan=run.plan_id, partition=str(tp), error=error)
 
-    async def _finish_cycle(self, run: PlanRun, snapshot: ClusterSnapshot, decision: Decision) -> str:
+    async def _finish_cycle(
+        self,
+        run: PlanRun,
+        snapshot: ClusterSnapshot,
+        decision: Decision,
+        changed: Collection[TopicPartition] | None,
+    ) -> str:
         assert run.state is not None
         watched = [tp for tp, _ in run.state.in_flight()]
-        run.view = run.tracker.update(self.clock(), snapshot, run.plan, watched)
+        recompute = None if changed is None else run.fresh | set(changed)
+        run.view = run.tracker.update(
+            self.clock(), snapshot, run.plan, watched, recompute=recompute, sizes=run.sizes
+        )
         for move in run.view.newly_stalled:
             await self.store.commit(
                 WriteBatch().append(

@@ -7,8 +7,8 @@ each partition's produce rate from its leader's growth when the cluster does not
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reassignd.engine.progress import (
@@ -64,19 +64,40 @@ class ProgressTracker:
     _followers: dict[tuple[TopicPartition, int], deque[FollowerSample]] = field(default_factory=dict)
     _leaders: dict[TopicPartition, deque[Sample]] = field(default_factory=dict)
     _stalled: set[tuple[TopicPartition, int]] = field(default_factory=set)
-    _initial_total: int | None = None
+    _bytes: dict[TopicPartition, Bytes] = field(default_factory=dict)
+    _total: Bytes = field(default_factory=lambda: Bytes(0, 0))
 
     def step_finished(self, copied_bytes: int) -> None:
         self.finished_bytes += max(0, copied_bytes)
 
     def update(
-        self, now: float, snapshot: ClusterSnapshot, plan: ReassignmentPlan, watched: Iterable[TopicPartition]
+        self,
+        now: float,
+        snapshot: ClusterSnapshot,
+        plan: ReassignmentPlan,
+        watched: Iterable[TopicPartition],
+        *,
+        recompute: Collection[TopicPartition] | None = None,
+        sizes: Mapping[TopicPartition, tuple[int, Mapping[int, int]]] | None = None,
     ) -> ProgressView:
-        remaining = Bytes(0, 0)
-        for tp, final in plan.targets.items():
+        """`recompute`: the partitions whose bytes may have changed (None: all); `sizes` fills in the
+        sizes of partitions the snapshot read without them."""
+        if recompute is None or not self._bytes:
+            recompute = plan.targets.keys()
+        for tp in recompute:
+            final = plan.targets.get(tp)
             p = snapshot.partitions.get(tp)
-            if p is not None:
-                remaining = remaining + partition_bytes(p, final)
+            old = self._bytes.pop(tp, None)
+            if old is not None:
+                self._total = Bytes(self._total.to_move - old.to_move, self._total.done - old.done)
+            if final is None or p is None:
+                continue
+            if not p.replica_sizes and sizes and tp in sizes:
+                p = replace(p, size_bytes=sizes[tp][0], replica_sizes=sizes[tp][1])
+            figures = partition_bytes(p, final)
+            self._bytes[tp] = figures
+            self._total = self._total + figures
+        remaining = self._total
         moved = self.finished_bytes + remaining.done
         total = moved + remaining.remaining
         self._plan_samples.append(Sample(now, moved))
