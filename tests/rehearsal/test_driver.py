@@ -114,3 +114,31 @@ def test_a_snapshot_copy_keeps_sizes_and_takes_produce_rates_from_the_caller() -
     assert [p.produce_bytes_per_sec for p in copy.topics["t"].partitions] == [3 * MB, 3 * MB]
     result = rehearse(copy, plan_of({0: [1, 3]}), limits(13 * MB), cycle_interval=1.0)
     assert result.duration_seconds == pytest.approx(10.0, abs=1.0)
+
+
+def test_timeline_runs_forward_and_ends_with_nothing_left_and_nothing_moving() -> None:
+    sim = SimCluster.from_scenario(load_scenario(scenario(50 * MB, 100_000, partitions=6)))
+    result = rehearse(sim, plan_of({p: [1 + p % 2, 3 + p % 2] for p in range(6)}), limits(10 * MB))
+    times = [s.time for s in result.timeline]
+    assert times == sorted(times) and times[0] == 0.0
+    assert result.timeline[0].remaining_bytes >= 6 * 50 * MB
+    assert result.timeline[-1].remaining_bytes == 0 and not result.timeline[-1].incoming
+    assert max(sum(s.incoming.values()) for s in result.timeline) == sum(result.peak_incoming.values())
+    doc = result.to_json_dict(with_timeline=True)
+    assert doc["finished"] and doc["predicted_duration_seconds"] == result.duration_seconds
+    assert len(doc["timeline"]) == len(result.timeline)
+    assert sum(b["bytes_in"] for b in doc["brokers"]) == sum(result.bytes_in.values()) >= 6 * 50 * MB
+
+
+def test_a_step_blocked_by_an_offline_target_ends_the_rehearsal_with_the_reason() -> None:
+    sim = SimCluster.from_scenario(load_scenario(scenario(50 * MB, 0.0)))
+    sim.stop_broker(3)
+    result = rehearse(sim, plan_of({0: [1, 3]}), limits(10 * MB))
+    assert not result.finished
+    assert result.ended_because.startswith("blocked") and "offline_target" in result.ended_because
+
+
+def test_a_bad_cycle_interval_is_refused() -> None:
+    sim = SimCluster.from_scenario(load_scenario(scenario(50 * MB, 0.0)))
+    with pytest.raises(ValueError, match="cycle_interval"):
+        rehearse(sim, plan_of({0: [1, 3]}), limits(10 * MB), cycle_interval=0.0)
