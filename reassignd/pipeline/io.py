@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reassignd.model import ClusterSnapshot, InvalidInputError, Problem
+from reassignd.model import InvalidInputError, Problem
 
 _BROKER_FIELDS = "id INT, rack STRING, online BOOLEAN"
 _PARTITION_FIELDS = (
@@ -100,34 +100,3 @@ def normalise(partitions: Any) -> Any:
         F.coalesce("size_bytes", F.lit(0)).cast("long").alias("size_bytes"),
         ((F.size(adding) > 0) | (F.size(removing) > 0)).alias("reassigning"),
     )
-
-
-def tables_from_snapshot(spark: Any, snapshot: ClusterSnapshot, cluster: str | None = None) -> Tables:
-    """An in-memory snapshot (already parsed by reassignd.model) as the pipeline's DataFrames."""
-    name = cluster or snapshot.cluster_id or "cluster"
-    brokers = spark.createDataFrame(
-        [(name, b.id, b.rack, b.online) for b in snapshot.brokers.values()],
-        "cluster STRING, broker INT, rack STRING, online BOOLEAN",
-    )
-    rows = [
-        (
-            name,
-            tp.topic,
-            tp.partition,
-            list(p.replicas),
-            list(p.isr),
-            p.leader,
-            p.size_bytes,
-            list(p.adding),
-            list(p.removing),
-        )
-        for tp, p in sorted(snapshot.partitions.items())
-    ]
-    partitions = spark.createDataFrame(rows, f"cluster STRING, {_PARTITION_FIELDS}")
-    return Tables(brokers, partitions)
-
-
-def write_parquet(tables: Tables, directory: str) -> None:
-    """The Parquet layout read_tables accepts, from raw (not yet normalised) tables."""
-    tables.brokers.withColumnRenamed("broker", "id").write.mode("overwrite").parquet(f"{directory}/brokers")
-    tables.partitions.write.mode("overwrite").parquet(f"{directory}/partitions")

@@ -101,6 +101,8 @@ def plan_tables(spark: Any, raw: Tables, request: PlanRequest) -> list[ClusterPl
     request.check()
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     with quiet_pandas_bridge():
+        # parse once (a JSON snapshot is one document): validation and planning read the checkpoint
+        raw = Tables(raw.brokers.localCheckpoint(), raw.partitions.localCheckpoint())
         validate_tables(raw)
         try:
             parts = normalise(raw.partitions).withColumn("original", F.col("replicas")).localCheckpoint()
@@ -113,7 +115,7 @@ def plan_tables(spark: Any, raw: Tables, request: PlanRequest) -> list[ClusterPl
 def _plan(spark: Any, raw: Tables, parts: Any, request: PlanRequest) -> list[ClusterPlan]:
     from pyspark.sql import functions as F
 
-    brokers = raw.brokers.localCheckpoint()
+    brokers = raw.brokers
     clusters = _clusters(brokers.toPandas(), request)
     before = broker_loads(parts, brokers, "original", leader_is_preferred=False)
     metric = "bytes" if request.size_aware else "replicas"
