@@ -88,8 +88,9 @@ def readme_table(strategies: dict[str, Any], daemon: dict[str, Any] | None, othe
     names = [n for n in ORDER if any(n in e["strategies"] for e in figures["scenarios"].values())]
     machine = strategies["machine"]
     lines = [
-        f"Measured {machine['date']} on {machine['machine']}, {machine['cpus']} CPUs, Python "
-        f"{machine['python']} (`make bench`; virtual-time figures are exact and reproducible by seed).",
+        f"Measured {machine['date']} on {machine.get('cpu', machine['machine'])} ({machine['machine']}), "
+        f"{machine['cpus']} CPUs shared with other jobs, Python {machine['python']} (`make bench`; the "
+        "makespan figures are virtual time: exact, and reproducible by seed).",
         "",
         "Makespan / lower bound (peak replicas added per broker, limit "
         f"{_first(figures)['limits']['max_incoming_per_broker']}):",
