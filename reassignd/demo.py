@@ -392,9 +392,14 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         )
         return code
     finally:
-        if daemon is not None:
-            daemon.stop()
-        sim.stop()
+        # a second Ctrl-C must not leave the children running: they are stopped first, whatever comes
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            if daemon is not None:
+                daemon.stop()
+            sim.stop()
+        finally:
+            signal.signal(signal.SIGINT, previous)
         if options.keep_dir:
             _say(out, f"files kept in {workdir}")
         else:

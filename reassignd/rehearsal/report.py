@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reassignd.rehearsal.driver import RehearsalResult
+from reassignd.rehearsal.result import RehearsalResult
 
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 
