@@ -98,6 +98,7 @@ class _Driver:
         self.cached: dict[TopicPartition, PartitionState] = {}
         self.last: ClusterSnapshot | None = None
         self.touched: set[TopicPartition] = set()
+        self.online: frozenset[int] = frozenset()
         self.bytes_left: dict[TopicPartition, Bytes] = {}
         self.remaining = 0
         self.originals = ThrottleOriginals()
@@ -129,11 +130,16 @@ class _Driver:
     def snapshot(self, fresh: Iterable[TopicPartition] | None) -> tuple[ClusterSnapshot, set[TopicPartition]]:
         """Re-read `fresh` (None: every plan partition); the rest is unchanged since the last read.
 
-        In a rehearsal only our own actions change a partition's replicas, ISR or leader: steps in flight
-        (which include those that completed since), and partitions we just started or elected. Sizes of
-        the others are kept from their last read, as the daemon keeps them between size refreshes.
+        Apart from brokers stopping or starting (which triggers a full read), only our own actions change a
+        partition's replicas, ISR or leader: steps in flight (which include those that completed since),
+        and partitions we just started or elected. Sizes of the others are kept from their last read, as
+        the daemon keeps them between size refreshes.
         """
         changed: set[TopicPartition] = set()
+        online = frozenset(b.id for b in self.sim.brokers.values() if b.online)
+        if online != self.online:
+            fresh = None  # a broker stopped or started under us (a benchmark's failure): read everything
+            self.online = online
         wanted = self.parts if fresh is None else {tp: self.parts[tp] for tp in fresh}
         updated = []
         for tp, p in wanted.items():

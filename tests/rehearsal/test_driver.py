@@ -142,3 +142,25 @@ def test_a_bad_cycle_interval_is_refused() -> None:
     sim = SimCluster.from_scenario(load_scenario(scenario(50 * MB, 0.0)))
     with pytest.raises(ValueError, match="cycle_interval"):
         rehearse(sim, plan_of({0: [1, 3]}), limits(10 * MB), cycle_interval=0.0)
+
+
+class StopsBroker1At5(SimCluster):
+    """Broker 1 stops at t=5 s, outside the rehearsal's own actions (as a benchmark's failure would)."""
+
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        if self.now < 5.0 <= end and self.brokers[1].online:
+            super().advance(5.0 - self.now)
+            self.stop_broker(1)
+        super().advance(end - self.now)
+
+
+def test_a_broker_stopping_under_the_rehearsal_is_seen_by_the_engine() -> None:
+    data = scenario(100 * MB, 0.0, partitions=2)
+    data["topics"][0]["assignment"] = [[2, 3], [1, 2]]
+    sim = StopsBroker1At5.from_scenario(load_scenario(data))
+    one_at_a_time = limits(10 * MB, **{"reassignment.max.incoming.replica.movements.per.broker": 1})
+    result = rehearse(sim, plan_of({0: [2, 4], 1: [2, 4]}), one_at_a_time, cycle_interval=1.0)
+    # partition 1 waited for broker 4; its leader 1 failed over to 2 meanwhile, so its step can start
+    assert result.finished, result.ended_because
+    assert [list(p.replicas) for p in sim.topics["t"].partitions] == [[2, 4], [2, 4]]
