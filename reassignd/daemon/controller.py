@@ -80,7 +80,6 @@ class PlanRun:
     tracker: ProgressTracker = field(default_factory=ProgressTracker)
     step_started_at: dict[TopicPartition, float] = field(default_factory=dict)
     view: ProgressView = field(default_factory=ProgressView)
-    last_decision: Decision | None = None
     sizes: dict[TopicPartition, tuple[int, Mapping[int, int]]] = field(default_factory=dict)
     fresh: set[TopicPartition] = field(default_factory=set)
     cycles: int = 0
@@ -207,9 +206,8 @@ class Controller:
             )
         changed = None if run.last_snapshot is None else changed_partitions(run.last_snapshot, snapshot)
         decision = decide(snapshot, run.plan, run.state, limits, changed)
-        await self._apply(run, snapshot, decision, limits)
+        await self._apply(run, snapshot, decision, limits, changed)
         run.last_snapshot = snapshot
-        run.last_decision = decision
         return await self._finish_cycle(run, snapshot, decision, changed)
 
     async def _active_run(self) -> PlanRun | None:
@@ -329,13 +327,30 @@ class Controller:
             await self.store.commit(batch)
 
     async def _apply(
-        self, run: PlanRun, snapshot: ClusterSnapshot, decision: Decision, limits: Limits
+        self,
+        run: PlanRun,
+        snapshot: ClusterSnapshot,
+        decision: Decision,
+        limits: Limits,
+        changed: Collection[TopicPartition] | None,
     ) -> None:
         assert run.state is not None
         now = self.clock()
         previous = run.state
         batch = WriteBatch()
-        run.rows = stage_state_changes(batch, run.plan_id, decision.state.to_json_dict(), run.rows)
+        if changed is None or not run.rows:
+            run.rows = stage_state_changes(batch, run.plan_id, decision.state.to_json_dict(), run.rows)
+        else:
+            # A record changes only where decide reconciled (changed) or acted; rows elsewhere stay.
+            touched = set(changed).union(
+                (s.tp for s in decision.start), decision.completed, decision.aborted, decision.external
+            )
+            for tp in touched:
+                if tp in run.plan.targets:
+                    row = decision.state.entry(tp)
+                    if run.rows.get(tp) != row:
+                        batch.put_partition_state(run.plan_id, tp, row)
+                        run.rows[tp] = row
         for tp in decision.completed:
             rec = previous[tp]
             started = run.step_started_at.pop(tp, None)

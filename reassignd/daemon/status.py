@@ -7,6 +7,7 @@ cycle, the running plan's engine state, its progress view), never from a fresh c
 from __future__ import annotations
 
 import datetime
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from reassignd.daemon.service import JSON, ServiceError
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 LEADER_RATE_KEY = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE_KEY = "follower.reassignment.throttled.rate"
 RATE_KEYS = (LEADER_RATE_KEY, FOLLOWER_RATE_KEY)
+WAITING_SHOWN = 200
 
 
 def _iso(ts: float | None) -> str | None:
@@ -131,12 +133,16 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
         for b in broker_ids
     ]
     status["stalled"] = [m.to_json() for m in run.view.stalled]
-    decision = run.last_decision
-    if decision is not None:
-        status["waiting"] = [
-            {"topic": w.tp.topic, "partition": w.tp.partition, "reason": w.reason.value, "detail": w.detail}
-            for w in decision.waiting[:200]
-        ]
+    # From the state, not the last decision: decisions are incremental and list only what they examined.
+    status["waiting"] = [
+        {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "reason": rec.reason.value if rec.reason else "external",
+            "detail": rec.detail,
+        }
+        for tp, rec in itertools.islice(run.state.waiting(), WAITING_SHOWN)
+    ]
     return status
 
 

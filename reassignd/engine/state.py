@@ -249,24 +249,26 @@ class ExecutionState:
 
     def to_json_dict(self) -> dict[str, Any]:
         """Plain JSON: enough, with the plan and a snapshot, to rebuild the state after a restart."""
-        entries: list[dict[str, Any]] = []
-        for tp in self.ranked:
-            rec = self.records[tp]
-            entry: dict[str, Any] = {
-                "topic": tp.topic,
-                "partition": tp.partition,
-                "status": rec.status.value,
-                "step": rec.step,
-            }
-            if rec.status is Status.IN_FLIGHT:
-                entry.update(
-                    target=list(rec.target),
-                    source=list(rec.source),
-                    leader=rec.leader,
-                    moves_leadership=rec.moves_leadership,
-                )
-            entries.append(entry)
+        entries = [self.entry(tp) for tp in self.ranked]
         return {"version": STATE_VERSION, "ordering": list(self.ordering), "partitions": entries}
+
+    def entry(self, tp: TopicPartition) -> dict[str, Any]:
+        """One partition's part of `to_json_dict`, for callers that persist only what changed."""
+        rec = self.records[tp]
+        entry: dict[str, Any] = {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "status": rec.status.value,
+            "step": rec.step,
+        }
+        if rec.status is Status.IN_FLIGHT:
+            entry.update(
+                target=list(rec.target),
+                source=list(rec.source),
+                leader=rec.leader,
+                moves_leadership=rec.moves_leadership,
+            )
+        return entry
 
     @classmethod
     def from_json_dict(cls, data: Any, plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> ExecutionState:
