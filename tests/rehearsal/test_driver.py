@@ -157,7 +157,8 @@ class StopsBroker1At5(SimCluster):
 
 def test_a_broker_stopping_under_the_rehearsal_is_seen_by_the_engine() -> None:
     data = scenario(100 * MB, 0.0, partitions=2)
-    data["topics"][0]["assignment"] = [[2, 3], [1, 2]]
+    data["topics"][0]["assignment"] = [[3, 2], [1, 2]]  # both move leadership to 2
+    data["topics"][0]["partition_bytes"] = [200 * MB, 100 * MB]  # larger first: partition 0 goes first
     sim = StopsBroker1At5.from_scenario(load_scenario(data))
     one_at_a_time = limits(10 * MB, **{"reassignment.max.incoming.replica.movements.per.broker": 1})
     result = rehearse(sim, plan_of({0: [2, 4], 1: [2, 4]}), one_at_a_time, cycle_interval=1.0)
