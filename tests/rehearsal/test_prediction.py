@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow
 
 MB = 1_000_000
 CYCLE_WALL_SECONDS = 0.25
-TARGET_WALL_SECONDS = 15.0
+TARGET_WALL_SECONDS = 20.0  # longer runs dilute the daemon's per-cycle lag: error ~ lag x rounds / this
 LIMITS: dict[str, Any] = {
     "reassignment.parallel.replica.count": 1,
     "reassignment.max.incoming.replica.movements.per.broker": 2,
