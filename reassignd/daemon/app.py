@@ -21,7 +21,7 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
 from reassignd.daemon.api import create_app, load_openapi, parse_listen, start_api
-from reassignd.daemon.controller import Controller
+from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt import build_bridge
@@ -31,6 +31,15 @@ from reassignd.store.aio import AsyncStore
 from reassignd.store.sqlite import SqliteStore
 
 log = logs.get_logger("reassignd.daemon")
+
+
+def auto_throttle_from(config: Config) -> AutoThrottle | None:
+    if not config["auto.throttle.enable"]:
+        return None
+    return AutoThrottle(
+        step=int(config["auto.throttle.step.bytes.per.second"]),
+        ceiling=int(config["auto.throttle.max.bytes.per.second"]),
+    )
 
 
 class MetricsObserver:
@@ -70,6 +79,7 @@ class Daemon:
             config.limits(),
             metrics=self.metrics,
             allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
+            auto_throttle=auto_throttle_from(config),
         )
         bridge = None
         if config["mqtt.enable"]:
@@ -150,9 +160,11 @@ class Daemon:
                         "config reload rejected; keeping the running config",
                         problems=[str(p) for p in result.problems],
                     )
+                    notifier.ready("config reload rejected; running config kept")  # ends RELOADING=1
                     continue
                 self.config = result.config
                 controller.limits_in_force = result.config.limits()
+                controller.auto_throttle = auto_throttle_from(result.config)
                 loop.interval = float(result.config["controller.cycle.interval.seconds"])
                 loop.min_interval = float(result.config["controller.cycle.min.interval.seconds"])
                 if bridge is not None:
@@ -162,6 +174,7 @@ class Daemon:
                     changed=sorted(result.changed),
                     restart_required=sorted(result.restart_required),
                 )
+                notifier.ready("config reloaded")  # systemd waits for READY=1 after RELOADING=1
                 loop.wake()
 
         supervisor = Supervisor()
