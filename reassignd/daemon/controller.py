@@ -354,6 +354,10 @@ class Controller:
         for tp in decision.completed:
             rec = previous[tp]
             started = run.step_started_at.pop(tp, None)
+            if started is None:  # started before a restart or failover: the journal knows when
+                entry = await self.store.step_entry(EventKind.STEP_STARTED, run.plan_id, tp, rec.step)
+                started = entry.at if entry is not None else None
+            seconds = None if started is None else max(0.0, now - started)
             p = snapshot.partitions.get(tp)
             copied = (p.size_bytes if p else 0) * len(rec.adding)
             run.tracker.step_finished(copied)
@@ -366,12 +370,14 @@ class Controller:
                     {
                         "target": list(rec.target),
                         "bytes": copied,
-                        "seconds": None if started is None else now - started,
+                        "seconds": seconds,
                     },
                 )
             )
-            self.metrics.step_completed(0.0 if started is None else now - started, copied)
-            self._emit("step.finished", plan_id=run.plan_id, tp=tp, step=rec.step, bytes=copied)
+            self.metrics.step_completed(seconds or 0.0, copied)
+            self._emit(
+                "step.finished", plan_id=run.plan_id, tp=tp, step=rec.step, bytes=copied, seconds=seconds
+            )
         for tp in decision.aborted:
             batch.append(Event(EventKind.STEP_CANCELLED, run.plan_id, tp, previous[tp].step, {}))
         await self._commit_tolerating_replays(batch)
