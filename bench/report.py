@@ -139,6 +139,14 @@ def readme_table(strategies: dict[str, Any], daemon: dict[str, Any] | None, othe
             f"Simulator tick ({s['partitions']:,} partitions, {s['moving_replicas']:,} moving): "
             f"{s['tick_ms_mean']} ms mean, {s['tick_ms_p99']} ms p99 per 1 s tick."
         )
+    planner = others.get("planner")
+    if planner is not None and "cluster_balance_s" in planner["figures"]:
+        p = planner["figures"]
+        lines.append(
+            f"Balance planner ({p['partitions']:,} partitions on {p['brokers']:,} brokers): "
+            f"{p['replicas_moved']:,} replicas moved for a lower bound of {p['lower_bound']:,}, "
+            f"in {p['cluster_balance_s']} s."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -216,7 +224,11 @@ def write(quick: bool = False, directory: Path = RESULTS) -> list[Path]:
         print("   no strategies results: run `python -m bench strategies` first")
         return []
     daemon = _load("daemon", quick, directory)
-    others = {name: doc for name in ("engine", "sim") if (doc := _load(name, quick, directory)) is not None}
+    others = {
+        name: doc
+        for name in ("engine", "sim", "planner")
+        if (doc := _load(name, quick, directory)) is not None
+    }
     table = readme_table(strategies, daemon, others)
     detail = (
         "# Execution efficiency: every figure\n\n"
