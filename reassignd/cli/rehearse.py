@@ -182,6 +182,11 @@ def _run(args: argparse.Namespace) -> int:
     if problems:
         raise InvalidInputError("reassignment plan", problems)
     sim = cluster_from_snapshot(snapshot, produce_rate=everywhere, topic_produce_rates=per_topic)
+    if not any(sim.topics[tp.topic].partitions[tp.partition].produce_bytes_per_sec for tp in plan.targets):
+        sys.stderr.write(
+            "reassignd rehearse: no produce rates for the plan's partitions (0 B/s assumed, so the "
+            "prediction is a lower bound); give --produce-rate, or read the cluster live to measure them\n"
+        )
     result = rehearse(sim, plan, config.limits(), cycle_interval=interval, max_seconds=args.max_days * 86400)
     if args.chart:
         try:

@@ -168,3 +168,23 @@ def test_live_cluster_rates_are_measured_between_two_snapshots(
     # 100 MB and more (written meanwhile) at 11 - 4 MB/s, twice per broker: over 28 s, not 20 s
     assert 28.0 < report["predicted_duration_seconds"] < 120.0
     assert ReassignmentPlan.from_dict(PLAN).targets.keys() <= live.partitions.keys()
+
+
+def test_a_snapshot_without_produce_rates_is_flagged_as_a_lower_bound(files: dict[str, Path]) -> None:
+    snapshot = json.loads(files["snapshot"].read_text())
+    for p in snapshot["partitions"]:
+        p.pop("produce_bytes_per_sec", None)
+    files["snapshot"].write_text(json.dumps(snapshot))
+    proc = run(str(files["plan"]), "--snapshot", str(files["snapshot"]), "--config", str(files["config"]))
+    assert proc.returncode == 0, proc.stderr
+    assert "no produce rates" in proc.stderr and "lower bound" in proc.stderr
+    with_rates = run(
+        str(files["plan"]),
+        "--snapshot",
+        str(files["snapshot"]),
+        "--config",
+        str(files["config"]),
+        "--produce-rate",
+        "1MB/s",
+    )
+    assert "no produce rates" not in with_rates.stderr
