@@ -42,8 +42,9 @@ def drain_plan(snapshot: ClusterSnapshot, drained: Sequence[int]) -> Reassignmen
     """Every replica on `drained` moves to the emptiest broker the spread rule allows, in its place.
 
     Replacing in place keeps each partition's preferred-leader order (a drained preferred leader is
-    replaced by its new broker, which then leads). Emptiest counts replicas already assigned by this plan,
-    so the receivers fill evenly. A partition with no valid destination is an error naming it.
+    replaced by its new broker, which then leads). Emptiest is in bytes, counting what this plan already
+    sent there, and the largest partitions are placed first, so the receivers fill evenly. A partition
+    with no valid destination is an error naming it.
     """
     gone = set(drained)
     unknown = sorted(gone - set(snapshot.brokers))
@@ -62,10 +63,10 @@ def drain_plan(snapshot: ClusterSnapshot, drained: Sequence[int]) -> Reassignmen
     for p in snapshot.partitions.values():
         for r in p.target_replicas:
             if r in load:
-                load[r] += 1
+                load[r] += p.size_bytes
     entries = []
     problems = []
-    for tp in sorted(snapshot.partitions):
+    for tp in sorted(snapshot.partitions, key=lambda tp: (-snapshot.partitions[tp].size_bytes, tp)):
         p = snapshot.partitions[tp]
         replicas = list(p.target_replicas)
         if not gone & set(replicas):
@@ -76,7 +77,7 @@ def drain_plan(snapshot: ClusterSnapshot, drained: Sequence[int]) -> Reassignmen
                 problems.append(Problem(str(tp), "replicas", f"no broker can take the replica on {source}"))
                 break
             destination = min(allowed, key=lambda b: (load[b], b))
-            load[destination] += 1
+            load[destination] += p.size_bytes
             replicas = [destination if r == source else r for r in replicas]
         else:
             entries.append({"topic": tp.topic, "partition": tp.partition, "replicas": replicas})
