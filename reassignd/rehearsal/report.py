@@ -87,7 +87,8 @@ def write_chart(result: RehearsalResult, path: str | Path) -> Path:
         scale, unit = 60.0, "min"
     x = [t / scale for t in times]
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True, constrained_layout=True)
-    top.plot(x, [s.remaining_bytes / 1e9 for s in result.timeline], drawstyle="steps-post", color="tab:blue")
+    # straight lines between samples: between simulator events every copy runs at a constant rate
+    top.plot(x, [s.remaining_bytes / 1e9 for s in result.timeline], color="tab:blue")
     top.set_ylabel("bytes remaining (GB)")
     title = "predicted" if result.finished else "does not finish"
     top.set_title(f"Rehearsal: {result.partitions} partitions, {title} {_duration(result.duration_seconds)}")
