@@ -152,7 +152,15 @@ class Controller:
         await self._refresh_records()
 
     async def leadership_changed(self, is_leader: bool, leader_address: str | None = None) -> None:
-        """HA: a new leader rebuilds everything from the store and the cluster; a standby only reads."""
+        """HA: a new leader rebuilds everything from the store and the cluster; a standby only reads.
+
+        Losing leadership shows at once, even while a cycle holds the lock (it may be blocked on the very
+        store that just became unreachable; the guard already refuses its writes).
+        """
+        if not is_leader:
+            self.is_leader = False
+            self.leader_address = leader_address
+            self.metrics.set_leader(False)
         async with self._lock:
             self.is_leader = is_leader
             self.leader_address = None if is_leader else leader_address
