@@ -35,7 +35,7 @@ def _pids(output: str) -> list[int]:
 
 def test_the_demo_runs_to_completion_and_stops_what_it_started() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "reassignd", "demo", "--seconds", "15"],
+        [sys.executable, "-m", "reassignd", "demo", "--seconds", "25"],
         capture_output=True,
         check=False,
         text=True,
