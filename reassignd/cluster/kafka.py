@@ -164,12 +164,12 @@ class KafkaClusterAdmin(ClientCalls):
         cluster, (topics, errors) = await asyncio.gather(
             self._describe_cluster(), self._metadata(topic_names)
         )
-        present = [
-            (TopicPartition(t.name, p.index), p.replicas)
-            for t in topics.values()
-            for p in t.partitions
-            if wanted is None or TopicPartition(t.name, p.index) in wanted
-        ]
+        present = []
+        for t in topics.values():
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.index)
+                if wanted is None or tp in wanted:
+                    present.append((tp, p.replicas))
         online = set(cluster.racks)
         sized = None if isinstance(with_sizes, bool) else frozenset(with_sizes)
         hosts: dict[int, list[TopicPartition]] = {}
@@ -230,9 +230,15 @@ class KafkaClusterAdmin(ClientCalls):
     async def _reassignments_or_empty(
         self, partitions: Collection[TopicPartition] | None
     ) -> dict[TopicPartition, Reassignment]:
+        """Ongoing reassignments among `partitions`. Asking for all of them and filtering here is much
+        cheaper than naming thousands of partitions in the request: few partitions move at any time."""
         if partitions is not None and not partitions:
             return {}
-        return await self.list_partition_reassignments(partitions)
+        ongoing = await self.list_partition_reassignments(None)
+        if partitions is None:
+            return ongoing
+        wanted = partitions if isinstance(partitions, set | frozenset) else set(partitions)
+        return {tp: r for tp, r in ongoing.items() if tp in wanted}
 
     async def describe_broker_configs(
         self,
