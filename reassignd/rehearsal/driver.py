@@ -55,7 +55,7 @@ from reassignd.rehearsal.result import RehearsalResult, Sample, Stuck
 from reassignd.sim import SimCluster
 from reassignd.sim.entities import SimPartition
 from reassignd.sim.scenario import scenario_from_snapshot, topic_id_text
-from reassignd.sim.views import replica_sizes
+from reassignd.sim.views import partition_state
 
 __all__ = ["RehearsalResult", "Sample", "Stuck", "cluster_from_snapshot", "rehearse"]
 
@@ -114,19 +114,6 @@ class _Driver:
 
     # -- reading, as the daemon's _plan_snapshot does ---------------------------------------------------
 
-    def _read(self, tp: TopicPartition, p: SimPartition) -> PartitionState:
-        return PartitionState(
-            tp=tp,
-            replicas=tuple(p.replicas),
-            isr=tuple(p.isr),
-            leader=p.leader,
-            adding=tuple(p.adding),
-            removing=tuple(p.removing),
-            size_bytes=p.log_end,
-            replica_sizes=replica_sizes(p),
-            produce_bytes_per_sec=p.produce_bytes_per_sec,
-        )
-
     def snapshot(self, fresh: Iterable[TopicPartition] | None) -> tuple[ClusterSnapshot, set[TopicPartition]]:
         """Re-read `fresh` (None: every plan partition); the rest is unchanged since the last read.
 
@@ -143,7 +130,7 @@ class _Driver:
         wanted = self.parts if fresh is None else {tp: self.parts[tp] for tp in fresh}
         updated = []
         for tp, p in wanted.items():
-            state = self._read(tp, p)
+            state = partition_state(p, tp)
             if self.cached.get(tp) != state:
                 changed.add(tp)
                 self.cached[tp] = state

@@ -265,24 +265,27 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
     }
 
 
+def partition_state(p: SimPartition, tp: TopicPartition | None = None) -> PartitionState:
+    """One simulated partition as reassignd.model sees it (the daemon's view through the admin API)."""
+    return PartitionState(
+        tp=tp or TopicPartition(p.topic, p.index),
+        replicas=tuple(p.replicas),
+        isr=tuple(p.isr),
+        leader=p.leader,
+        adding=tuple(p.adding),
+        removing=tuple(p.removing),
+        size_bytes=p.log_end,
+        replica_sizes=replica_sizes(p),
+        produce_bytes_per_sec=p.produce_bytes_per_sec,
+    )
+
+
 def to_snapshot(sim: ClusterCore) -> ClusterSnapshot:
     """The cluster as reassignd.model sees it: replica sizes from each replica's position, produce rates."""
     partitions = []
     for t in sim.topics.values():
         for p in t.partitions:
-            partitions.append(
-                PartitionState(
-                    tp=TopicPartition(p.topic, p.index),
-                    replicas=tuple(p.replicas),
-                    isr=tuple(p.isr),
-                    leader=p.leader,
-                    adding=tuple(p.adding),
-                    removing=tuple(p.removing),
-                    size_bytes=p.log_end,
-                    replica_sizes=replica_sizes(p),
-                    produce_bytes_per_sec=p.produce_bytes_per_sec,
-                )
-            )
+            partitions.append(partition_state(p))
     return ClusterSnapshot.build(
         brokers=[Broker(b.id, b.rack, b.online) for b in sim.brokers.values()],
         partitions=partitions,
