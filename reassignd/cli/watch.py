@@ -63,6 +63,13 @@ def _percent(done: float, total: float) -> str:
     return f"{100.0 * done / total:.1f}%" if total else "100.0%"
 
 
+def _bytes_text(moved: Any, total: Any) -> str:
+    """`moved / total (pct)`, or `unknown` before the daemon has measured the plan (queued)."""
+    if total is None:
+        return "unknown"
+    return f"{format_bytes(moved or 0)}/{format_bytes(total)} ({_percent(moved or 0, total)})"
+
+
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     """A plain, left-aligned text table: what scripts and logs want from human output."""
     cells = [[str(h) for h in headers], *[["-" if c is None else str(c) for c in row] for row in rows]]
@@ -92,10 +99,9 @@ def _partitions_total(status: Status) -> Any:
 
 def summary_line(status: Status) -> str:
     p = _progress(status)
-    total, moved = p.get("bytes_total") or 0, p.get("bytes_moved") or 0
     return (
         f"plan {status.get('plan_id')} {status.get('state')}: "
-        f"bytes {format_bytes(moved)}/{format_bytes(total)} ({_percent(moved, total)}), "
+        f"bytes {_bytes_text(p.get('bytes_moved'), p.get('bytes_total'))}, "
         f"partitions {p.get('partitions_done', 0)}/{_partitions_total(status)} done, "
         f"{p.get('partitions_in_flight', 0)} moving, {p.get('partitions_waiting', 0)} waiting, "
         f"rate {format_rate(p.get('rate_bytes_per_sec'))}, ETA {format_duration(p.get('eta_seconds'))}, "
@@ -189,7 +195,7 @@ def render_status(status: Status, *, notice: str | None = None) -> RenderableTyp
     overall.add_row(
         "bytes",
         ProgressBar(total=max(bytes_total, 1), completed=bytes_moved if bytes_total else 1, width=40),
-        f"{format_bytes(bytes_moved)} / {format_bytes(bytes_total)} ({_percent(bytes_moved, bytes_total)})",
+        _bytes_text(p.get("bytes_moved"), p.get("bytes_total")).replace("/", " / ", 1),
     )
     overall.add_row(
         "partitions",

@@ -143,6 +143,7 @@ class Controller:
         self._contact_ok = False
         self.last_status = "starting"
         self.records: dict[str, PlanRecord] = {}
+        self.final_progress: dict[str, JSON] = {}  # progress of plans that ended in this process
 
     async def _guarded(self) -> None:
         await self.guard()  # looked up at call time: the HA coordinator installs its guard later
@@ -544,6 +545,17 @@ class Controller:
                     return f"{run.plan_id}: {final.value} once throttles are restored"
             await self._set_status(run.plan_id, final)
             run.record = await self._reload_record(run.plan_id)
+            counts = run.state.counts
+            self.final_progress[run.plan_id] = {
+                "partitions_done": counts[Status.DONE],
+                "partitions_in_flight": 0,
+                "partitions_waiting": 0,
+                "bytes_total": run.view.total_bytes,
+                "bytes_moved": run.view.moved_bytes,
+                "bytes_remaining": run.view.remaining_bytes,
+                "rate_bytes_per_sec": None,
+                "eta_seconds": 0.0 if final is PlanStatus.COMPLETED else None,
+            }
             self._emit(f"plan.{final.value}", plan_id=run.plan_id)
             log.info("plan ended", plan=run.plan_id, status=final.value)
         await self._publish(run, decision)

@@ -37,6 +37,8 @@ def _current_run(controller: Controller, record: PlanRecord) -> PlanRun | None:
 def _progress(controller: Controller, record: PlanRecord) -> JSON:
     partitions = len(record.plan.get("partitions", []))
     run = _current_run(controller, record)
+    if (run is None or run.state is None) and record.id in controller.final_progress:
+        return {"partitions_total": partitions, **controller.final_progress[record.id]}
     if run is None or run.state is None:
         done = partitions if record.status is PlanStatus.COMPLETED else 0
         return {

@@ -76,8 +76,9 @@ def test_at_limit_and_offline_brokers_are_styled() -> None:
 
 def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
-    assert "plan p  queued" in text and "0 B / 0 B (100.0%)" in text and "ETA unknown" in text
-    assert status_lines({"plan_id": "p", "state": "queued"})[0].startswith("plan p queued: bytes 0 B/0 B")
+    # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"
+    assert "plan p  queued" in text and "unknown" in text and "100.0%" not in text and "ETA unknown" in text
+    assert status_lines({"plan_id": "p", "state": "queued"})[0].startswith("plan p queued: bytes unknown")
 
 
 def test_plain_lines() -> None:
