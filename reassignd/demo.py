@@ -393,14 +393,16 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         )
         return code
     finally:
-        # a second Ctrl-C must not leave the children running: they are stopped first, whatever comes
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # a second Ctrl-C (or SIGTERM, SIGHUP) must not leave the children running: they are stopped first
+        stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in stopping}
         try:
             if daemon is not None:
                 daemon.stop()
             sim.stop()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         if options.keep_dir:
             _say(out, f"files kept in {workdir}")
         else:

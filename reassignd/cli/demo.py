@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,14 @@ def _run(args: argparse.Namespace) -> int:
         target_seconds=args.seconds,
         keep_dir=args.keep,
     )
+
+    def interrupted(signum: int, _: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    # A closed terminal (SIGHUP) or a kill (SIGTERM) stops what the demo started, as Ctrl-C does: the
+    # simulator and the daemon run in sessions of their own and would outlive us otherwise.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
     try:
         return run_demo(options, sys.stdout)
     except KeyboardInterrupt:

@@ -56,7 +56,11 @@ def test_the_demo_runs_to_completion_and_stops_what_it_started() -> None:
     assert workdir and not Path(workdir.group(1)).exists()
 
 
-def test_ctrl_c_stops_the_simulator_and_the_daemon_and_exits_130() -> None:
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGHUP, signal.SIGTERM], ids=["ctrl-c", "hangup", "term"]
+)
+def test_ctrl_c_stops_the_simulator_and_the_daemon_and_exits_130(sig: signal.Signals) -> None:
+    """Ctrl-C, a closed terminal or a kill: whatever stops the demo stops what it started."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "reassignd", "demo", "--seconds", "120"],
         stdout=subprocess.PIPE,
@@ -74,7 +78,7 @@ def test_ctrl_c_stops_the_simulator_and_the_daemon_and_exits_130() -> None:
             if "running:" in line:
                 break
         assert any("running:" in line for line in seen), "".join(seen)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         rest, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
