@@ -15,6 +15,7 @@ Order within a cycle, chosen so a kill -9 at any point loses nothing and repeats
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -33,6 +34,7 @@ from reassignd.daemon.validation import validate_plan
 from reassignd.engine import Decision, ExecutionState, Limits, Status, changed_partitions, decide
 from reassignd.engine.dryrun import dry_run
 from reassignd.engine.progress import plan_bytes
+from reassignd.engine.state import STATE_VERSION
 from reassignd.engine.throttle import BROKER_KEYS, FOLLOWER_RATE, LEADER_RATE, TOPIC_KEYS, moves_in_flight
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan, TopicPartition
@@ -91,7 +93,9 @@ class PlanRun:
     def plan_id(self) -> str:
         return self.record.id
 
+    @functools.cached_property
     def owned_partitions(self) -> dict[str, frozenset[int]]:
+        """Per topic, the plan's partitions: throttle entries there may be ours (the plan never changes)."""
         owned: dict[str, set[int]] = {}
         for tp in self.plan.targets:
             owned.setdefault(tp.topic, set()).add(tp.partition)
@@ -236,7 +240,7 @@ class Controller:
         self.run = PlanRun(record=record, plan=plan)
         self.run.tracker.window_seconds = self.limits_in_force.stall_window_seconds
         self.keeper.plan_id = record.id
-        await self.keeper.load(self.run.owned_partitions())
+        await self.keeper.load(self.run.owned_partitions)
         self._hygiene_done = True
         return self.run
 
@@ -305,7 +309,7 @@ class Controller:
         """Rebuild the execution state after a start or restart: the store's rows, checked by Kafka's view."""
         rows = await self.store.partition_states(run.plan_id)
         if rows:
-            header = {"version": 1, "ordering": list(self.limits_in_force.ordering)}
+            header = {"version": STATE_VERSION, "ordering": list(self.limits_in_force.ordering)}
             run.state = ExecutionState.from_json_dict(join_state_document(header, rows), run.plan, snapshot)
             run.rows = dict(rows)
             await self._journal_recovered_starts(run, snapshot)
@@ -477,7 +481,7 @@ class Controller:
     async def _sync_throttles(self, run: PlanRun, snapshot: ClusterSnapshot, limits: Limits) -> None:
         assert run.state is not None
         result = await self.keeper.sync(
-            snapshot, moves_in_flight(run.state), limits, run.owned_partitions(), run.boosts
+            snapshot, moves_in_flight(run.state), limits, run.owned_partitions, run.boosts
         )
         if result.foreign:
             self._emit(
@@ -540,9 +544,8 @@ class Controller:
                 else PlanStatus.CANCELLED
             )
             if self.keeper.originals.topics or self.keeper.originals.brokers:
-                result = await self.keeper.sync(snapshot, (), self.limits_in_force, run.owned_partitions())
-                if not result.restored:
-                    return f"{run.plan_id}: {final.value} once throttles are restored"
+                # this cycle's sync already tried with nothing in flight; the next one retries on a fresh read
+                return f"{run.plan_id}: {final.value} once throttles are restored"
             await self._set_status(run.plan_id, final)
             run.record = await self._reload_record(run.plan_id)
             counts = run.state.counts

@@ -83,6 +83,9 @@ class ThrottleKeeper:
     expected: dict[Key, str | None] = field(default_factory=dict)
     on_write: Any = None  # callable(action: str, count: int) for metrics
     guard: Any = None  # async callable awaited before each write (HA fencing)
+    # (snapshot last synced against, that snapshot with our writes applied): a second sync in the same
+    # cycle must not mistake our own writes for someone else's change.
+    _synced: tuple[ClusterSnapshot, ClusterSnapshot] | None = None
 
     async def load(self, owned_partitions: Mapping[str, frozenset[int]] | None = None) -> None:
         self.originals = originals_from_store(await self.store.original_configs(), owned_partitions)
@@ -113,6 +116,9 @@ class ThrottleKeeper:
         `boosts` (auto-throttle) raise our rate on single brokers; an operator's rate is never touched.
         """
         moves = tuple(moves)
+        given = snapshot
+        if self._synced is not None and snapshot is self._synced[0]:
+            snapshot = self._synced[1]  # read before our last writes: see it through them
         foreign = self._foreign_changes(snapshot)
         batch = WriteBatch()
         if foreign:
@@ -154,6 +160,7 @@ class ThrottleKeeper:
         errors = await self._apply(to_apply)
         applied = [w for w in to_apply if _resource_of(w) not in {e[0] for e in errors}]
         after = apply_writes(snapshot, applied)
+        self._synced = (given, after)
         self._remember(after, plan.topics.keys(), plan.brokers.keys())
         if applied:
             await self._journal(applied)
