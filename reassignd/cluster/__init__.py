@@ -16,7 +16,7 @@ from reassignd.cluster.api import (
     ReplicaLogDir,
     SnapshotResult,
 )
-from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo
+from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced
 from reassignd.cluster.retry import RetryPolicy
 
 __all__ = [
@@ -37,4 +37,5 @@ __all__ = [
     "ReplicaLogDir",
     "RetryPolicy",
     "SnapshotResult",
+    "WriteFenced",
 ]

@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient
 from reassignd.cluster import convert
 from reassignd.cluster._kafka_python import KafkaAdminClient
 from reassignd.cluster.api import ClusterObserver
-from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, from_exception
+from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import redact, to_kafka_python, validate_settings
 
@@ -61,6 +61,10 @@ class ClientCalls:
 
     def __init__(self, settings: AdminSettings, observer: ClusterObserver | None = None) -> None:
         validate_settings(settings.client)
+        # Called (no I/O) right before each write leaves: with HA, it refuses (raising WriteFenced) once the
+        # leadership lease has run out, so a write delayed by a pause or a retry cannot land after a standby
+        # took over. Kafka's admin API takes no fencing token, so this check is the last line.
+        self.write_fence: Callable[[], None] | None = None
         self._settings = settings
         self._observer = observer
         self._timeout = settings.request_timeout
@@ -95,7 +99,7 @@ class ClientCalls:
         async def once() -> T:
             try:
                 return await asyncio.wait_for(attempt(), self._timeout + 1.0)
-            except ClusterCallError:
+            except (ClusterCallError, WriteFenced):
                 raise
             except Exception as exc:
                 raise ClusterCallError(api, from_exception(exc)) from exc
@@ -119,6 +123,11 @@ class ClientCalls:
             self._observer.call_succeeded(api, time.time())
         return result
 
+    def _check_write_fence(self) -> None:
+        """Immediately before a write is handed to a client (on whichever thread sends it)."""
+        if self.write_fence is not None:
+            self.write_fence()
+
     def _item_failed(self, api: str, error: KafkaErrorInfo) -> None:
         if self._observer is not None:
             self._observer.call_failed(api, error)
@@ -139,6 +148,8 @@ class ClientCalls:
         client = self._kafka_python()
         try:
             return call(client)
+        except WriteFenced:
+            raise
         except Exception as exc:
             error = from_exception(exc)
             if error.code is None or error.name == "NOT_CONTROLLER":

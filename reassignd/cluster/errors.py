@@ -69,6 +69,10 @@ class ClusterCallError(Exception):
         return self.error.retriable
 
 
+class WriteFenced(Exception):
+    """The write fence refused a write before anything was sent; never retried, never wrapped."""
+
+
 def error_for_code(code: int, message: str = "") -> KafkaErrorInfo:
     """Kafka's name and retriability for a protocol error code."""
     error_class = kafka_errors.for_code(code)

@@ -380,6 +380,7 @@ class KafkaClusterAdmin(ClientCalls):
 
         async def attempt() -> None:
             resource = ConfigResource(kind, name, incremental_configs=entries)
+            self._check_write_fence()
             futures = self._ck.incremental_alter_configs([resource], request_timeout=self._timeout)
             await asyncio.wrap_future(next(iter(futures.values())))
 
@@ -396,10 +397,12 @@ class KafkaClusterAdmin(ClientCalls):
             for tp, r in targets.items()
         }
 
+        def send(client: Any) -> Any:
+            self._check_write_fence()  # on the pool thread, after any wait for a free worker
+            return client.alter_partition_reassignments(request, timeout_ms=self._timeout_ms)
+
         def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            raw = self._on_controller(
-                lambda c: c.alter_partition_reassignments(request, timeout_ms=self._timeout_ms)
-            )
+            raw = self._on_controller(send)
             return {
                 TopicPartition(tp.topic, tp.partition): (None if err is None else from_kafka_python(err))
                 for tp, err in raw.items()
@@ -424,6 +427,7 @@ class KafkaClusterAdmin(ClientCalls):
 
         async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
             # No request_timeout here: confluent-kafka 2.16.1 raises SystemError with it.
+            self._check_write_fence()
             future = self._ck.elect_leaders(
                 ElectionType.PREFERRED, [CkTopicPartition(tp.topic, tp.partition) for tp in wanted]
             )

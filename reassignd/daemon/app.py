@@ -88,6 +88,7 @@ class Daemon:
             controller.events = bridge.sink
         if ha_parts is not None and ha_parts.coordinator is not None:
             controller.guard = ha_parts.coordinator.guard
+            cluster.write_fence = ha_parts.coordinator.write_fence
             await controller.leadership_changed(False, None)  # a standby until elected
         else:
             self.metrics.set_leader(True)

@@ -402,6 +402,7 @@ class Controller:
         if decision.start:
             targets = {s.tp: s.target for s in decision.start}
             await self.guard()
+            failpoints.hit("before_alter_reassignments")
             results = await self.cluster.alter_partition_reassignments(targets)
             failpoints.hit("after_alter_reassignments")
             started_batch = WriteBatch()

@@ -15,6 +15,13 @@ created if the session expired) lowest again.
 Every store commit also carries a `check` of our election node in the same transaction (`checks()`), and
 the guard before every cluster write re-reads that node and compares its ephemeral owner with our session:
 a paused or partitioned old leader can neither commit nor write to Kafka after losing its session.
+
+Kafka's admin API takes no fencing token, so a pause *between* the guard and the write (a GC or VM stall,
+SIGSTOP, a retry's backoff) would otherwise let the write land after a standby took over. Each successful
+guard therefore grants a lease of half the session timeout, counted from when the guard's read
+was sent: ZooKeeper cannot expire our session, and so no standby can lead, before that read plus the full
+timeout. `write_fence` runs on the sending thread right before each write leaves and refuses once the lease
+ran out. What stays unfenced is the instant between that check and the bytes leaving the socket.
 """
 
 from __future__ import annotations
@@ -23,8 +30,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +42,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import KazooState
 
+from reassignd.cluster.errors import WriteFenced
 from reassignd.logs import get_logger
 from reassignd.store.base import FencedError
 from reassignd.store.zookeeper import ZooKeeperStore
@@ -41,6 +51,10 @@ log = get_logger("reassignd.ha")
 
 PREFIX = "n_"
 LeadershipCallback = Callable[[bool, str | None], Awaitable[None]]
+
+
+class LeaseExpired(FencedError, WriteFenced):
+    """A cluster write refused by the lease: fenced for the store's callers and the cluster adapter alike."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +76,7 @@ class HaCoordinator:
         *,
         guard_timeout: float = 5.0,
         poll_seconds: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.election = f"{base.rstrip('/')}/election"
@@ -75,6 +90,8 @@ class HaCoordinator:
         self._my_node: str | None = None
         self._my_seq = -1
         self._reported: tuple[bool, str | None] | None = None
+        self._clock = clock
+        self._confirmed_at: float | None = None  # when the last successful guard's read was sent
         self._loop: asyncio.AbstractEventLoop | None = None
         self._changed: asyncio.Event | None = None
         self.leader: LeaderInfo | None = None
@@ -103,6 +120,7 @@ class HaCoordinator:
         self.epoch()
         node = self._my_node
         session = self.client.client_id[0] if self.client.client_id else None
+        sent = self._clock()
         try:
             stat = await asyncio.to_thread(
                 lambda: self.client.exists_async(node).get(timeout=self.guard_timeout)
@@ -111,6 +129,28 @@ class HaCoordinator:
             raise FencedError(f"leadership could not be confirmed: {exc!r}") from None
         if stat is None or stat.owner_session_id != session or not self._leading:
             raise FencedError("leadership lost: our election node is gone or not ours")
+        with self._state_lock:
+            if self._leading and self._my_node == node:
+                self._confirmed_at = sent
+
+    def lease_seconds(self) -> float:
+        """Half the session timeout we asked for. kazoo does not keep the one ZooKeeper granted; a server
+        grants less only when its maxSessionTimeout (default 20 ticks, 40 s) is lower (docs/ha.md)."""
+        return float(self.client._session_timeout) / 1000.0 / 2
+
+    def write_fence(self) -> None:
+        """No I/O, any thread: raises LeaseExpired unless a guard confirmed leadership within the lease."""
+        with self._state_lock:
+            confirmed = self._confirmed_at
+            holding = self._leading and self.client.state == KazooState.CONNECTED
+            age = math.inf if confirmed is None else self._clock() - confirmed
+        lease = self.lease_seconds()
+        if not holding or age > lease:
+            raise LeaseExpired(
+                "leadership lease expired: last confirmed "
+                + ("never" if confirmed is None else f"{age:.2f}s ago (lease {lease:.2f}s)")
+                + ("" if holding else "; leadership lost")
+            )
 
     # ---------------------------------------------------------------------------------------------------
     # Election loop
@@ -121,6 +161,7 @@ class HaCoordinator:
         if state in (KazooState.SUSPENDED, KazooState.LOST):
             with self._state_lock:
                 self._leading = False
+                self._confirmed_at = None
                 if state == KazooState.LOST:
                     self._my_node = None
         self._poke()

@@ -97,6 +97,11 @@ async def get_snapshot(request: web.Request) -> web.Response:
     return web.json_response(snapshot_to_dict(request.app[RUNTIME_KEY].cluster.to_snapshot()))
 
 
+async def get_requests(request: web.Request) -> web.Response:
+    """The request log of writes (CreateTopics, IncrementalAlterConfigs, AlterPartitionReassignments, ...)."""
+    return web.json_response({"requests": list(request.app[RUNTIME_KEY].listeners.request_log)})
+
+
 async def stop_broker(request: web.Request) -> web.Response:
     broker_id = _broker_id(request)
     await request.app[RUNTIME_KEY].stop_broker(broker_id)
@@ -160,6 +165,7 @@ def build_app(runtime: SimRuntime) -> web.Application:
     app[RUNTIME_KEY] = runtime
     app.router.add_get("/state", get_state)
     app.router.add_get("/snapshot", get_snapshot)
+    app.router.add_get("/requests", get_requests)
     app.router.add_post("/brokers/{broker_id}/stop", stop_broker)
     app.router.add_post("/brokers/{broker_id}/start", start_broker)
     app.router.add_post("/produce", produce)

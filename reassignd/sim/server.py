@@ -4,6 +4,10 @@ Each connection reads size-prefixed request frames and answers them one at a tim
 request order even when a client pipelines (kafka-python does). A stopped broker's listener is closed and its
 open connections are dropped, like a broker process going away; starting it again listens on the same port,
 so the bootstrap list printed at start stays valid.
+
+Every request that changes the cluster is also written to a bounded request log (wall-clock receive time,
+API, client.id, broker), like the log Kafka's `kafka.request.logger` keeps: tests use it to see who wrote
+what and when, e.g. that a fenced daemon sent nothing after it woke.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
+import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +28,32 @@ log = structlog.get_logger(__name__)
 
 MAX_FRAME_BYTES = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE = struct.Struct(">i")
+_HEADER = struct.Struct(">hhih")  # api key, version, correlation id, client.id length (-1: null)
+REQUEST_LOG_SIZE = 10_000
+
+# The APIs that change the cluster (Kafka's ApiKeys names).
+WRITE_APIS = {
+    19: "CreateTopics",
+    20: "DeleteTopics",
+    33: "AlterConfigs",
+    37: "CreatePartitions",
+    43: "ElectLeaders",
+    44: "IncrementalAlterConfigs",
+    45: "AlterPartitionReassignments",
+}
+
+
+def write_request_entry(payload: bytes, broker_id: int, received: float) -> dict[str, Any] | None:
+    """The request-log entry of one request frame, or None when it is not a write."""
+    if len(payload) < _HEADER.size:
+        return None
+    api_key, version, _, id_length = _HEADER.unpack_from(payload)
+    api = WRITE_APIS.get(api_key)
+    if api is None:
+        return None
+    raw = payload[_HEADER.size : _HEADER.size + max(id_length, 0)]
+    client_id = None if id_length < 0 else raw.decode("utf-8", "replace")
+    return {"time": received, "api": api, "version": version, "client_id": client_id, "broker": broker_id}
 
 
 class BrokerListeners:
@@ -34,6 +66,7 @@ class BrokerListeners:
         self._endpoints: dict[int, Endpoint] = {}
         self._servers: dict[int, asyncio.Server] = {}
         self._connections: dict[int, set[asyncio.StreamWriter]] = {}
+        self.request_log: deque[dict[str, Any]] = deque(maxlen=REQUEST_LOG_SIZE)
 
     @property
     def endpoints(self) -> Mapping[int, Endpoint]:
@@ -98,6 +131,9 @@ class BrokerListeners:
                     payload = await reader.readexactly(size)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
+                entry = write_request_entry(payload, broker_id, time.time())
+                if entry is not None:
+                    self.request_log.append(entry)
                 response = self.protocol.handle(payload, self.cluster, broker_id, self._endpoints)
                 writer.write(response)
                 await writer.drain()

@@ -53,7 +53,7 @@ TEST_TIMEOUT = 5.0
 def make_admin(sim: SimProcess, **settings: Any) -> KafkaClusterAdmin:
     return KafkaClusterAdmin(
         AdminSettings(
-            client={"bootstrap.servers": sim.bootstrap_servers},
+            client={"bootstrap.servers": sim.bootstrap_servers, **settings.pop("client", {})},
             request_timeout=settings.pop("request_timeout", TEST_TIMEOUT),
             retry=settings.pop("retry", RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.2)),
             **settings,

@@ -18,7 +18,7 @@ from reassignd.cluster.api import (
     ConfigSource,
     Reassignment,
 )
-from reassignd.cluster.errors import ClusterCallError
+from reassignd.cluster.errors import ClusterCallError, WriteFenced
 from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.model import NO_LEADER, Broker, InvalidInputError, TopicPartition
 from tests.cluster.conftest import TEST_TIMEOUT, make_admin
@@ -366,3 +366,41 @@ def _sim_topic_config(sim: SimProcess, topic: str, key: str) -> str | None:
     topics = {t["name"]: t for t in sim.state()["topics"]}
     value = topics[topic]["configs"].get(key)
     return None if value is None else str(value)
+
+
+async def test_a_refusing_write_fence_stops_every_write_before_it_is_sent(own_sim: SimProcess) -> None:
+    """The fence's own exception comes out unchanged (no retry, no ClusterCallError); the simulator's request
+    log shows nothing was sent; reads are not fenced; lifting the fence lets the same writes through."""
+
+    class Refused(WriteFenced):
+        pass
+
+    calls: list[str] = []
+
+    def refuse() -> None:
+        calls.append("fence")
+        raise Refused("lease expired")
+
+    admin = make_admin(own_sim, client={"client.id": "fenced"})
+    admin.write_fence = refuse
+    tp = TopicPartition("orders", 0)
+    try:
+        await admin.snapshot([tp])  # reads pass
+        with pytest.raises(Refused):
+            await admin.alter_partition_reassignments({tp: [2, 3, 4]})
+        with pytest.raises(Refused):
+            await admin.alter_topic_configs("orders", [ConfigOp.set(LEADER_THROTTLED_REPLICAS, "0:1")])
+        with pytest.raises(Refused):
+            await admin.alter_broker_configs(2, [ConfigOp.set(LEADER_THROTTLED_RATE, "1000")])
+        with pytest.raises(Refused):
+            await admin.elect_preferred_leaders([tp])
+        assert calls == ["fence"] * 4  # once each: a fenced write is never retried
+        assert [r for r in own_sim.write_requests() if r["client_id"] == "fenced"] == []
+
+        admin.write_fence = lambda: None
+        assert await admin.alter_partition_reassignments({tp: [2, 3, 4]}) == {tp: None}
+        sent = [r["api"] for r in own_sim.write_requests() if r["client_id"] == "fenced"]
+        assert sent == ["AlterPartitionReassignments"]
+    finally:
+        await admin.close()
+        gc.collect()

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from reassignd.daemon.ha import HaCoordinator
+from reassignd.cluster.errors import WriteFenced
+from reassignd.daemon.ha import HaCoordinator, LeaseExpired
 from reassignd.store.base import Event, EventKind, FencedError, PlanStatus
 from reassignd.store.zookeeper import ZooKeeperStore
 from tests.services.zookeeper import ZooKeeperServer
@@ -134,3 +135,45 @@ async def test_an_expired_leader_is_fenced_everywhere(
     record = await asyncio.to_thread(new.store.get_plan, "p")
     assert record is not None and record.status is PlanStatus.RUNNING
     assert [e.kind for e in new.store.journal(plan_id="p")][-1] is EventKind.PLAN_STARTED
+
+
+async def test_the_write_lease_runs_from_the_last_guard_and_ends_with_the_session(
+    zookeeper: ZooKeeperServer,
+) -> None:
+    """A write must leave within half the session timeout of the guard's read, and never after SUSPENDED."""
+    now = [1000.0]
+    client = KazooClient(hosts=zookeeper.hosts, timeout=4.0)
+    client.start(timeout=15)
+
+    async def ignore(leading: bool, leader: str | None) -> None:
+        return None
+
+    coordinator = HaCoordinator(
+        client, f"/ha-test/{uuid.uuid4().hex}", "n", "http://n", ignore, clock=lambda: now[0]
+    )
+    task = asyncio.create_task(coordinator.run())
+    try:
+        await until(lambda: coordinator.is_leader, 10, "leads")
+        assert coordinator.lease_seconds() == 2.0
+        with pytest.raises(LeaseExpired, match="never"):  # leading, but no guard has confirmed it yet
+            coordinator.write_fence()
+        await coordinator.guard()
+        now[0] += 1.9
+        coordinator.write_fence()
+        now[0] += 0.2
+        with pytest.raises(LeaseExpired, match=r"2\.10s ago \(lease 2\.00s\)") as refused:
+            coordinator.write_fence()
+        assert isinstance(refused.value, FencedError) and isinstance(refused.value, WriteFenced)
+        await coordinator.guard()  # a fresh confirmation renews it
+        coordinator.write_fence()
+
+        await asyncio.to_thread(expire_session, zookeeper, client)
+        await until(lambda: not coordinator.is_leader, 10, "steps down")
+        with pytest.raises(LeaseExpired):  # well within the lease, but the session is gone
+            coordinator.write_fence()
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.to_thread(client.stop)
+        await asyncio.to_thread(client.close)

@@ -184,16 +184,36 @@ def test_leader_stops_acting_while_zookeeper_is_down_and_resumes_after(
         daemon.stop()
 
 
-def test_a_paused_old_leader_applies_nothing_after_waking(
-    sim: SimProcess, zookeeper: ZooKeeperServer, tmp_path: Path
-) -> None:
-    """SIGSTOP the leader past its session timeout: the standby takes over; when the old leader wakes, its
-    overdue cycle runs before kazoo has noticed the expiry — the fence (node check in every commit, session
-    check in the guard) must stop it."""
+def stopped(daemon: DaemonProcess) -> bool:
+    """The process is in the stopped state (SIGSTOP), e.g. frozen by a `:stop` failpoint."""
+    assert daemon.proc is not None
+    fields = Path(f"/proc/{daemon.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0] == "T"
+
+
+def writes_by(sim: SimProcess, client_id: str, since: float) -> list[dict[str, Any]]:
+    """Writes the simulator received from one daemon's clients at or after `since` (wall clock)."""
+    return [r for r in sim.write_requests() if r["client_id"] == client_id and r["time"] >= since]
+
+
+def client_named(settings: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**settings, "cluster.client.client.id": name}
+
+
+def run_paused_leader(
+    sim: SimProcess, zk: ZooKeeperServer, tmp_path: Path, failpoints: str | None
+) -> tuple[DaemonProcess, list[dict[str, Any]]]:
+    """Freezes the leader mid-plan (by SIGSTOP from outside, or by a `:stop` failpoint at an exact place)
+    until the standby leads, wakes it, lets the standby finish; returns the old leader and every write the
+    simulator received from it after it woke."""
     cluster = f"c{uuid.uuid4().hex[:8]}"
     before = sim.state()
-    first = DaemonProcess(tmp_path / "a", sim.bootstrap_servers, ha_settings(zookeeper, cluster, "a")).start()
-    second = DaemonProcess(tmp_path / "b", sim.bootstrap_servers, ha_settings(zookeeper, cluster, "b"))
+    first = DaemonProcess(
+        tmp_path / "a", sim.bootstrap_servers, client_named(ha_settings(zk, cluster, "a"), "daemon-a")
+    ).start(failpoints=failpoints)
+    second = DaemonProcess(
+        tmp_path / "b", sim.bootstrap_servers, client_named(ha_settings(zk, cluster, "b"), "daemon-b")
+    )
     try:
         wait_for(lambda: role(first) == "leader", 20, "first daemon elected")
         second.start()
@@ -202,23 +222,49 @@ def test_a_paused_old_leader_applies_nothing_after_waking(
         code, body = first.request("POST", "/v1/plans", plan)
         assert code == 201, body
         plan_id = body["plan_id"]
-        wait_for(lambda: done_count(sim.state(), plan) >= 3, 60, "mid-plan")
         assert first.proc is not None
-        os.kill(first.proc.pid, signal.SIGSTOP)
+        if failpoints is None:
+            wait_for(lambda: done_count(sim.state(), plan) >= 3, 60, "mid-plan")
+            os.kill(first.proc.pid, signal.SIGSTOP)
+        else:
+            wait_for(lambda: stopped(first), 60, "the leader froze at its failpoint")
         try:
             wait_for(lambda: role(second) == "leader", SESSION_SECONDS + 15, "standby elected")
         finally:
-            starts_while_paused = first.log_path.read_text().count('"step started"')
+            woke_at = time.time()
             os.kill(first.proc.pid, signal.SIGCONT)
         wait_for(lambda: role(first) == "standby", 20, "the old leader stands down")
         status = second.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
         assert status["state"] == "completed", status
-        assert first.log_path.read_text().count('"step started"') == starts_while_paused
         after = sim.state()
         expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
         assert {tp: assignment(after)[tp] for tp in expected} == expected
         assert configs(after) == configs(before), "no throttle left behind"
-        journal(zookeeper, cluster, plan_id)
+        assert writes_by(sim, "daemon-b", 0), "the simulator's request log names the new leader's writes"
+        journal(zk, cluster, plan_id)
+        return first, writes_by(sim, "daemon-a", woke_at)
     finally:
         first.stop()
         second.stop()
+
+
+def test_a_paused_old_leader_applies_nothing_after_waking(
+    sim: SimProcess, zookeeper: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """SIGSTOP the leader past its session timeout at whatever point it is: the standby takes over; when the
+    old leader wakes, its overdue cycle runs before kazoo has noticed the expiry — the fence (node check in
+    every commit, session check in the guard, lease on every write) must stop it."""
+    _, late_writes = run_paused_leader(sim, zookeeper, tmp_path, failpoints=None)
+    assert late_writes == []
+
+
+def test_a_leader_frozen_between_its_guard_and_its_write_sends_nothing_after_waking(
+    sim: SimProcess, zookeeper: ZooKeeperServer, tmp_path: Path
+) -> None:
+    """The window the guard cannot close: leadership was confirmed, then the process froze before the
+    AlterPartitionReassignments left. Kafka takes no fencing token, so only the write lease stops it."""
+    first, late_writes = run_paused_leader(
+        sim, zookeeper, tmp_path, failpoints="before_alter_reassignments=3:stop"
+    )
+    assert late_writes == []
+    assert "leadership lease expired" in first.log_path.read_text()

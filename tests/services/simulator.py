@@ -176,6 +176,10 @@ class SimProcess:
     def snapshot(self) -> dict[str, Any]:
         return dict(self.request("GET", "/snapshot"))
 
+    def write_requests(self) -> list[dict[str, Any]]:
+        """The simulator's request log of writes: time received, API, client.id, broker."""
+        return list(self.request("GET", "/requests")["requests"])
+
     def stop_broker(self, broker_id: int) -> Any:
         return self.request("POST", f"/brokers/{broker_id}/stop")
 

@@ -7,6 +7,7 @@ in progress until a test advances time; each test works on its own topics so the
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -434,3 +435,24 @@ def test_kp_describe_log_dirs(kp: KafkaAdminClient) -> None:
 def test_module_process_still_healthy(sim: SimProcess) -> None:
     assert sim.proc is not None and sim.proc.poll() is None
     assert Path(sim.log_path).exists()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The request log of writes
+
+
+def test_request_log_records_writes_with_client_id_and_time(sim: SimProcess) -> None:
+    before = time.time()
+    writer = KafkaAdminClient(
+        bootstrap_servers=sim.bootstrap_servers, request_timeout_ms=10000, client_id="log-writer"
+    )
+    try:
+        tp = KpTopicPartition("moves", 1)
+        assert writer.alter_partition_reassignments({tp: None})[tp] is not None  # nothing to cancel
+        writer.describe_configs([KpConfigResource(ConfigResourceType.TOPIC, "moves")])  # a read: not logged
+    finally:
+        writer.close()
+    ours = [r for r in sim.write_requests() if r["client_id"] == "log-writer"]
+    assert [r["api"] for r in ours] == ["AlterPartitionReassignments"]
+    assert before <= ours[0]["time"] <= time.time()
+    assert ours[0]["broker"] in (1, 2, 3, 4)
