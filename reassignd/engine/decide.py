@@ -12,6 +12,7 @@ from heapq import merge
 
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
+from reassignd.engine.sources import served_by_leader
 from reassignd.engine.state import (
     QUEUE_ID,
     QUEUE_NAMES,
@@ -134,6 +135,8 @@ class _Cycle:
         self.aborted: list[TopicPartition] = []
         self.examined = 0
         self.electing: set[TopicPartition] = set()
+        self.transient: dict[int, int] = {}
+        """Copies a broker serves only until this cycle's elections run (steps started with one)."""
         self.replica_count = min(
             limits.parallel_replica_count,
             limits.max_outgoing_per_broker,
@@ -341,8 +344,6 @@ class _Cycle:
         if p.is_reassigning:
             self.mark_external(tp, p)
             return
-        if tp in self.electing:
-            return  # its next step starts once the new leader has taken over
         final = self.plan.targets[tp]
         if p.replicas == final:
             self.mark_done(tp, p)
@@ -366,8 +367,16 @@ class _Cycle:
         if offline:
             self.block(tp, WaitReason.OFFLINE_TARGET, f"target broker(s) {list(offline)} offline", offline)
             return
-        moves = step.moves_leadership(p.leader)
-        refusal = self.refusal(step.adding, p.leader, moves, step.min_insync_extra)
+        # A step after an election this cycle starts with it: the daemon sends the reassignment first and
+        # the election right after, so the new leader serves the step's copies (and, for that instant, the
+        # old one: `transient`).
+        leader = p.replicas[0] if tp in self.electing else p.leader
+        serving = self.serving_replica(tp, p, leader, step.target, step.adding)
+        if serving != leader:
+            self.start_leadership_step(tp, p, serving)
+            return
+        moves = step.moves_leadership(leader)
+        refusal = self.refusal(step.adding, leader, moves, step.min_insync_extra, p.leader)
         if refusal is not None:
             self.waiting.append(Waiting(tp, WaitReason.LIMITS, refusal))
             return
@@ -377,10 +386,12 @@ class _Cycle:
             rec.step,
             target=step.target,
             source=p.replicas,
-            leader=p.leader,
+            leader=leader,
             moves_leadership=moves,
         )
         self.put(tp, started)
+        if leader != p.leader and step.adding:
+            self.transient[p.leader] = self.transient.get(p.leader, 0) + len(step.adding)
         self.start.append(
             StartStep(
                 tp,
@@ -390,13 +401,72 @@ class _Cycle:
                 p.replicas,
                 step.adding,
                 step.removing,
-                p.leader,
+                leader,
                 step.min_insync_extra,
             )
         )
 
-    def refusal(self, adding: tuple[int, ...], leader: int, moves: bool, extra: int) -> str | None:
-        """Which limit a step would break, or None; a min.insync step may exceed R-sized caps alone."""
+    def start_leadership_step(self, tp: TopicPartition, p: PartitionState, serving: int) -> None:
+        """Make `serving` the leader before the copies start: reorder the replicas, elect it (sources.py).
+
+        The reordering adds and removes nothing, so Kafka applies it at once and the election in the same
+        cycle sees `serving` first; no copy runs from the old leader meanwhile. It takes no copy slot, so
+        it is done as soon as the partition is reached, and its copies start when slots allow.
+        """
+        refusal = self.refusal((), serving, True, 0)
+        if refusal is not None:
+            self.waiting.append(Waiting(tp, WaitReason.LIMITS, refusal))
+            return
+        rec = self.record(tp)
+        target = (serving, *(b for b in p.replicas if b != serving))
+        started = PartitionProgress(
+            Status.IN_FLIGHT,
+            rec.step,
+            target=target,
+            source=p.replicas,
+            leader=p.leader,
+            moves_leadership=True,
+        )
+        self.put(tp, started)
+        self.start.append(StartStep(tp, target, rec.step, True, p.replicas, (), (), p.leader))
+        self.elect.append(ElectLeader(tp, serving, "source"))
+
+    def serving_replica(
+        self,
+        tp: TopicPartition,
+        p: PartitionState,
+        leader: int,
+        target: tuple[int, ...],
+        adding: tuple[int, ...],
+    ) -> int:
+        """The replica the step's copies fetch from: the leader, or the balanced source chosen for `tp`.
+
+        The choice holds only while the partition is as it was planned for (same leader), the chosen
+        replica is in sync, online and kept by the step, and the step's copies are the last the leader
+        would serve; the plan's preferred leader is elected at the end (`elect_after_finish`).
+        """
+        server = self.state.servers.get(tp)
+        limits = self.limits
+        if server is None or not adding or leader != server.leader or tp in self.electing:
+            return leader
+        if not (limits.balance_sources and limits.elect_after_finish) or limits.scheduling_mode == "batch":
+            return leader
+        chosen = server.serving
+        if chosen not in p.isr or chosen not in self.online or chosen not in target or chosen in adding:
+            return leader
+        final = self.plan.targets[tp]
+        if served_by_leader(p.replicas, final) != sum(1 for b in final if b not in p.replicas):
+            return leader  # the preferred leader comes in first and serves the later copies
+        return chosen
+
+    def refusal(
+        self, adding: tuple[int, ...], leader: int, moves: bool, extra: int, current: int | None = None
+    ) -> str | None:
+        """Which limit a step would break, or None; a min.insync step may exceed R-sized caps alone.
+
+        `current` is the partition's leader until this cycle's election makes `leader` lead: it serves the
+        copies for that instant, so they must fit under its limit too.
+        """
         limits, load = self.limits, self.load
         if load.partitions + 1 > limits.parallel_partition_count:
             return "reassignment.parallel.partition.count"
@@ -412,9 +482,10 @@ class _Cycle:
         for broker in adding:
             if load.incoming.get(broker, 0) + 1 > limits.max_incoming_per_broker:
                 return f"reassignment.max.incoming.replica.movements.per.broker (broker {broker})"
-        out = load.outgoing.get(leader, 0)
-        if out + n > limits.max_outgoing_per_broker and not (extra and out == 0):
-            return f"reassignment.max.outgoing.replica.movements.per.broker (broker {leader})"
+        for broker in (leader,) if current in (None, leader) else (leader, current):
+            out = load.outgoing.get(broker, 0) + self.transient.get(broker, 0)
+            if out + n > limits.max_outgoing_per_broker and not (extra and out == 0):
+                return f"reassignment.max.outgoing.replica.movements.per.broker (broker {broker})"
         return None
 
     # -- result --------------------------------------------------------------------------------------

@@ -93,8 +93,8 @@ def dry_run(
         decision = decide(snapshot, plan, state, limits, changed)
         result.decisions.append(decision)
         state = decision.state
+        snapshot = apply_starts(snapshot, decision.start)  # as the daemon does: reassignments, then elections
         snapshot = elect(snapshot, decision.elect)
-        snapshot = apply_starts(snapshot, decision.start)
         for start in decision.start:
             result.steps[start.tp].append((start.target, start.moves_leadership, cycle))
         idle = not decision.start and not decision.elect and not decision.completed

@@ -44,6 +44,9 @@ class Limits:
     follower_throttled_rate: int | None = None
     stall_window_seconds: float = 300.0
     elect_after_finish: bool = True
+    balance_sources: bool = True
+    """Let another in-sync replica lead a partition while its copies run, when the leaders, not the
+    receivers, would bound the plan (sources.py). Not a configuration key yet (programmatic only)."""
 
     @classmethod
     def from_mapping(cls, flat: Mapping[str, object]) -> Limits:

@@ -24,6 +24,7 @@ from typing import Any, Final
 from reassignd.engine.limits import DEFAULT_ORDERING
 from reassignd.engine.ordering import compute_ranks
 from reassignd.engine.persistent import ChunkedBytes, ChunkedMap, SortedInts
+from reassignd.engine.sources import Server, assign_servers
 from reassignd.model import (
     NO_LEADER,
     ClusterSnapshot,
@@ -161,6 +162,8 @@ class ExecutionState:
     counts: Mapping[Status, int]
     in_flight_set: frozenset[TopicPartition] = frozenset()
     """Partitions with a step in flight: bounded by the limits, so kept as a plain set."""
+    servers: Mapping[TopicPartition, Server] = field(default_factory=lambda: MappingProxyType({}))
+    """Partitions whose copies another in-sync replica than their leader serves (sources.py)."""
 
     @classmethod
     def initial(
@@ -191,9 +194,12 @@ class ExecutionState:
         counts: dict[Status, int] = dict.fromkeys(Status, 0)
         blocked: dict[int, set[TopicPartition]] = {}
         min_insync = MinInsync(snapshot)
+        done: list[TopicPartition] = []
         for rank, tp in enumerate(ranked):
             rec = records[tp]
             counts[rec.status] += 1
+            if rec.status is Status.DONE:
+                done.append(tp)
             if rec.status is Status.PENDING:
                 name = queue_name(tp, plan, snapshot, min_insync)
                 buckets[name].append(rank)
@@ -217,6 +223,7 @@ class ExecutionState:
             online=snapshot.online_broker_ids(),
             counts=MappingProxyType(counts),
             in_flight_set=frozenset(tp for tp, rec in records.items() if rec.status is Status.IN_FLIGHT),
+            servers=assign_servers(plan, snapshot, frozenset(done)),
         )
 
     def reordered(self, ordering: tuple[str, ...], snapshot: ClusterSnapshot) -> ExecutionState:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from reassignd.engine.decide import Decision, decide
+from reassignd.engine.decide import Decision, ElectLeader, decide
 from reassignd.engine.dryrun import apply_starts, complete, elect
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import ExecutionState, Load, Status
@@ -76,9 +76,16 @@ def check_invariants(
     moving = [rec for _, rec in state.in_flight() if rec.adding]
     if load.replica_moves > limits.max_concurrent_replica_movements:
         assert len(moving) == 1, load
-    for broker, n in load.outgoing.items():
+    # Copies started with an election this cycle are served by the old leader until the election runs.
+    transient: dict[int, int] = {}
+    for start in decision.start:
+        old_leader = snapshot.partitions[start.tp].leader
+        if start.adding and start.leader != old_leader:
+            transient[old_leader] = transient.get(old_leader, 0) + len(start.adding)
+    for broker in set(load.outgoing) | set(transient):
+        n = load.outgoing.get(broker, 0) + transient.get(broker, 0)
         if n > limits.max_outgoing_per_broker:
-            assert sum(1 for rec in moving if rec.leader == broker) == 1, load
+            assert sum(1 for rec in moving if rec.leader == broker) == 1 and not transient, load
     online = snapshot.online_broker_ids()
     for start in decision.start:
         assert len(set(start.target)) == len(start.target), start
@@ -88,7 +95,10 @@ def check_invariants(
         final = state.plan.targets[start.tp]
         needed = min(snapshot.min_insync_replicas(start.tp.topic), len(final))
         assert len(start.adding) <= max(limits.parallel_replica_count, needed - kept_in_sync), start
-        assert start.target[0] == final[0], start
+        if start.target[0] != final[0]:  # a leadership step: a balanced source leads the copies (sources.py)
+            assert not start.adding and not start.removing and set(start.target) == set(p.replicas), start
+            assert start.target[0] in p.isr and start.target[0] != p.leader, start
+            assert ElectLeader(start.tp, start.target[0], "source") in decision.elect, start
         assert kept_in_sync + len(start.adding) >= min(needed, len(set(p.isr) & set(p.replicas))), start
         assert state[start.tp].status is Status.IN_FLIGHT
     pending = 0
@@ -128,7 +138,7 @@ def drive(
             check_invariants(decision, snapshot, limits)
         decisions.append(decision)
         state = decision.state
-        snapshot = apply_starts(elect(snapshot, decision.elect), decision.start)
+        snapshot = elect(apply_starts(snapshot, decision.start), decision.elect)  # as the daemon orders them
         if state.finished:
             break
         in_flight = {key for key, _ in state.in_flight()}

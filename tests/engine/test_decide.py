@@ -104,8 +104,23 @@ def test_per_broker_incoming_and_outgoing_limits() -> None:
     parts = {tp(i): (0, 1) for i in range(10)}
     snapshot = cluster(14, parts)
     plan = ReassignmentPlan({key: (0, 1, 2 + i) for i, key in enumerate(parts)})
-    decision = first_decision(snapshot, plan, Limits(max_outgoing_per_broker=3))
+    decision = first_decision(snapshot, plan, Limits(max_outgoing_per_broker=3, balance_sources=False))
     assert len(decision.start) == 3
+    assert any("outgoing" in w.detail and "broker 0" in w.detail for w in decision.waiting)
+    # Balanced sources: broker 0 would serve 10 copies, broker 1 (in sync) none. Half the partitions get a
+    # leadership step first (reorder, elect 1: no copy, no slot), then each leader serves up to its limit.
+    limits = Limits(max_outgoing_per_broker=3)
+    decision = first_decision(snapshot, plan, limits)
+    copies = [s for s in decision.start if s.adding]
+    handed = [s for s in decision.start if not s.adding]
+    assert [s.leader for s in copies] == [0, 0, 0]
+    assert len(handed) == 5 and all(s.target[0] == 1 and s.moves_leadership for s in handed)
+    assert sorted(e.leader for e in decision.elect) == [1] * 5
+    after = elect(apply_starts(snapshot, decision.start), decision.elect)
+    assert sum(p.leader == 1 for p in after.partitions.values()) == 5
+    changed = {s.tp for s in decision.start}
+    following = decide(complete(after, {s.tp for s in handed}), plan, decision.state, limits, changed)
+    assert sorted(s.leader for s in following.start if s.adding) == [1, 1, 1]
 
 
 def test_global_replica_movement_limit() -> None:
@@ -228,7 +243,7 @@ def test_state_survives_a_restart_mid_flight() -> None:
     parts = {tp(i): (0, 1, 2) for i in range(5)}
     snapshot = cluster(10, parts)
     plan = ReassignmentPlan({key: (3 + i, 1, 2) for i, key in enumerate(parts)})
-    limits = Limits(parallel_partition_count=2)
+    limits = Limits(parallel_partition_count=2, balance_sources=False)  # two copy steps in flight
     decision = first_decision(snapshot, plan, limits)
     running = apply_starts(snapshot, decision.start)
     saved = json.loads(json.dumps(decision.state.to_json_dict()))
@@ -275,17 +290,20 @@ def test_decide_is_pure() -> None:
     assert state.load.partitions == 0
 
 
-def test_elected_leader_applies_before_next_step() -> None:
-    snapshot = cluster(4, {tp(0): (0, 1)})
+def test_next_step_starts_with_the_election_and_is_served_by_the_new_leader() -> None:
+    # The daemon sends the cycle's reassignments, then its elections: the step after the one that brought
+    # the preferred leader in need not wait a cycle for the election to show in the snapshot.
+    snapshot = cluster(5, {tp(0): (0, 1)})
     plan = ReassignmentPlan({tp(0): (2, 3)})
-    limits = Limits()
+    limits = Limits(parallel_replica_count=1)
     d1 = first_decision(snapshot, plan, limits)
+    assert [x.target for x in d1.start] == [(2, 0, 1)]
     s = complete(apply_starts(snapshot, d1.start))
     d2 = decide(s, plan, d1.state, limits, {tp(0)})
-    assert [e.leader for e in d2.elect] == [2] and d2.start == ()
-    s = elect(s, d2.elect)
-    d3 = decide(s, plan, d2.state, limits, {tp(0)})
-    assert [x.moves_leadership for x in d3.start] == [False]
+    assert [e.leader for e in d2.elect] == [2]
+    assert [(x.target, x.leader, x.moves_leadership) for x in d2.start] == [((2, 1), 2, False)]
+    s = elect(apply_starts(s, d2.start), d2.elect)
+    assert s.partitions[tp(0)].leader == 2
 
 
 def test_limits_change_between_decisions() -> None:

@@ -122,7 +122,7 @@ def test_no_decision_breaks_a_limit_or_a_safety_rule(
         decision = decide(snapshot, plan, state, limits, changed)
         check_invariants(decision, snapshot, limits)
         state = decision.state
-        snapshot = apply_starts(elect(snapshot, decision.elect), decision.start)
+        snapshot = elect(apply_starts(snapshot, decision.start), decision.elect)  # as the daemon orders them
         in_flight = sorted(key for key, _ in state.in_flight())
         finishing = set(data.draw(st.lists(st.sampled_from(in_flight), unique=True))) if in_flight else set()
         snapshot = complete(snapshot, finishing)
@@ -150,7 +150,7 @@ def test_every_plan_finishes_in_bounded_steps_when_joins_happen(
         check_invariants(decision, snapshot, limits)
         state = decision.state
         steps += len(decision.start)
-        snapshot = apply_starts(elect(snapshot, decision.elect), decision.start)
+        snapshot = elect(apply_starts(snapshot, decision.start), decision.elect)  # as the daemon orders them
         if state.finished:
             break
         in_flight = {key for key, _ in state.in_flight()}
@@ -201,7 +201,7 @@ def test_operator_throttles_survive_and_are_restored(
     for _ in range(200):
         decision = decide(snapshot, plan, state, limits, changed)
         state = decision.state
-        snapshot = apply_starts(elect(snapshot, decision.elect), decision.start)
+        snapshot = elect(apply_starts(snapshot, decision.start), decision.elect)  # as the daemon orders them
         throttles = throttle_plan(snapshot, moves_in_flight(state), limits, originals, owned_frozen)
         originals = throttles.originals
         snapshot = apply_writes(snapshot, config_writes(throttles, snapshot))
