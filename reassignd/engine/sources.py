@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from reassignd.model import NO_LEADER, ClusterSnapshot, ReassignmentPlan, TopicPartition
+from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +65,12 @@ def assign_servers(
     """The partitions whose copies should be served by another in-sync replica than their leader."""
     receiving: dict[int, int] = {}
     serving: dict[int, int] = {}
-    movable: list[tuple[int, TopicPartition, int, tuple[int, ...]]] = []
+    movable: list[tuple[int, int, TopicPartition, PartitionState]] = []
     largest = 0
-    online = snapshot.online_broker_ids()
-    for tp, final in plan.targets.items():
-        p = snapshot.partitions.get(tp)
-        if p is None or tp in done or p.is_reassigning or p.replicas == final:
+    partitions = snapshot.partitions
+    for index, (tp, final) in enumerate(plan.targets.items()):
+        p = partitions.get(tp)
+        if p is None or tp in done or p.adding or p.removing:
             continue
         current, size = p.replicas, p.size_bytes
         new = [b for b in final if b not in current]
@@ -79,30 +79,35 @@ def assign_servers(
         largest = max(largest, size)
         for b in new:
             receiving[b] = receiving.get(b, 0) + size
-        by_leader = served_by_leader(current, final)
-        if by_leader < len(new):  # the preferred leader serves the copies after its own
-            serving[final[0]] = serving.get(final[0], 0) + size * (len(new) - by_leader)
-        if p.leader == NO_LEADER:
+        if final[0] not in current and len(new) > 1:  # the leader serves FTR[0]'s copy, FTR[0] the rest
+            serving[final[0]] = serving.get(final[0], 0) + size * (len(new) - 1)
+            if p.leader != NO_LEADER:
+                serving[p.leader] = serving.get(p.leader, 0) + size
             continue
-        if by_leader != len(new):
-            serving[p.leader] = serving.get(p.leader, 0) + size * by_leader
-            continue
-        candidates = tuple(b for b in current if b != p.leader and b in p.isr and b in online)
-        if not candidates:
-            serving[p.leader] = serving.get(p.leader, 0) + size * by_leader
-            continue
-        movable.append((size * by_leader, tp, p.leader, candidates))
+        if p.leader != NO_LEADER:
+            movable.append((size * len(new), index, tp, p))
     if not movable:
         return MappingProxyType({})
     floor = max(max(receiving.values(), default=0), largest)
+    for work, _, _, p in movable:
+        serving[p.leader] = serving.get(p.leader, 0) + work
+    if max(serving.values()) <= floor:
+        return MappingProxyType({})  # the receivers bound the plan: every leader keeps its partitions
+    online = snapshot.online_broker_ids()
+    choices: list[tuple[int, int, TopicPartition, int, tuple[int, ...]]] = []
+    for work, index, tp, p in movable:
+        candidates = tuple(b for b in p.replicas if b != p.leader and b in p.isr and b in online)
+        if candidates:  # else its leader's load is fixed, as counted above
+            serving[p.leader] -= work
+            choices.append((work, index, tp, p.leader, candidates))
     servers: dict[TopicPartition, Server] = {}
-    movable.sort(key=lambda m: (-m[0], m[1]))
-    for work, tp, leader, candidates in movable:
+    choices.sort(key=lambda m: (-m[0], m[1]))
+    for work, _, tp, leader, candidates in choices:
         kept = serving.get(leader, 0) + work
         if kept <= floor:
             serving[leader] = kept
             continue
-        best = min(candidates, key=lambda b: (serving.get(b, 0), candidates.index(b)))
+        best = min(candidates, key=lambda b: serving.get(b, 0))
         if serving.get(best, 0) + work < kept:
             serving[best] = serving.get(best, 0) + work
             servers[tp] = Server(leader, best)
