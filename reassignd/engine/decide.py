@@ -454,6 +454,8 @@ class _Cycle:
         chosen = server.serving
         if chosen not in p.isr or chosen not in self.online or chosen not in target or chosen in adding:
             return leader
+        if p.replicas[0] == chosen:
+            return leader  # reordered, but the election did not take: copy from the leader, do not loop
         final = self.plan.targets[tp]
         if served_by_leader(p.replicas, final) != sum(1 for b in final if b not in p.replicas):
             return leader  # the preferred leader comes in first and serves the later copies

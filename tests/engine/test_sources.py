@@ -5,8 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reassignd.engine.decide import decide
+from reassignd.engine.dryrun import apply_starts, complete
 from reassignd.engine.limits import Limits
 from reassignd.engine.sources import Server, assign_servers, served_by_leader
+from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
 
 from .helpers import cluster, drive, tp
@@ -173,3 +176,18 @@ def test_no_balancing_without_the_final_election_or_in_batch_mode() -> None:
     for limits in (Limits(elect_after_finish=False), Limits(scheduling_mode="batch")):
         _, _, decisions = drive(snapshot, plan, limits)
         assert not [e for d in decisions for e in d.elect if e.reason == "source"]
+
+
+def test_a_leadership_step_whose_election_failed_is_not_repeated() -> None:
+    snapshot = cluster(12, {tp(i): (9, 1, 2) for i in range(2)})
+    plan = ReassignmentPlan({tp(i): (3 + i, 1, 2) for i in range(2)})
+    limits = Limits()
+    first = decide(snapshot, plan, ExecutionState.initial(plan, snapshot), limits)
+    handed = [s for s in first.start if not s.adding]
+    assert [s.target for s in handed] == [(1, 9, 2)]
+    reordered = apply_starts(snapshot, first.start)  # the election is lost: broker 9 still leads
+    changed = {s.tp for s in first.start}
+    second = decide(complete(reordered), plan, first.state, limits, changed)
+    again = [s for s in second.start if s.tp == handed[0].tp]
+    assert [(s.adding, s.leader) for s in again] == [((4,), 9)]
+    assert not [e for e in second.elect if e.reason == "source"]
