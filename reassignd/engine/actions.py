@@ -31,7 +31,9 @@ class ElectLeader:
 
     tp: TopicPartition
     leader: int
-    reason: str  # "step": the new preferred leader is in sync; "finished": the plan's target reached
+    reason: str
+    """"step": the new preferred leader is in sync; "finished": the plan's target reached; "source": a
+    balanced source takes the lead before its copies start (sources.py)."""
 
 
 @dataclass(frozen=True, slots=True)
