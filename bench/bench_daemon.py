@@ -6,16 +6,22 @@ would), paused (time scale 0) so every cycle sees the same in-flight work. Each 
 own child process (the daemon side: real cluster adapter, SQLite store, controller), so its memory figure is
 that plan's alone: peak RSS of the child, and the growth over the child's RSS before the plan was submitted.
 The 100,000-partition plan needs every partition, so it gets a fresh simulator.
+
+Steady cycles (nothing changed since the last one) are most cycles of a long move. Moving cycles are the
+expensive ones: before each, the simulator's virtual clock is advanced (outside the timing) so steps
+complete, and the cycle journals them, starts the next and rewrites throttles.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +86,14 @@ def _status_mb(field: str) -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def _child(bootstrap: str, plan: dict[str, Any], cycles: int, workdir: str, out: Any) -> None:
+def _child(  # noqa: PLR0917 - a multiprocessing target takes its arguments positionally
+    bootstrap: str, plan: dict[str, Any], cycles: int, workdir: str, out: Any, control: str | None
+) -> None:
     logs.configure("error", json=True)
     before = _status_mb("VmRSS")
-    figures = asyncio.run(measure(bootstrap, ReassignmentPlan.from_dict(plan), cycles, Path(workdir)))
+    figures = asyncio.run(
+        measure(bootstrap, ReassignmentPlan.from_dict(plan), cycles, Path(workdir), control=control)
+    )
     figures["rss_before_plan_mb"] = round(before, 1)
     figures["peak_rss_mb"] = round(_status_mb("VmHWM"), 1)
     figures["rss_after_cycles_mb"] = round(_status_mb("VmRSS"), 1)
@@ -91,10 +101,15 @@ def _child(bootstrap: str, plan: dict[str, Any], cycles: int, workdir: str, out:
     out.put(figures)
 
 
-def measure_in_child(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path) -> dict[str, Any]:
+def measure_in_child(
+    bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path, control: str | None = None
+) -> dict[str, Any]:
+    """`control`: the simulator's control URL, to also measure moving cycles (it must be paused)."""
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    child = context.Process(target=_child, args=(bootstrap, plan.to_dict(), cycles, str(workdir), out))
+    child = context.Process(
+        target=_child, args=(bootstrap, plan.to_dict(), cycles, str(workdir), out, control)
+    )
     child.start()
     try:
         figures: dict[str, Any] = out.get(timeout=3600)
@@ -105,7 +120,24 @@ def measure_in_child(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdi
     return figures
 
 
-async def measure(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path) -> dict[str, Any]:
+def _advance(control: str, seconds: float) -> None:
+    request = urllib.request.Request(
+        control + "/advance",
+        data=json.dumps({"seconds": seconds}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as response:
+        response.read()
+
+
+MOVING_CYCLES = 12
+ADVANCE_SECONDS = 1.0  # virtual seconds per moving cycle: every partition is 50 MB at ~5 MB/s per copy
+
+
+async def measure(
+    bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path, control: str | None = None
+) -> dict[str, Any]:
     admin = KafkaClusterAdmin(AdminSettings(client={"bootstrap.servers": bootstrap}, request_timeout=60))
     (workdir / "state").mkdir(parents=True, exist_ok=True)
     store = AsyncStore(SqliteStore(workdir / "state"))
@@ -128,16 +160,27 @@ async def measure(bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: 
         status = await controller.cycle()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-    await admin.close()
-    await store.close()
-    return {
+    figures: dict[str, Any] = {
         "submit_seconds": round(submit_seconds, 3),
         "first_cycle_seconds": round(walls[0], 3),
         "cycle_median_seconds": round(statistics.median(walls[1:]), 3),
         "cycle_cpu_median_seconds": round(statistics.median(cpus[1:]), 3),
         "cycles_measured": len(walls) - 1,
-        "last_status": status,
     }
+    if control is not None:
+        moving: list[float] = []
+        for _ in range(MOVING_CYCLES):
+            await asyncio.to_thread(_advance, control, ADVANCE_SECONDS)
+            wall = time.perf_counter()
+            status = await controller.cycle()
+            moving.append(time.perf_counter() - wall)
+        figures["moving_cycle_median_seconds"] = round(statistics.median(moving), 3)
+        figures["moving_cycle_max_seconds"] = round(max(moving), 3)
+        figures["moving_cycles_measured"] = len(moving)
+    figures["last_status"] = status
+    await admin.close()
+    await store.close()
+    return figures
 
 
 def run(quick: bool = False) -> dict[str, Any]:
@@ -161,7 +204,10 @@ def run(quick: bool = False) -> dict[str, Any]:
                 plan = move_plan(scenario, size, brokers, skip=used)
                 used += size
                 cycles = 3 if quick or size >= 100_000 else 8
-                figures = measure_in_child(sim.bootstrap_servers, plan, cycles, workdir / f"p{size}")
+                control = None if size >= 100_000 else sim.control_url  # the 100k plan: steady only
+                figures = measure_in_child(
+                    sim.bootstrap_servers, plan, cycles, workdir / f"p{size}", control=control
+                )
                 results["plans"][str(size)] = figures
                 print(f"   plan of {size:>6} partitions on {total} partitions: {figures}", flush=True)
         finally:

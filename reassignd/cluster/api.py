@@ -226,13 +226,18 @@ class ClusterObserver(Protocol):
 
 
 class ClusterAdmin(Protocol):
-    """What the daemon needs from a Kafka cluster. Implementations: KafkaClusterAdmin (real clients)."""
+    """What the daemon needs from a Kafka cluster. Implementations: KafkaClusterAdmin (real clients).
+
+    `with_sizes` of a snapshot: False (none), True (every replica of every partition read), a collection of
+    partitions (every replica of those), or a mapping from partition to brokers (those replicas and the
+    leader's only: a moving partition's progress needs its leader and its adding replicas, not the rest).
+    """
 
     async def snapshot(
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool | Collection[TopicPartition] = False,
+        with_sizes: bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> ClusterSnapshot: ...
@@ -241,7 +246,7 @@ class ClusterAdmin(Protocol):
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool | Collection[TopicPartition] = False,
+        with_sizes: bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> SnapshotResult: ...

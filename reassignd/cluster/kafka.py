@@ -137,7 +137,7 @@ class KafkaClusterAdmin(ClientCalls):
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool | Collection[TopicPartition] = False,
+        with_sizes: bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> ClusterSnapshot:
@@ -153,7 +153,7 @@ class KafkaClusterAdmin(ClientCalls):
         self,
         partitions: Collection[TopicPartition] | None = None,
         *,
-        with_sizes: bool | Collection[TopicPartition] = False,
+        with_sizes: bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]] = False,
         broker_config_keys: Collection[str] = (),
         topic_config_keys: Collection[str] = (),
     ) -> SnapshotResult:
@@ -169,14 +169,21 @@ class KafkaClusterAdmin(ClientCalls):
             for p in t.partitions:
                 tp = TopicPartition(t.name, p.index)
                 if wanted is None or tp in wanted:
-                    present.append((tp, p.replicas))
+                    present.append((tp, p.replicas, p.leader))
         online = set(cluster.racks)
-        sized = None if isinstance(with_sizes, bool) else frozenset(with_sizes)
+        sized = None if isinstance(with_sizes, bool) else with_sizes
+        only = sized if isinstance(sized, Mapping) else None
+        if sized is not None and only is None:
+            sized = frozenset(sized)
         hosts: dict[int, list[TopicPartition]] = {}
-        for tp, replicas in present:
+        for tp, replicas, leader in present:
             if sized is not None and tp not in sized:
                 continue
-            for broker in replicas:
+            asked = replicas
+            if only is not None and leader in online:  # leaderless: every replica, for the largest log
+                named = {leader, *only[tp]}
+                asked = tuple(b for b in replicas if b in named)
+            for broker in asked:
                 if broker in online:
                     hosts.setdefault(broker, []).append(tp)
 
@@ -186,7 +193,7 @@ class KafkaClusterAdmin(ClientCalls):
         async def no_configs() -> dict[Any, ConfigDescription]:
             return {}
 
-        reassignment_partitions = None if wanted is None else [tp for tp, _ in present]
+        reassignment_partitions = None if wanted is None else [tp for tp, _, _ in present]
         sizes_task = self._log_dirs_by_broker(hosts) if with_sizes is not False else no_sizes()
         broker_task = (
             self.describe_broker_configs(sorted(online), broker_config_keys, live=online)

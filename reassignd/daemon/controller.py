@@ -88,6 +88,7 @@ class PlanRun:
     min_insync: dict[str, str] = field(default_factory=dict)
     boosts: dict[int, dict[str, int]] = field(default_factory=dict)
     boosted_at: dict[int, float] = field(default_factory=dict)
+    under_min_isr: set[TopicPartition] = field(default_factory=set)
 
     @property
     def plan_id(self) -> str:
@@ -249,19 +250,20 @@ class Controller:
 
         Log-dir sizes cost one DescribeLogDirs per broker, and most of a plan sits still between its steps:
         sizes of all partitions are read every SIZE_REFRESH_CYCLES cycles into a cache (for progress and
-        ordering), in-flight ones every cycle. The engine's view carries sizes only where bytes move, the
-        same every cycle, so unchanged partitions compare equal and cost nothing downstream.
-        min.insync.replicas is the topics' effective value (static broker configs included), which the
-        dynamic configs alone would miss.
+        ordering), in-flight ones every cycle, from their leader and adding replicas only. The engine's
+        view carries sizes only where bytes move, the same every cycle, so unchanged partitions compare
+        equal and cost nothing downstream. min.insync.replicas is the topics' effective value (static
+        broker configs included), which the dynamic configs alone would miss.
         """
-        in_flight = {tp for tp, _ in run.state.in_flight()} if run.state is not None else set()
+        moving = {tp: rec.adding for tp, rec in run.state.in_flight()} if run.state is not None else {}
+        in_flight = set(moving)
         refresh = not run.sizes or run.cycles % SIZE_REFRESH_CYCLES == 0
         run.cycles += 1
         if not run.min_insync:
             run.min_insync = await self._effective_min_insync(run.plan.topics())
         snapshot = await self.cluster.snapshot(
             list(run.plan.targets),
-            with_sizes=True if refresh else sorted(in_flight),
+            with_sizes=True if refresh else moving,  # a moving partition: its leader and adding replicas
             broker_config_keys=BROKER_KEYS,
             topic_config_keys=SNAPSHOT_TOPIC_KEYS,
         )
@@ -515,6 +517,12 @@ class Controller:
         changed: Collection[TopicPartition] | None,
     ) -> str:
         assert run.state is not None
+        for tp in snapshot.partitions if changed is None else changed:  # only what changed can cross
+            p = snapshot.partitions.get(tp)
+            if p is not None and len(p.isr) < snapshot.min_insync_replicas(tp.topic):
+                run.under_min_isr.add(tp)
+            else:
+                run.under_min_isr.discard(tp)
         watched = [tp for tp, _ in run.state.in_flight()]
         recompute = None if changed is None else run.fresh | set(changed)
         run.view = run.tracker.update(
@@ -703,14 +711,7 @@ class Controller:
             run.plan_id, view.total_bytes, view.remaining_bytes, view.moved_bytes, view.eta_seconds
         )
         self.metrics.set_stalled(len(view.stalled))
-        snapshot = run.last_snapshot
-        if snapshot is not None:
-            self.metrics.set_under_min_isr(
-                sum(
-                    len(p.isr) < snapshot.min_insync_replicas(p.tp.topic)
-                    for p in snapshot.partitions.values()
-                )
-            )
+        self.metrics.set_under_min_isr(len(run.under_min_isr))
         self.metrics.set_foreign_reassignments(run.state.counts[Status.EXTERNAL])
         await self._publish_counts()
 

@@ -129,7 +129,10 @@ def incremental_alter_configs(
         topic.configs = updated
         topic.refresh_throttles()
         sim._keys_epoch += 1
-        _after_config_change(sim, topic.partitions)
+        if {op[0] for op in ops} & {cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION}:
+            _after_config_change(sim, topic.partitions)  # throttle lists change no partition's state
+        else:
+            sim._dirty = True
         return
     if resource_type == cfg.RESOURCE_BROKER:
         broker_id = _broker_for(sim, name)
@@ -173,10 +176,16 @@ def describe_log_dirs(
     broker = sim.brokers.get(broker_id)
     if broker is None or not broker.online:
         raise KafkaError(errors.BROKER_NOT_AVAILABLE, f"Broker {broker_id} is not available.")
-    parts = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
-    if tps is not None:
-        wanted = set(tps)
-        parts = [p for p in parts if (p.topic, p.index) in wanted]
+    hosted = sim._replicas_on.get(broker_id, set())
+    if tps is None:
+        parts = sorted(hosted, key=lambda p: (p.topic, p.index))
+    else:  # look up only what was asked: a broker hosts thousands of replicas, a request names a few
+        parts = []
+        for topic, index in sorted(set(tps)):
+            t = sim.topics.get(topic)
+            p = t.partitions[index] if t is not None and 0 <= index < len(t.partitions) else None
+            if p is not None and p in hosted:
+                parts.append(p)
     rows = []
     for p in parts:
         size = p.position(broker_id)

@@ -240,6 +240,12 @@ async def test_log_dir_sizes_follow_a_catching_up_replica(
     during = await own_admin.describe_log_dirs([1], [tp])
     assert during.replicas[(tp, 1)].size < 6000
     assert during.replicas[(tp, 1)].offset_lag > 0
+    every = await own_admin.snapshot([tp], with_sizes=[tp])
+    assert set(every.partitions[tp].replica_sizes) == {1, 2, 3, 4}
+    # a mapping asks the leader (2) and the named adding replica only, not the staying or removing ones
+    moving = await own_admin.snapshot([tp], with_sizes={tp: [1]})
+    assert set(moving.partitions[tp].replica_sizes) == {1, 2}
+    assert moving.partitions[tp].size_bytes == 6000
     own_sim.advance(60)
     after = await own_admin.snapshot([tp], with_sizes=True)
     assert after.partitions[tp].replicas == (2, 4, 1)

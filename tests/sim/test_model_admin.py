@@ -280,5 +280,16 @@ def test_describe_log_dirs(sim: SimCluster) -> None:
     ((log_dir, rows),) = sim.describe_log_dirs(1, None)
     assert log_dir == "/var/lib/kafka/data"
     assert all(size in (0, 1000) and lag == 0 and not future for _, _, size, lag, future in rows)
+    hosted = [(topic, index) for topic, index, *_ in rows]
+    # asking for named partitions answers the hosted ones among them, in the same order, and skips
+    # partitions the broker does not host, unknown partitions and unknown topics, as Kafka does
+    asked = [
+        *reversed(hosted),
+        ("nope", 0),
+        (hosted[0][0], 999),
+        *[(t.name, p.index) for t in sim.topics.values() for p in t.partitions if 1 not in p.replicas],
+    ]
+    ((_, named),) = sim.describe_log_dirs(1, asked)
+    assert named == rows
     sim.stop_broker(1)
     assert _code(lambda: sim.describe_log_dirs(1, None)) == e.BROKER_NOT_AVAILABLE
