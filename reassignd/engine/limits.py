@@ -233,6 +233,16 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         "Run a preferred-leader election when a partition reaches its final target.",
         _bool,
     ),
+    _key(
+        "reassignment.balance.sources",
+        "balance_sources",
+        "bool",
+        "When a few leaders would serve most copies (a drained broker leading many moving partitions), lead "
+        "some of their partitions from a less loaded in-sync replica while they copy: one extra leader "
+        "election each, undone by the final preferred-leader election (needs elect.preferred.leader.after."
+        "finish; not in batch mode).",
+        _bool,
+    ),
 )
 
 
