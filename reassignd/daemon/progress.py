@@ -17,7 +17,9 @@ from reassignd.engine.progress import (
     Sample,
     eta_seconds,
     is_stalled,
+    move_eta_seconds,
     partition_bytes,
+    plan_eta_seconds,
     rate,
     source_size,
 )
@@ -102,23 +104,25 @@ class ProgressTracker:
         total = moved + remaining.remaining
         self._plan_samples.append(Sample(now, moved))
         speed = rate(list(self._plan_samples), self.window_seconds)
-        stalled, newly = self._stalls(now, snapshot, set(watched))
+        stalled, newly, move_etas = self._stalls(now, snapshot, set(watched))
         return ProgressView(
             total_bytes=total,
             moved_bytes=moved,
             remaining_bytes=remaining.remaining,
             bytes_per_sec=speed,
-            eta_seconds=eta_seconds(remaining.remaining, speed),
+            eta_seconds=plan_eta_seconds(eta_seconds(remaining.remaining, speed), move_etas),
             stalled=stalled,
             newly_stalled=newly,
         )
 
     def _stalls(
         self, now: float, snapshot: ClusterSnapshot, watched: set[TopicPartition]
-    ) -> tuple[tuple[StalledMove, ...], tuple[StalledMove, ...]]:
+    ) -> tuple[tuple[StalledMove, ...], tuple[StalledMove, ...], list[float | None]]:
+        """(stalled moves, newly stalled ones, each watched copy's ETA)."""
         live: set[tuple[TopicPartition, int]] = set()
         stalled: list[StalledMove] = []
         newly: list[StalledMove] = []
+        etas: list[float | None] = []
         for tp in watched:
             p = snapshot.partitions.get(tp)
             if p is None or not p.adding:
@@ -136,6 +140,7 @@ class ProgressTracker:
                 history = self._followers.setdefault(key, deque(maxlen=HISTORY))
                 history.append(FollowerSample(now, p.replica_sizes.get(broker, 0), source_size(p), produce))
                 samples = list(history)
+                etas.append(move_eta_seconds(samples, self.window_seconds))
                 if is_stalled(samples, self.window_seconds):
                     catch_up = rate([Sample(s.time, s.follower_bytes) for s in samples], self.window_seconds)
                     move = StalledMove(tp, broker, catch_up, produce)
@@ -147,4 +152,4 @@ class ProgressTracker:
             del self._followers[key]
         for tp in set(self._leaders) - watched:
             del self._leaders[tp]
-        return tuple(stalled), tuple(newly)
+        return tuple(stalled), tuple(newly), etas

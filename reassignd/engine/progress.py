@@ -102,6 +102,34 @@ def follower_sample(time: float, p: PartitionState, broker: int) -> FollowerSamp
     return FollowerSample(time, p.replica_sizes.get(broker, 0), source_size(p), p.produce_bytes_per_sec)
 
 
+def move_eta_seconds(samples: Sequence[FollowerSample], window_seconds: float) -> float | None:
+    """Seconds until one adding replica catches up at its observed pace: its lag over the rate the lag
+    shrinks (its growth minus the produce rate). None while the pace is unknown or the lag does not shrink.
+
+    A plan's aggregate rate hides its tail: when one large copy is left, the plan-wide average still counts
+    the many copies that ran before, and remaining / average promises seconds for what takes minutes.
+    """
+    if not samples:
+        return None
+    last = samples[-1]
+    lag = last.leader_bytes - last.follower_bytes
+    if lag <= 0:
+        return 0.0
+    growth = rate([Sample(s.time, s.follower_bytes) for s in samples], window_seconds)
+    if growth is None:
+        return None
+    shrink = growth - last.produce_bytes_per_sec
+    return lag / shrink if shrink > 0 else None
+
+
+def plan_eta_seconds(aggregate: float | None, moves: Sequence[float | None]) -> float | None:
+    """The plan cannot end before its slowest move in flight, nor before its bytes at the plan's pace."""
+    known = [m for m in moves if m is not None]
+    if aggregate is None:
+        return max(known) if known else None
+    return max([aggregate, *known])
+
+
 def is_stalled(samples: Sequence[FollowerSample], window_seconds: float) -> bool:
     """Stalled: over a full window the follower grew no faster than producers wrote.
 

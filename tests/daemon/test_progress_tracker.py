@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,3 +54,20 @@ def test_cached_sizes_fill_partitions_read_without_them() -> None:
     direct = ProgressTracker().update(0.0, snap, PLAN, ())
     assert with_cache.moved_bytes == direct.moved_bytes == 400
     assert with_cache.remaining_bytes == direct.remaining_bytes == 6000 - 400
+
+
+def test_the_eta_of_the_tail_follows_the_last_move_not_the_plans_average() -> None:
+    """Five partitions copy fast and finish; the sixth copies at 10 B/s. Once it is alone, the plan's
+    average (dominated by the fast ones) would promise a few seconds; the ETA must follow the slow copy."""
+    tracker = ProgressTracker(window_seconds=300)
+    slow = TPS[5]
+    view = None
+    for now in range(21):
+        progress = {tp: min(1000, 100 * now) for tp in TPS[:5]}
+        progress[slow] = 10 * now
+        view = tracker.update(float(now), snapshot(progress), PLAN, [slow] if now >= 10 else TPS)
+    assert view is not None
+    assert view.remaining_bytes == 1000 - 200
+    plan_average = view.remaining_bytes / (view.bytes_per_sec or 1)
+    assert plan_average < 30  # what an ETA from the average alone would say
+    assert view.eta_seconds == pytest.approx(80.0)  # 800 bytes left at 10 B/s

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reassignd.engine.progress import (
     Bytes,
@@ -12,8 +14,10 @@ from reassignd.engine.progress import (
     Sample,
     eta_seconds,
     is_stalled,
+    move_eta_seconds,
     partition_bytes,
     plan_bytes,
+    plan_eta_seconds,
     rate,
 )
 from reassignd.model import ReassignmentPlan
@@ -69,3 +73,57 @@ def test_no_stall_before_a_full_window_or_once_caught_up() -> None:
     caught_up = [FollowerSample(t, 10**6, 10**6, 100.0) for t in range(0, 400, 30)]
     assert not is_stalled(caught_up, window_seconds=300)
     assert not is_stalled([], window_seconds=300)
+
+
+@pytest.mark.parametrize(
+    ("growth", "produce", "leader", "expected"),
+    [
+        (150.0, 100.0, 10_000, (10_000 + 100 * 60 - 150 * 60) / 50),  # a 7,000 B lag shrinking at 50 B/s
+        (1000.0, 0.0, 10_000, 0.0),  # already caught up: done
+        (100.0, 100.0, 10**9, None),  # keeps pace, never catches up: no ETA (a stall)
+        (50.0, 100.0, 10**9, None),  # falls behind
+    ],
+)
+def test_move_eta_is_the_lag_over_how_fast_it_shrinks(
+    growth: float, produce: float, leader: int, expected: float | None
+) -> None:
+    # the leader grows at the produce rate; the follower at its copy rate
+    samples = [
+        FollowerSample(t, min(int(growth * t), leader + int(produce * t)), leader + int(produce * t), produce)
+        for t in range(0, 61, 10)
+    ]
+    got = move_eta_seconds(samples, window_seconds=300)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+def test_move_eta_needs_two_samples() -> None:
+    assert move_eta_seconds([], 300) is None
+    assert move_eta_seconds([FollowerSample(0, 0, 1000, 0.0)], 300) is None
+
+
+@pytest.mark.parametrize(
+    ("aggregate", "moves", "expected"),
+    [
+        (1.0, [120.0, None, 30.0], 120.0),  # the tail: one large copy left, the plan's average says 1 s
+        (500.0, [120.0], 500.0),  # many bytes still queued behind the copies in flight
+        (None, [None, 40.0], 40.0),
+        (None, [None], None),
+        (12.0, [], 12.0),
+    ],
+)
+def test_plan_eta_waits_for_its_slowest_move(
+    aggregate: float | None, moves: list[float | None], expected: float | None
+) -> None:
+    assert plan_eta_seconds(aggregate, moves) == expected
+
+
+@given(
+    st.one_of(st.none(), st.floats(0, 1e7)),
+    st.lists(st.one_of(st.none(), st.floats(0, 1e7)), max_size=20),
+)
+def test_plan_eta_bounds_every_known_figure(aggregate: float | None, moves: list[float | None]) -> None:
+    eta = plan_eta_seconds(aggregate, moves)
+    known = [m for m in [aggregate, *moves] if m is not None]
+    assert (eta is None) == (not known)
+    if eta is not None:
+        assert eta in known and all(eta >= k for k in known)
