@@ -12,7 +12,7 @@ from heapq import merge
 
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
-from reassignd.engine.sources import served_by_leader
+from reassignd.engine.sources import serving_replica
 from reassignd.engine.state import (
     QUEUE_ID,
     QUEUE_NAMES,
@@ -371,7 +371,16 @@ class _Cycle:
         # the election right after, so the new leader serves the step's copies (and, for that instant, the
         # old one: `transient`).
         leader = p.replicas[0] if tp in self.electing else p.leader
-        serving = self.serving_replica(tp, p, leader, step.target, step.adding)
+        serving = serving_replica(
+            self.state.servers.get(tp),
+            p,
+            step,
+            final=self.plan.targets[tp],
+            leader=leader,
+            limits=self.limits,
+            online=self.online,
+            electing=tp in self.electing,
+        )
         if serving != leader:
             self.start_leadership_step(tp, p, serving)
             return
@@ -430,36 +439,6 @@ class _Cycle:
         self.put(tp, started)
         self.start.append(StartStep(tp, target, rec.step, True, p.replicas, (), (), p.leader))
         self.elect.append(ElectLeader(tp, serving, "source"))
-
-    def serving_replica(
-        self,
-        tp: TopicPartition,
-        p: PartitionState,
-        leader: int,
-        target: tuple[int, ...],
-        adding: tuple[int, ...],
-    ) -> int:
-        """The replica the step's copies fetch from: the leader, or the balanced source chosen for `tp`.
-
-        The choice holds only while the partition is as it was planned for (same leader), the chosen
-        replica is in sync, online and kept by the step, and the step's copies are the last the leader
-        would serve; the plan's preferred leader is elected at the end (`elect_after_finish`).
-        """
-        server = self.state.servers.get(tp)
-        limits = self.limits
-        if server is None or not adding or leader != server.leader or tp in self.electing:
-            return leader
-        if not (limits.balance_sources and limits.elect_after_finish) or limits.scheduling_mode == "batch":
-            return leader
-        chosen = server.serving
-        if chosen not in p.isr or chosen not in self.online or chosen not in target or chosen in adding:
-            return leader
-        if p.replicas[0] == chosen:
-            return leader  # reordered, but the election did not take: copy from the leader, do not loop
-        final = self.plan.targets[tp]
-        if served_by_leader(p.replicas, final) != sum(1 for b in final if b not in p.replicas):
-            return leader  # the preferred leader comes in first and serves the later copies
-        return chosen
 
     def refusal(
         self, adding: tuple[int, ...], leader: int, moves: bool, extra: int, current: int | None = None

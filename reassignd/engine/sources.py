@@ -30,10 +30,12 @@ Rates are taken as equal on every broker (the engine sets one leader and one fol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from reassignd.engine.limits import Limits
+from reassignd.engine.steps import Step
 from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 
@@ -55,6 +57,37 @@ def served_by_leader(current: tuple[int, ...], final: tuple[int, ...]) -> int:
     if new == 0:
         return 0
     return new if final[0] in current else 1
+
+
+def serving_replica(
+    server: Server | None,
+    p: PartitionState,
+    step: Step,
+    *,
+    final: tuple[int, ...],
+    leader: int,
+    limits: Limits,
+    online: Collection[int],
+    electing: bool,
+) -> int:
+    """The replica the step's copies fetch from: the leader, or the balanced source chosen for the partition.
+
+    The choice holds only while the partition is as it was planned for (same leader), the chosen replica is
+    in sync, online and kept by the step, and the step's copies are the last the leader would serve; the
+    plan's preferred leader is elected at the end (`elect_after_finish`).
+    """
+    if server is None or not step.adding or leader != server.leader or electing:
+        return leader
+    if not (limits.balance_sources and limits.elect_after_finish) or limits.scheduling_mode == "batch":
+        return leader
+    chosen = server.serving
+    if chosen not in p.isr or chosen not in online or chosen not in step.target or chosen in step.adding:
+        return leader
+    if p.replicas[0] == chosen:
+        return leader  # reordered, but the election did not take: copy from the leader, do not loop
+    if served_by_leader(p.replicas, final) != sum(1 for b in final if b not in p.replicas):
+        return leader  # the preferred leader comes in first and serves the later copies
+    return chosen
 
 
 def assign_servers(
