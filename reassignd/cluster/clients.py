@@ -98,7 +98,8 @@ class ClientCalls:
 
         async def once() -> T:
             try:
-                return await asyncio.wait_for(attempt(), self._timeout + 1.0)
+                async with asyncio.timeout(self._timeout + 1.0):  # not wait_for: see daemon/runtime.py
+                    return await attempt()
             except (ClusterCallError, WriteFenced):
                 raise
             except Exception as exc:

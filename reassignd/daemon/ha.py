@@ -185,8 +185,11 @@ class HaCoordinator:
                 except (KazooException, OSError, TimeoutError) as exc:
                     log.warning("election step failed; retrying", error=repr(exc))
                     await self._report(False, None)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation that
+                # arrives as the event fires (CPython gh-86296), and this loop would never stop.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), timeout=self.poll_seconds)
+                    async with asyncio.timeout(self.poll_seconds):
+                        await self._changed.wait()
         finally:
             self.client.remove_listener(self._listener)
             with self._state_lock:

@@ -91,8 +91,11 @@ class FixedRateLoop:
                 next_run = now
             if self._stop.is_set():
                 break
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation that arrives
+            # as the wake-up fires (CPython gh-86296), and the loop would run on after being cancelled.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, next_run - self._clock()))
+                async with asyncio.timeout(max(0.0, next_run - self._clock())):
+                    await self._wake.wait()
             if self._wake.is_set():
                 earliest = started + self.min_interval
                 if self._clock() < earliest:

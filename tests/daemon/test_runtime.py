@@ -65,6 +65,27 @@ async def test_loop_propagates_cancellation() -> None:
         await task
 
 
+async def test_a_cancellation_arriving_with_a_wake_up_is_not_swallowed() -> None:
+    """Python 3.11's wait_for returns the inner result when the cancellation and the event coincide
+    (CPython gh-86296); the loop then ran on after being cancelled, and a daemon's shutdown hung."""
+    calls = 0
+
+    async def cycle() -> str:
+        nonlocal calls
+        calls += 1
+        return "ok"
+
+    runner = FixedRateLoop(cycle, 3600)
+    task = asyncio.create_task(runner.run())
+    await asyncio.sleep(0.05)  # now waiting for the next interval or a wake-up
+    runner.wake()
+    await asyncio.sleep(0)  # the event's waiter completes...
+    task.cancel()  # ...and the cancellation lands in the same step
+    done, _ = await asyncio.wait({task}, timeout=2)
+    assert done, "the loop ignored its cancellation"
+    assert task.cancelled()
+
+
 async def test_supervisor_surfaces_the_first_failure_and_cancels_the_rest() -> None:
     cancelled = asyncio.Event()
 

@@ -42,8 +42,8 @@ class Member:
     async def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            done, _ = await asyncio.wait({self.task}, timeout=10)  # a loop deaf to cancel fails, not hangs
+            assert done, f"{self.coordinator.node_id}: the election loop ignored its cancellation"
         await asyncio.to_thread(self.client.stop)
         await asyncio.to_thread(self.client.close)
 
@@ -177,3 +177,18 @@ async def test_the_write_lease_runs_from_the_last_guard_and_ends_with_the_sessio
             await task
         await asyncio.to_thread(client.stop)
         await asyncio.to_thread(client.close)
+
+
+async def test_a_cancellation_arriving_with_a_change_is_not_swallowed(members: list[Member]) -> None:
+    """Python 3.11's wait_for swallowed a cancel that coincided with the change event (CPython gh-86296):
+    the election loop ran on, and stopping the daemon (or this fixture) hung."""
+    member = members[0]
+    member.start()
+    await until(lambda: member.coordinator.is_leader, 10, "leads")
+    await asyncio.sleep(0.1)  # back in the loop, waiting for a change or the poll interval
+    assert member.task is not None and member.coordinator._changed is not None
+    member.coordinator._changed.set()
+    await asyncio.sleep(0)
+    member.task.cancel()
+    done, _ = await asyncio.wait({member.task}, timeout=5)
+    assert done, "the election loop ignored its cancellation"
