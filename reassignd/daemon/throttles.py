@@ -30,6 +30,7 @@ from reassignd.engine.throttle import (
     ThrottleOriginals,
     ThrottlePlan,
     apply_writes,
+    calls_per_resource,
     config_writes,
     split_entries,
     throttle_plan,
@@ -220,15 +221,14 @@ class ThrottleKeeper:
                 self.expected[("broker", str(broker), key)] = after.broker_config(broker, key)
 
     async def _apply(self, writes: list[ConfigWrite]) -> list[tuple[tuple[str, str], str]]:
-        grouped: dict[tuple[str, str], list[ConfigOp]] = {}
+        grouped: dict[tuple[str, str], list[ConfigWrite]] = {}
         for write in writes:
-            grouped.setdefault(_resource_of(write), []).append(
-                ConfigOp(write.key, ConfigOpType[write.op], write.value)
-            )
+            grouped.setdefault(_resource_of(write), []).append(write)
         errors = []
-        for (kind, name), ops in sorted(grouped.items()):
+        for (kind, name), resource_writes in sorted(grouped.items()):
             try:
-                for call in calls_per_resource(ops):
+                for writes_in_call in calls_per_resource(resource_writes):
+                    call = [ConfigOp(w.key, ConfigOpType[w.op], w.value) for w in writes_in_call]
                     if self.guard is not None:
                         await self.guard()
                     if kind == "topic":
@@ -300,26 +300,6 @@ def _boosted(
                 desired[key] = str(rate)
         brokers[broker] = desired
     return replace(plan, brokers=brokers)
-
-
-def calls_per_resource(ops: list[ConfigOp]) -> list[list[ConfigOp]]:
-    """Kafka refuses two operations on one key in one IncrementalAlterConfigs call (duplicate keys).
-
-    When a list key both loses our finished entries and gains new ones, the SUBTRACT goes in a first call
-    and the APPEND in a second: each keeps whatever else is in the list (a SET would overwrite an
-    operator's concurrent change), and throttles are synced before new steps start, so the brief
-    in-between state throttles nothing that is moving.
-    """
-    first: list[ConfigOp] = []
-    second: list[ConfigOp] = []
-    keys_in_first: set[str] = set()
-    for op in sorted(ops, key=lambda o: (o.op is ConfigOpType.APPEND, o.key)):
-        if op.key in keys_in_first:
-            second.append(op)
-        else:
-            first.append(op)
-            keys_in_first.add(op.key)
-    return [call for call in (first, second) if call]
 
 
 def _resource_of(write: ConfigWrite) -> tuple[str, str]:

@@ -290,6 +290,27 @@ def apply_writes(snapshot: ClusterSnapshot, writes: Iterable[ConfigWrite]) -> Cl
     return replace(snapshot, topics=topics, broker_configs=brokers)
 
 
+def calls_per_resource(writes: Iterable[ConfigWrite]) -> list[list[ConfigWrite]]:
+    """One resource's writes split into the IncrementalAlterConfigs calls Kafka accepts: it refuses two
+    operations on one key in one call (duplicate keys).
+
+    When a list key both loses our finished entries and gains new ones, the SUBTRACT goes in a first call
+    and the APPEND in a second: each keeps whatever else is in the list (a SET would overwrite an
+    operator's concurrent change), and throttles are synced before new steps start, so the brief
+    in-between state throttles nothing that is moving.
+    """
+    first: list[ConfigWrite] = []
+    second: list[ConfigWrite] = []
+    keys_in_first: set[str] = set()
+    for write in sorted(writes, key=lambda w: (w.op == "APPEND", w.key)):
+        if write.key in keys_in_first:
+            second.append(write)
+        else:
+            first.append(write)
+            keys_in_first.add(write.key)
+    return [call for call in (first, second) if call]
+
+
 def _applied(current: str | None, write: ConfigWrite) -> str | None:
     if write.op == "SET":
         return write.value

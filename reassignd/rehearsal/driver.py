@@ -39,6 +39,7 @@ from reassignd.engine.throttle import (
     TOPIC_KEYS,
     ConfigWrite,
     ThrottleOriginals,
+    calls_per_resource,
     config_writes,
     moves_in_flight,
     throttle_plan,
@@ -212,7 +213,7 @@ class _Driver:
                 continue
             grouped.setdefault((w.resource, w.name), []).append(w)
         for (kind, name), ops in sorted(grouped.items()):
-            for call in _calls(ops):
+            for call in calls_per_resource(ops):
                 self.sim.incremental_alter_configs(
                     2 if kind == "topic" else 4, name, [(w.key, _OPS[w.op], w.value) for w in call], False
                 )
@@ -251,17 +252,6 @@ def _why_ended(state: ExecutionState) -> str:
         return "stuck: no move in flight can catch up (fetch rate <= produce rate), none can start"
     reasons = sorted({f"{rec.reason}" for _, rec in state.waiting()})
     return f"blocked: {state.counts[Status.BLOCKED]} partition(s) cannot start ({', '.join(reasons)})"
-
-
-def _calls(ops: list[ConfigWrite]) -> list[list[ConfigWrite]]:
-    """Two operations on one key cannot share a call: SUBTRACT goes first, APPEND in a second call."""
-    first: list[ConfigWrite] = []
-    second: list[ConfigWrite] = []
-    keys: set[str] = set()
-    for op in sorted(ops, key=lambda o: (o.op == "APPEND", o.key)):
-        (second if op.key in keys else first).append(op)
-        keys.add(op.key)
-    return [c for c in (first, second) if c]
 
 
 def rehearse(

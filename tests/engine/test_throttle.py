@@ -14,6 +14,7 @@ from reassignd.engine.throttle import (
     Move,
     ThrottleOriginals,
     apply_writes,
+    calls_per_resource,
     config_writes,
     throttle_plan,
 )
@@ -112,3 +113,36 @@ def test_originals_round_trip_through_json() -> None:
     again = ThrottleOriginals.from_json_dict(originals.to_json_dict())
     assert again.to_json_dict() == originals.to_json_dict()
     assert again.brokers[1][LEADER_RATE] == "9" and again.brokers[0][LEADER_RATE] is None
+
+
+# Splitting one resource's writes into calls Kafka accepts (one operation per key per call)
+
+
+def _w(key: str, op: str, value: str) -> ConfigWrite:
+    return ConfigWrite("topic", "t", key, op, value)
+
+
+def test_one_call_when_keys_differ() -> None:
+    writes = [_w(LEADER_REPLICAS, "APPEND", "1:2"), _w(FOLLOWER_REPLICAS, "SUBTRACT", "0:4")]
+    assert calls_per_resource(writes) == [
+        [_w(FOLLOWER_REPLICAS, "SUBTRACT", "0:4"), _w(LEADER_REPLICAS, "APPEND", "1:2")]
+    ]
+
+
+def test_subtract_then_append_for_the_same_key() -> None:
+    writes = [
+        _w(LEADER_REPLICAS, "APPEND", "5:1"),
+        _w(LEADER_REPLICAS, "SUBTRACT", "0:1"),
+        _w(FOLLOWER_REPLICAS, "APPEND", "5:6"),
+    ]
+    calls = calls_per_resource(writes)
+    assert calls == [
+        [_w(LEADER_REPLICAS, "SUBTRACT", "0:1"), _w(FOLLOWER_REPLICAS, "APPEND", "5:6")],
+        [_w(LEADER_REPLICAS, "APPEND", "5:1")],
+    ]
+    for call in calls:
+        assert len({w.key for w in call}) == len(call)
+
+
+def test_nothing_to_split() -> None:
+    assert calls_per_resource([]) == []
