@@ -111,6 +111,15 @@ def _any_static(sim: ClusterCore) -> dict[str, str]:
     return next(iter(sim.brokers.values())).static_configs if sim.brokers else {}
 
 
+# Keys whose change can move a partition in or out of under-min-ISR or make it eligible for an unclean
+# election; any other key (throttle lists, rates) changes no partition's state.
+_PARTITION_STATE_KEYS = frozenset({cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
+
+
+def _changes_partition_state(ops: list[tuple[str, int, str | None]]) -> bool:
+    return any(op[0] in _PARTITION_STATE_KEYS for op in ops)
+
+
 def incremental_alter_configs(
     sim: ClusterCore,
     resource_type: int,
@@ -129,10 +138,9 @@ def incremental_alter_configs(
         topic.configs = updated
         topic.refresh_throttles()
         sim._keys_epoch += 1
-        if {op[0] for op in ops} & {cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION}:
-            _after_config_change(sim, topic.partitions)  # throttle lists change no partition's state
-        else:
-            sim._dirty = True
+        if _changes_partition_state(ops):
+            _after_config_change(sim, topic.partitions)
+        sim._dirty = True
         return
     if resource_type == cfg.RESOURCE_BROKER:
         broker_id = _broker_for(sim, name)
@@ -145,8 +153,7 @@ def incremental_alter_configs(
         else:
             sim.brokers[broker_id].configs = updated
         sim._rate_cache.clear()
-        changed = {op[0] for op in ops}
-        if changed & {cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION}:
+        if _changes_partition_state(ops):
             if broker_id is None:
                 affected = [p for t in sim.topics.values() for p in t.partitions]
             else:
