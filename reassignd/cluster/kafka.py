@@ -171,10 +171,13 @@ class KafkaClusterAdmin(ClientCalls):
                 if wanted is None or tp in wanted:
                     present.append((tp, p.replicas, p.leader))
         online = set(cluster.racks)
-        sized = None if isinstance(with_sizes, bool) else with_sizes
-        only = sized if isinstance(sized, Mapping) else None
-        if sized is not None and only is None:
-            sized = frozenset(sized)
+        # which partitions' sizes, and (a mapping) which of their brokers besides the leader to ask
+        sized: Collection[TopicPartition] | None = None
+        only: Mapping[TopicPartition, Collection[int]] | None = None
+        if isinstance(with_sizes, Mapping):
+            sized = only = with_sizes
+        elif not isinstance(with_sizes, bool):
+            sized = frozenset(with_sizes)
         hosts: dict[int, list[TopicPartition]] = {}
         for tp, replicas, leader in present:
             if sized is not None and tp not in sized:
