@@ -16,6 +16,7 @@ from reassignd.engine.progress import (
     FollowerSample,
     Sample,
     eta_seconds,
+    follower_growth,
     is_stalled,
     move_eta_seconds,
     partition_bytes,
@@ -140,10 +141,10 @@ class ProgressTracker:
                 history = self._followers.setdefault(key, deque(maxlen=HISTORY))
                 history.append(FollowerSample(now, p.replica_sizes.get(broker, 0), source_size(p), produce))
                 samples = list(history)
-                etas.append(move_eta_seconds(samples, self.window_seconds))
+                growth = follower_growth(samples, self.window_seconds)
+                etas.append(move_eta_seconds(samples[-1], growth))
                 if is_stalled(samples, self.window_seconds):
-                    catch_up = rate([Sample(s.time, s.follower_bytes) for s in samples], self.window_seconds)
-                    move = StalledMove(tp, broker, catch_up, produce)
+                    move = StalledMove(tp, broker, growth, produce)
                     stalled.append(move)
                     if key not in self._stalled:
                         newly.append(move)

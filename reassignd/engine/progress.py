@@ -102,20 +102,34 @@ def follower_sample(time: float, p: PartitionState, broker: int) -> FollowerSamp
     return FollowerSample(time, p.replica_sizes.get(broker, 0), source_size(p), p.produce_bytes_per_sec)
 
 
-def move_eta_seconds(samples: Sequence[FollowerSample], window_seconds: float) -> float | None:
-    """Seconds until one adding replica catches up at its observed pace: its lag over the rate the lag
-    shrinks (its growth minus the produce rate). None while the pace is unknown or the lag does not shrink.
+def follower_growth(samples: Sequence[FollowerSample], window_seconds: float) -> float | None:
+    """Bytes/s one adding replica grew over the last window (least squares); None without two samples.
+
+    Only the window's samples are converted: a long copy keeps hundreds, and this runs for every copy in
+    flight every cycle.
+    """
+    if not samples:
+        return None
+    start = samples[-1].time - window_seconds
+    recent = []
+    for s in reversed(samples):
+        if s.time < start:
+            break
+        recent.append(Sample(s.time, s.follower_bytes))
+    return rate(recent)
+
+
+def move_eta_seconds(last: FollowerSample, growth: float | None) -> float | None:
+    """Seconds until one adding replica catches up at its observed pace (`growth`, follower_growth): its
+    lag over the rate the lag shrinks (growth minus the produce rate). None while the pace is unknown or
+    the lag does not shrink.
 
     A plan's aggregate rate hides its tail: when one large copy is left, the plan-wide average still counts
     the many copies that ran before, and remaining / average promises seconds for what takes minutes.
     """
-    if not samples:
-        return None
-    last = samples[-1]
     lag = last.leader_bytes - last.follower_bytes
     if lag <= 0:
         return 0.0
-    growth = rate([Sample(s.time, s.follower_bytes) for s in samples], window_seconds)
     if growth is None:
         return None
     shrink = growth - last.produce_bytes_per_sec

@@ -13,6 +13,7 @@ from reassignd.engine.progress import (
     FollowerSample,
     Sample,
     eta_seconds,
+    follower_growth,
     is_stalled,
     move_eta_seconds,
     partition_bytes,
@@ -92,13 +93,20 @@ def test_move_eta_is_the_lag_over_how_fast_it_shrinks(
         FollowerSample(t, min(int(growth * t), leader + int(produce * t)), leader + int(produce * t), produce)
         for t in range(0, 61, 10)
     ]
-    got = move_eta_seconds(samples, window_seconds=300)
+    got = move_eta_seconds(samples[-1], follower_growth(samples, window_seconds=300))
     assert got == (None if expected is None else pytest.approx(expected))
 
 
+def test_follower_growth_is_the_rate_over_the_window() -> None:
+    samples = [FollowerSample(t, 100 * t if t >= 200 else 10 * t, 10**9, 0.0) for t in range(0, 400, 10)]
+    full = rate([Sample(s.time, s.follower_bytes) for s in samples], window_seconds=150)
+    assert follower_growth(samples, window_seconds=150) == pytest.approx(full) == pytest.approx(100.0)
+
+
 def test_move_eta_needs_two_samples() -> None:
-    assert move_eta_seconds([], 300) is None
-    assert move_eta_seconds([FollowerSample(0, 0, 1000, 0.0)], 300) is None
+    assert follower_growth([], 300) is None
+    one = [FollowerSample(0, 0, 1000, 0.0)]
+    assert move_eta_seconds(one[-1], follower_growth(one, 300)) is None
 
 
 @pytest.mark.parametrize(
