@@ -84,12 +84,13 @@ def check_invariants(
             transient[old_leader] = transient.get(old_leader, 0) + len(start.adding)
     for broker in set(load.outgoing) | set(transient):
         n = load.outgoing.get(broker, 0) + transient.get(broker, 0)
-        if n > limits.max_outgoing_per_broker:
-            assert sum(1 for rec in moving if rec.leader == broker) == 1 and not transient, load
+        if n > limits.max_outgoing_per_broker:  # only a min.insync step, and only on a broker that was idle
+            assert sum(1 for rec in moving if rec.leader == broker) == 1, load
+            assert transient.get(broker, 0) == 0, (broker, transient, load)
     online = snapshot.online_broker_ids()
     for start in decision.start:
         assert len(set(start.target)) == len(start.target), start
-        assert set(start.target) <= online, start
+        assert set(start.adding) <= online, start
         p = snapshot.partitions[start.tp]
         kept_in_sync = len(set(p.isr) & set(start.target))
         final = state.plan.targets[start.tp]
@@ -97,8 +98,10 @@ def check_invariants(
         assert len(start.adding) <= max(limits.parallel_replica_count, needed - kept_in_sync), start
         if start.target[0] != final[0]:  # a leadership step: a balanced source leads the copies (sources.py)
             assert not start.adding and not start.removing and set(start.target) == set(p.replicas), start
-            assert start.target[0] in p.isr and start.target[0] != p.leader, start
+            assert start.target[0] in p.isr and start.target[0] in online and start.target[0] != p.leader, start
             assert ElectLeader(start.tp, start.target[0], "source") in decision.elect, start
+        else:  # a reordering completes at once whatever the ISR; a copy step needs its whole target in sync
+            assert set(start.target) <= online, start
         assert kept_in_sync + len(start.adding) >= min(needed, len(set(p.isr) & set(p.replicas))), start
         assert state[start.tp].status is Status.IN_FLIGHT
     pending = 0

@@ -191,3 +191,17 @@ def test_a_leadership_step_whose_election_failed_is_not_repeated() -> None:
     again = [s for s in second.start if s.tp == handed[0].tp]
     assert [(s.adding, s.leader) for s in again] == [((4,), 9)]
     assert not [e for e in second.elect if e.reason == "source"]
+
+
+def test_a_dead_broker_is_drained_from_balanced_sources() -> None:
+    # Broker 15 died; each partition replaces it. A leadership step only reorders, which Kafka applies at
+    # once whatever the ISR, so it may keep the dead replica; the copy step after it drops the replica.
+    snapshot = cluster(16, {tp(i): (9, 1, 2, 15) for i in range(6)}, offline=[15])
+    plan = ReassignmentPlan({tp(i): (9, 1, 2, 3 + i) for i in range(6)})
+    final, state, decisions = drive(snapshot, plan, Limits(max_outgoing_per_broker=2))
+    assert state.finished
+    assert all(final.partitions[k].replicas == t for k, t in plan.targets.items())
+    reorders = [s for d in decisions for s in d.start if not s.adding]
+    assert reorders and all(15 in s.target and s.target[0] in (1, 2) for s in reorders)
+    assert {s.leader for d in decisions for s in d.start if s.adding} == {9, 1, 2}
+    assert all(15 not in s.target for d in decisions for s in d.start if s.adding)
