@@ -98,7 +98,7 @@ def check_invariants(
         assert len(start.adding) <= max(limits.parallel_replica_count, needed - kept_in_sync), start
         if start.target[0] != final[0]:  # a leadership step: a balanced source leads the copies (sources.py)
             assert not start.adding and not start.removing and set(start.target) == set(p.replicas), start
-            assert start.target[0] in p.isr and start.target[0] in online and start.target[0] != p.leader, start
+            assert start.target[0] in set(p.isr) & online and start.target[0] != p.leader, start
             assert ElectLeader(start.tp, start.target[0], "source") in decision.elect, start
         else:  # a reordering completes at once whatever the ISR; a copy step needs its whole target in sync
             assert set(start.target) <= online, start
