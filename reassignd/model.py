@@ -179,8 +179,14 @@ class ClusterSnapshot:
     cluster_configs: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     cluster_id: str | None = None
     controller_id: int | None = None
+    deleted_topics: frozenset[str] = frozenset()
+    """Topics the cluster answered do not exist (UNKNOWN_TOPIC_OR_PARTITION to a request naming them):
+    deleted while a plan ran, so its partitions there are dropped rather than waited for. A topic that
+    merely could not be read is not here."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.deleted_topics, frozenset):
+            object.__setattr__(self, "deleted_topics", frozenset(self.deleted_topics))
         for name in ("brokers", "partitions", "topics", "cluster_configs"):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):

@@ -137,6 +137,7 @@ def build_snapshot(
     sizes: Mapping[tuple[TopicPartition, int], ReplicaLogDir],
     broker_configs: Mapping[int, ConfigDescription],
     topic_configs: Mapping[str, ConfigDescription],
+    deleted_topics: frozenset[str] = frozenset(),
 ) -> ClusterSnapshot:
     """Assemble one snapshot. Brokers that host replicas but are missing from the cluster's broker list
     are offline: they appear with online=False and no rack, so placement and limits still see them."""
@@ -187,6 +188,7 @@ def build_snapshot(
         cluster_configs=cluster_defaults,
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
+        deleted_topics=deleted_topics,
     )
 
 

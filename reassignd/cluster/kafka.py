@@ -37,6 +37,7 @@ from reassignd.cluster.api import (
 from reassignd.cluster.clients import AdminSettings, ClientCalls
 from reassignd.cluster.errors import (
     ELECTION_NOT_NEEDED,
+    UNKNOWN_TOPIC_OR_PARTITION,
     ClusterCallError,
     KafkaErrorInfo,
     error_for_code,
@@ -69,37 +70,33 @@ class KafkaClusterAdmin(ClientCalls):
 
     async def _metadata(
         self, topics: Collection[str] | None
-    ) -> tuple[dict[str, convert.RawTopic], list[ItemError]]:
-        """Metadata with ISR. A few topics: one Metadata request per topic, in parallel; many (or None):
-        one request for all topics, filtered here. librdkafka's list_topics is used rather than
-        describe_topics: it returns plain ids, about ten times faster for large topics (bench_cluster), at
-        the price of topic ids, which it does not expose."""
+    ) -> tuple[dict[str, convert.RawTopic], dict[str, KafkaErrorInfo]]:
+        """Metadata with ISR, and the error of each named topic that could not be read. A few topics: one
+        Metadata request per topic, in parallel; many (or None): one request for all topics, filtered here.
+        A topic missing from that answer is asked for by name: Kafka leaves unauthorized topics out of an
+        all-topics answer, and only a by-name answer tells "does not exist" from "not allowed". librdkafka's
+        list_topics is used rather than describe_topics: it returns plain ids, about ten times faster for
+        large topics (bench_cluster), at the price of topic ids, which it does not expose."""
         if topics is None:
-            return await self._call("list_topics", functools.partial(self._list_all_topics, None)), []
+            return await self._call("list_topics", functools.partial(self._list_all_topics, None)), {}
         wanted = sorted(set(topics))
+        found: dict[str, convert.RawTopic] = {}
         if len(wanted) > self._settings.per_topic_metadata_up_to:
             keep = frozenset(wanted)
             everything = await self._call("list_topics", functools.partial(self._list_all_topics, keep))
             found = {n: everything[n] for n in wanted if n in everything}
-            missing = [n for n in wanted if n not in everything]
-            return found, [self._unknown_topic(n) for n in missing]
+            wanted = [n for n in wanted if n not in everything]
         outcomes = await asyncio.gather(
             *(self._call("list_topics", functools.partial(self._list_one_topic, n)) for n in wanted)
         )
-        found = {}
-        errors = []
+        errors = {}
         for name, outcome in zip(wanted, outcomes, strict=True):
             if isinstance(outcome, KafkaErrorInfo):
-                errors.append(ItemError("list_topics", f"topic {name}", outcome))
+                errors[name] = outcome
                 self._item_failed("list_topics", outcome)
             else:
                 found[name] = outcome
         return found, errors
-
-    def _unknown_topic(self, name: str) -> ItemError:
-        error = error_for_code(3, f"topic {name} does not exist")
-        self._item_failed("list_topics", error)
-        return ItemError("list_topics", f"topic {name}", error)
 
     async def _list_one_topic(self, name: str) -> convert.RawTopic | KafkaErrorInfo:
         """A topic-level error (unknown topic) is the answer, not a failed call: it is not retried."""
@@ -116,9 +113,9 @@ class KafkaClusterAdmin(ClientCalls):
 
     async def topic_partitions(self, topics: Collection[str]) -> tuple[list[TopicPartition], list[ItemError]]:
         """Every partition of the named topics (Metadata for just them); unknown topics as item errors."""
-        found, errors = await self._metadata(sorted(set(topics)))
+        found, failed = await self._metadata(sorted(set(topics)))
         partitions = [TopicPartition(t.name, p.index) for t in found.values() for p in t.partitions]
-        return sorted(partitions), errors
+        return sorted(partitions), _topic_errors(failed)
 
     async def _list_all_topics(self, keep: frozenset[str] | None) -> dict[str, convert.RawTopic]:
         """One Metadata request for every topic; only the kept topics are converted, on the pool."""
@@ -161,8 +158,12 @@ class KafkaClusterAdmin(ClientCalls):
         exactly them. Brokers or topics that cannot be read are reported in `errors`, not raised."""
         wanted = None if partitions is None else frozenset(partitions)
         topic_names = None if wanted is None else sorted({tp.topic for tp in wanted})
-        cluster, (topics, errors) = await asyncio.gather(
+        cluster, (topics, failed) = await asyncio.gather(
             self._describe_cluster(), self._metadata(topic_names)
+        )
+        errors = _topic_errors(failed)
+        deleted = frozenset(
+            name for name, error in failed.items() if error.name == UNKNOWN_TOPIC_OR_PARTITION
         )
         present = []
         for t in topics.values():
@@ -232,6 +233,7 @@ class KafkaClusterAdmin(ClientCalls):
             sizes=sizes.replicas,
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
+            deleted_topics=deleted,
         )
         for error in errors:
             log.warning("snapshot item skipped", api=error.api, item=error.item, error=str(error.error))
@@ -483,3 +485,7 @@ class KafkaClusterAdmin(ClientCalls):
             await asyncio.wrap_future(futures[name])
 
         await self._call("create_topics", attempt)
+
+
+def _topic_errors(failed: Mapping[str, KafkaErrorInfo]) -> list[ItemError]:
+    return [ItemError("list_topics", f"topic {name}", error) for name, error in sorted(failed.items())]

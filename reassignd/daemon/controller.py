@@ -32,6 +32,7 @@ from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view
 from reassignd.daemon.throttles import ThrottleKeeper
 from reassignd.daemon.validation import validate_plan
 from reassignd.engine import Decision, ExecutionState, Limits, Status, changed_partitions, decide
+from reassignd.engine.decide import TOPIC_DELETED
 from reassignd.engine.dryrun import dry_run
 from reassignd.engine.progress import plan_bytes
 from reassignd.engine.state import STATE_VERSION
@@ -89,6 +90,8 @@ class PlanRun:
     boosts: dict[int, dict[str, int]] = field(default_factory=dict)
     boosted_at: dict[int, float] = field(default_factory=dict)
     under_min_isr: set[TopicPartition] = field(default_factory=set)
+    deleted_topics: frozenset[str] = frozenset()
+    """Topics of the plan Kafka said were deleted: their partitions are dropped and no longer polled."""
 
     @property
     def plan_id(self) -> str:
@@ -261,8 +264,11 @@ class Controller:
         run.cycles += 1
         if not run.min_insync:
             run.min_insync = await self._effective_min_insync(run.plan.topics())
+        polled = list(run.plan.targets)
+        if run.deleted_topics:
+            polled = [tp for tp in polled if tp.topic not in run.deleted_topics]
         snapshot = await self.cluster.snapshot(
-            list(run.plan.targets),
+            polled,
             with_sizes=True if refresh else moving,  # a moving partition: its leader and adding replicas
             broker_config_keys=BROKER_KEYS,
             topic_config_keys=SNAPSHOT_TOPIC_KEYS,
@@ -274,6 +280,11 @@ class Controller:
         }
         if topics:
             snapshot = replace(snapshot, topics={**snapshot.topics, **topics})
+        if snapshot.deleted_topics - run.deleted_topics:
+            run.deleted_topics |= snapshot.deleted_topics
+            log.warning(
+                "topics of the plan were deleted", plan=run.plan_id, topics=sorted(snapshot.deleted_topics)
+            )
         fresh = set(run.plan.targets) if refresh else in_flight
         run.fresh = fresh
         for tp in fresh:
@@ -358,7 +369,11 @@ class Controller:
         else:
             # A record changes only where decide reconciled (changed) or acted; rows elsewhere stay.
             touched = set(changed).union(
-                (s.tp for s in decision.start), decision.completed, decision.aborted, decision.external
+                (s.tp for s in decision.start),
+                decision.completed,
+                decision.aborted,
+                decision.external,
+                decision.dropped,
             )
             for tp in touched:
                 if tp in run.plan.targets:
@@ -395,6 +410,11 @@ class Controller:
             )
         for tp in decision.aborted:
             batch.append(Event(EventKind.STEP_CANCELLED, run.plan_id, tp, previous[tp].step, {}))
+        for tp in decision.dropped:
+            reason = {"reason": TOPIC_DELETED}
+            batch.append(Event(EventKind.PARTITION_DROPPED, run.plan_id, tp, previous[tp].step, reason))
+            run.step_started_at.pop(tp, None)
+            self._emit("partition.dropped", plan_id=run.plan_id, tp=tp, **reason)
         await self._commit_tolerating_replays(batch)
         run.state = decision.state
         failpoints.hit("after_state_commit")

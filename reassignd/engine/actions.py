@@ -57,6 +57,8 @@ class Decision:
     aborted: tuple[TopicPartition, ...]
     """In-flight steps that ended without reaching their target (cancelled): they start over."""
     examined: int
+    dropped: tuple[TopicPartition, ...] = ()
+    """Partitions whose topic was deleted (`ClusterSnapshot.deleted_topics`): done, nothing left to move."""
 
     def summary(self) -> str:
         counts = self.state.counts
@@ -65,4 +67,5 @@ class Decision:
             f"in flight {counts[Status.IN_FLIGHT]}, pending {counts[Status.PENDING]}, "
             f"blocked {counts[Status.BLOCKED]}, external {counts[Status.EXTERNAL]}, "
             f"done {counts[Status.DONE]}/{len(self.state.plan)}"
+            + (f", dropped {len(self.dropped)} (topic deleted)" if self.dropped else "")
         )

@@ -31,6 +31,7 @@ from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, Reassign
 
 __all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "changed_partitions", "decide"]
 
+TOPIC_DELETED = "topic deleted"
 SCAN_PER_SLOT = 8
 SCAN_MINIMUM = 256
 
@@ -133,6 +134,7 @@ class _Cycle:
         self.finished: list[TopicPartition] = []
         self.external: list[TopicPartition] = []
         self.aborted: list[TopicPartition] = []
+        self.dropped: list[TopicPartition] = []
         self.examined = 0
         self.electing: set[TopicPartition] = set()
         self.transient: dict[int, int] = {}
@@ -197,6 +199,15 @@ class _Cycle:
         if self.limits.elect_after_finish and p.leader != preferred and preferred in p.isr:
             self.elect.append(ElectLeader(tp, preferred, "finished"))
 
+    def missing(self, tp: TopicPartition) -> None:
+        """A partition the snapshot lacks: dropped when Kafka says its topic is gone (Kafka ends a deleted
+        topic's reassignment with it), else waited for, since a read may have failed."""
+        if tp.topic in self.snapshot.deleted_topics:
+            self.put(tp, PartitionProgress(Status.DONE, self.record(tp).step, detail=TOPIC_DELETED))
+            self.dropped.append(tp)
+        else:
+            self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+
     # -- reconciling with the snapshot ---------------------------------------------------------------
 
     def reconcile_all(self) -> None:
@@ -222,7 +233,7 @@ class _Cycle:
         p = self.snapshot.partitions.get(tp)
         if p is None:
             if rec.status is not Status.DONE:
-                self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+                self.missing(tp)
             return
         if rec.status is Status.DONE:
             return
@@ -339,7 +350,7 @@ class _Cycle:
     def try_start(self, tp: TopicPartition) -> None:
         p = self.snapshot.partitions.get(tp)
         if p is None:
-            self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+            self.missing(tp)
             return
         if p.is_reassigning:
             self.mark_external(tp, p)
@@ -494,6 +505,7 @@ class _Cycle:
             finished=tuple(self.finished),
             external=tuple(self.external),
             aborted=tuple(self.aborted),
+            dropped=tuple(self.dropped),
             examined=self.examined,
         )
 

@@ -114,6 +114,7 @@ class EventKind(enum.StrEnum):
     STEP_STARTED = "step.started"
     STEP_FINISHED = "step.finished"
     STEP_CANCELLED = "step.cancelled"
+    PARTITION_DROPPED = "partition.dropped"
     LEADER_ELECTED = "leader.elected"
     THROTTLE_SET = "throttle.set"
     THROTTLE_RESTORED = "throttle.restored"

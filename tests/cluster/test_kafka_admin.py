@@ -95,6 +95,7 @@ async def test_filtered_snapshot_reports_an_unknown_topic_as_an_item_error(admin
     result = await admin.snapshot_with_errors([TopicPartition("orders", 0), TopicPartition("nope", 0)])
     assert set(result.snapshot.partitions) == {TopicPartition("orders", 0)}
     assert [(e.item, e.error.name) for e in result.errors] == [("topic nope", "UNKNOWN_TOPIC_OR_PARTITION")]
+    assert result.snapshot.deleted_topics == {"nope"}  # Kafka's answer: gone, so a plan drops it
 
 
 async def test_many_topics_take_one_metadata_request_with_the_same_result(shared_sim: SimProcess) -> None:
@@ -111,6 +112,7 @@ async def test_many_topics_take_one_metadata_request_with_the_same_result(shared
     assert set(first.snapshot.partitions) == set(wanted[:2])
     assert [(e.item, e.error.name) for e in first.errors] == [("topic gone", "UNKNOWN_TOPIC_OR_PARTITION")]
     assert [(e.item, e.error.name) for e in second.errors] == [("topic gone", "UNKNOWN_TOPIC_OR_PARTITION")]
+    assert first.snapshot.deleted_topics == second.snapshot.deleted_topics == {"gone"}
 
 
 async def test_config_sources_tell_operator_set_from_default(admin: KafkaClusterAdmin) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from reassignd.store.base import EventKind, replayed_steps
 from reassignd.store.sqlite import SqliteStore
@@ -305,5 +306,61 @@ def test_the_under_min_isr_gauge_follows_the_cluster(sim: SimProcess, tmp_path: 
         while time.monotonic() < deadline and _gauge(daemon, "reassignd_under_min_isr_partitions") != 0:
             time.sleep(0.2)
         assert _gauge(daemon, "reassignd_under_min_isr_partitions") == 0
+    finally:
+        daemon.stop()
+
+
+def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(sim: SimProcess, tmp_path: Path) -> None:
+    before = sim.state()
+    daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
+    try:
+        plan = fill_plan(30)
+        code, body = daemon.request("POST", "/v1/plans", plan)
+        assert code == 201, body
+        plan_id = body["plan_id"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # delete "logs" while its copies run under our throttles
+            state = sim.state()
+            moving = [p for p in state["partitions"] if p["topic"] == "logs" and p["adding"]]
+            if moving and configs(state)[0]["logs"].get("follower.replication.throttled.replicas"):
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail("no copy of topic logs ran under a throttle")
+        admin = AdminClient({"bootstrap.servers": sim.bootstrap_servers})
+        for future in admin.delete_topics(["logs"]).values():
+            future.result(10)
+        status = daemon.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
+        assert status["state"] == "completed", status
+        after = sim.state()
+        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        actual = assignment(after)
+        assert {tp: r for tp, r in expected.items() if tp[0] == "events"} == {
+            tp: actual[tp] for tp in expected if tp[0] == "events"
+        }
+        topics_before, brokers_before = configs(before)
+        del topics_before["logs"]
+        assert configs(after) == (topics_before, brokers_before), "no throttle left behind"
+        assert daemon.terminate() == 0
+        store = SqliteStore(daemon.state_dir)
+        try:
+            entries = store.journal(plan_id=plan_id)
+        finally:
+            store.close()
+        dropped = {
+            (e.tp.topic, e.tp.partition) for e in entries if e.kind is EventKind.PARTITION_DROPPED and e.tp
+        }
+        reached = {
+            (e.tp.topic, e.tp.partition)
+            for e in entries
+            if e.kind is EventKind.STEP_FINISHED
+            and e.tp
+            and e.data["target"] == expected[(e.tp.topic, e.tp.partition)]
+        }
+        logs = {tp for tp in expected if tp[0] == "logs"}
+        assert dropped and dropped <= logs and not dropped & reached
+        assert logs <= dropped | reached, (
+            "every partition of the deleted topic either got there or was dropped"
+        )
     finally:
         daemon.stop()

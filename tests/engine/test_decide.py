@@ -208,6 +208,35 @@ def test_external_reassignment_is_reported_not_touched() -> None:
     assert second.start[0].source == (4,)
 
 
+def test_a_deleted_topic_is_dropped_and_an_unreadable_one_waited_for() -> None:
+    parts = {tp(0): (0, 1), tp(1): (0, 1), tp(0, "u"): (0, 1), tp(0, "v"): (0, 1)}
+    snapshot = cluster(4, parts)
+    plan = ReassignmentPlan({tp(0): (2, 3), tp(1): (0, 2), tp(0, "u"): (0, 3), tp(0, "v"): (1, 0)})
+    limits = Limits(max_outgoing_per_broker=10, max_incoming_per_broker=10)
+    first = first_decision(snapshot, plan, limits)
+    assert {s.tp for s in first.start} == set(plan.targets)
+    running = apply_starts(snapshot, first.start)
+    # Topic t is deleted (Kafka said so) while its copies run; topic u only failed to be read.
+    gone = [tp(0), tp(1), tp(0, "u")]
+    after = replace(
+        running,
+        partitions={k: p for k, p in running.partitions.items() if k not in gone},
+        topics={n: i for n, i in running.topics.items() if n != "t"},
+        deleted_topics=frozenset({"t"}),
+    )
+    second = decide(after, plan, first.state, limits, set(gone))
+    check_invariants(second, after, limits)
+    assert set(second.dropped) == {tp(0), tp(1)}
+    assert all(second.state[k].status is Status.DONE for k in second.dropped)
+    assert second.state[tp(0, "u")].status is Status.BLOCKED
+    assert [w.reason for w in second.waiting] == [WaitReason.MISSING]
+    assert second.state.load.partitions == 1  # only v's step holds slots now
+    assert "dropped 2 (topic deleted)" in second.summary()
+    # A full reconcile later (a restart) leaves the dropped partitions done, reporting them once.
+    again = decide(after, plan, second.state, limits)
+    assert again.dropped == () and again.state[tp(0)].status is Status.DONE
+
+
 def test_cancelled_step_starts_over() -> None:
     snapshot = cluster(4, {tp(0): (0, 1)})
     plan = ReassignmentPlan({tp(0): (0, 2)})
