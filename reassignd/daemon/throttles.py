@@ -120,8 +120,9 @@ class ThrottleKeeper:
         given = snapshot
         if self._synced is not None and snapshot is self._synced[0]:
             snapshot = self._synced[1]  # read before our last writes: see it through them
-        foreign = self._foreign_changes(snapshot)
         batch = WriteBatch()
+        self._forget_deleted_topics(snapshot.deleted_topics, batch)
+        foreign = self._foreign_changes(snapshot)
         if foreign:
             self._adopt(snapshot, foreign, batch)
         plan = _boosted(
@@ -176,6 +177,26 @@ class ThrottleKeeper:
             errors=tuple(f"{kind} {name}: {message}" for (kind, name), message in errors),
             restored=restored,
         )
+
+    def _forget_deleted_topics(self, deleted: frozenset[str], batch: WriteBatch) -> None:
+        """A deleted topic's configs went with it: nothing is left to restore there, and its vanished
+        throttles are nobody's change."""
+        gone = sorted(
+            deleted & (set(self.originals.topics) | {k[1] for k in self.expected if k[0] == "topic"})
+        )
+        if not gone:
+            return
+        for key in [k for k in self.expected if k[0] == "topic" and k[1] in deleted]:
+            del self.expected[key]
+        for topic in gone:
+            for config in self.originals.topics.get(topic, {}):
+                batch.forget_original(ConfigResource("topic", topic), config)
+        self.originals = ThrottleOriginals(
+            topics={t: v for t, v in self.originals.topics.items() if t not in deleted},
+            brokers=self.originals.brokers,
+            partitions={t: v for t, v in self.originals.partitions.items() if t not in deleted},
+        )
+        log.info("throttles of a deleted topic went with it", plan=self.plan_id, topics=gone)
 
     def _foreign_changes(self, snapshot: ClusterSnapshot) -> list[Key]:
         online = snapshot.online_broker_ids()
