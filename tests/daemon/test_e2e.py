@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from reassignd.store.base import EventKind, replayed_steps
 from reassignd.store.sqlite import SqliteStore
-from tests.services.daemon import DaemonProcess
+from tests.services.daemon import DaemonProcess, plan_targets
 from tests.services.simulator import SimProcess
 
 pytestmark = pytest.mark.slow
@@ -109,9 +109,7 @@ def test_200_partition_plan_completes_within_limits_and_restores_throttles(
     daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
     try:
         plan = fill_plan()
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         saw_throttles_in_flight = False
         peak_total_incoming = 0
         deadline = time.monotonic() + 240
@@ -135,7 +133,7 @@ def test_200_partition_plan_completes_within_limits_and_restores_throttles(
             time.sleep(0.1)
         assert status["state"] == "completed", status
         after = sim.state()
-        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        expected = plan_targets(plan)
         actual = assignment(after)
         assert {tp: actual[tp] for tp in expected} == expected  # exactly, order included
         for broker in after["observed"]["brokers"]:
@@ -164,9 +162,7 @@ def test_kill_9_then_restart_completes_without_repeating_a_step(crash: str, tmp_
         daemon.start(failpoints=None if crash == "between_steps" else crash)
         try:
             plan = fill_plan(20)
-            code, body = daemon.request("POST", "/v1/plans", plan)
-            assert code == 201, body
-            plan_id = body["plan_id"]
+            plan_id = daemon.submit(plan)
             if crash == "between_steps":
                 deadline = time.monotonic() + 60
                 while time.monotonic() < deadline:
@@ -185,7 +181,7 @@ def test_kill_9_then_restart_completes_without_repeating_a_step(crash: str, tmp_
             status = daemon.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
             assert status["state"] == "completed", status
             after = sim.state()
-            expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+            expected = plan_targets(plan)
             assert {tp: assignment(after)[tp] for tp in expected} == expected
             assert configs(after) == configs(before), "no throttle left behind"
             assert daemon.terminate() == 0
@@ -200,11 +196,9 @@ def test_stopped_target_broker_waits_while_others_complete(sim: SimProcess, tmp_
     daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
     try:
         plan = fill_plan(30)
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         sim.stop_broker(6)  # mid-plan: moves onto it may have started or not
-        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        expected = plan_targets(plan)
         on_6 = {tp for tp, replicas in expected.items() if 6 in replicas}
         others = set(expected) - on_6
         deadline = time.monotonic() + 120
@@ -315,9 +309,7 @@ def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(sim: SimProc
     daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
     try:
         plan = fill_plan(30)
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # delete "logs" while its copies run under our throttles
             state = sim.state()
@@ -333,7 +325,7 @@ def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(sim: SimProc
         status = daemon.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
         assert status["state"] == "completed", status
         after = sim.state()
-        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        expected = plan_targets(plan)
         actual = assignment(after)
         assert {tp: r for tp, r in expected.items() if tp[0] == "events"} == {
             tp: actual[tp] for tp in expected if tp[0] == "events"

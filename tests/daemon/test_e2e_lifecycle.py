@@ -42,9 +42,7 @@ def test_pause_resume_and_cancel(tmp_path: Path) -> None:
         daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, slow).start()
         try:
             plan = fill_plan(20)
-            code, body = daemon.request("POST", "/v1/plans", plan)
-            assert code == 201, body
-            plan_id = body["plan_id"]
+            plan_id = daemon.submit(plan)
             wait_for(lambda: reassigning(sim.state()) > 0, 30, "a step in flight")
 
             code, body = daemon.request("POST", "/v1/pause")
@@ -131,9 +129,7 @@ def test_someone_elses_change_to_our_throttles_is_reported_and_repaired(tmp_path
         slow = {**LIMITS, "follower.reassignment.throttled.rate": 1_000_000}
         daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, slow).start()
         try:
-            code, body = daemon.request("POST", "/v1/plans", fill_plan(20))
-            assert code == 201, body
-            plan_id = body["plan_id"]
+            plan_id = daemon.submit(fill_plan(20))
 
             def ours() -> str:
                 topics, _ = configs(sim.state())

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon.test_e2e import LIMITS, assignment, fill_plan, scenario
-from tests.services.daemon import DaemonProcess
+from tests.services.daemon import DaemonProcess, plan_targets
 from tests.services.simulator import SimProcess
 
 pytestmark = pytest.mark.slow
@@ -73,7 +73,7 @@ def test_cli_drives_a_plan_to_completion(tmp_path: Path) -> None:
             )
             assert watched.returncode == 0, watched.stderr + watched.stdout
             assert "completed" in watched.stdout
-            expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+            expected = plan_targets(plan)
             actual = assignment(sim.state())
             assert {tp: actual[tp] for tp in expected} == expected
             plans = cli(daemon, "plans", "--json")

@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 from reassignd.store.base import EventKind, replayed_steps
 from reassignd.store.zookeeper import ZooKeeperStore
 from tests.daemon.test_e2e import LIMITS, assignment, configs, fill_plan, reassigning, scenario
-from tests.services.daemon import DaemonProcess
+from tests.services.daemon import DaemonProcess, plan_targets
 from tests.services.simulator import SimProcess
 from tests.services.zookeeper import ZooKeeperServer
 
@@ -114,9 +114,7 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
         code, body = second.request("POST", "/v1/plans", plan)
         assert code == 421, body  # a standby refuses writes and names the leader
         assert body["error"]["details"]["leader"] == first.url
-        code, body = first.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = first.submit(plan)
         wait_for(lambda: plan_state(second, plan_id) == "running", 10, "standby reads the plan")
         wait_for(lambda: done_count(sim.state(), plan) >= 5 and reassigning(sim.state()) > 0, 60, "mid-plan")
         first.kill9()
@@ -131,7 +129,7 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
         # the session must expire first; then one cycle (plus process scheduling on a busy CI machine)
         assert took_over <= SESSION_SECONDS + CYCLE_SECONDS + 2.0, took_over
         after = sim.state()
-        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        expected = plan_targets(plan)
         assert {tp: assignment(after)[tp] for tp in expected} == expected
         assert configs(after) == configs(before), "no throttle left behind"
         assert second.terminate() == 0
@@ -151,9 +149,7 @@ def test_leader_stops_acting_while_zookeeper_is_down_and_resumes_after(
     try:
         wait_for(lambda: role(daemon) == "leader", 20, "elected")
         plan = fill_plan(20)
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         wait_for(lambda: done_count(sim.state(), plan) >= 3, 60, "some partitions moved")
         zk.stop()
         time.sleep(SESSION_SECONDS / 2)  # the client notices the lost connection (SUSPENDED) at once
@@ -175,7 +171,7 @@ def test_leader_stops_acting_while_zookeeper_is_down_and_resumes_after(
         status = daemon.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
         assert status["state"] == "completed", status
         after = sim.state()
-        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        expected = plan_targets(plan)
         assert {tp: assignment(after)[tp] for tp in expected} == expected
         assert configs(after) == configs(before)
         assert daemon.terminate() == 0
@@ -219,9 +215,7 @@ def run_paused_leader(
         second.start()
         wait_for(lambda: role(second) == "standby", 20, "second daemon stands by")
         plan = fill_plan(20)
-        code, body = first.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = first.submit(plan)
         assert first.proc is not None
         if failpoints is None:
             wait_for(lambda: done_count(sim.state(), plan) >= 3, 60, "mid-plan")
@@ -237,7 +231,7 @@ def run_paused_leader(
         status = second.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)
         assert status["state"] == "completed", status
         after = sim.state()
-        expected = {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+        expected = plan_targets(plan)
         assert {tp: assignment(after)[tp] for tp in expected} == expected
         assert configs(after) == configs(before), "no throttle left behind"
         assert writes_by(sim, "daemon-b", 0), "the simulator's request log names the new leader's writes"

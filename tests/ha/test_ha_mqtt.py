@@ -53,9 +53,7 @@ def test_commands_and_status_follow_the_leader(
                 sub.wait(
                     lambda n=node: any(m.json()["online"] for m in sub.on(f"/daemons/{n}")), 20, "online"
                 )
-            code, body = first.request("POST", "/v1/plans", fill_plan(20))
-            assert code == 201, body
-            plan_id = body["plan_id"]
+            plan_id = first.submit(fill_plan(20))
             sub.wait(lambda: "step.started" in kinds(sub), 30, "running")
             sub.publish(f"{base}/commands", sign(SECRET, command("pause")))
             sub.wait(lambda: "command.accepted" in kinds(sub), 10, "pause accepted")

@@ -80,9 +80,7 @@ def test_events_in_order_retained_status_and_last_will(
         daemon.start()
         sub.wait(lambda: any(m.json()["online"] for m in sub.on("/daemons/n1")), 20, "online presence")
         plan = fill_plan(10)
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         sub.wait(lambda: "plan.completed" in kinds(sub), 90, "plan.completed event")
         assert done(sim, plan)
         received = [e for e in events(sub) if e.get("plan_id") == plan_id]
@@ -138,9 +136,7 @@ def test_signed_commands_act_and_others_are_rejected(
         sub.wait(lambda: any(m.json()["online"] for m in sub.on("/daemons/n1")), 20, "online presence")
         sim.set_time_scale(1)  # slow moves: the plan is still running when the commands arrive
         plan = fill_plan(20)
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         sub.wait(lambda: "step.started" in kinds(sub), 30, "plan running")
         topic = f"{base}/commands"
 
@@ -190,9 +186,7 @@ def test_daemon_keeps_working_while_the_broker_is_down_and_publishes_after(
         daemon.start()
         broker.stop()
         plan = fill_plan(10)
-        code, body = daemon.request("POST", "/v1/plans", plan)
-        assert code == 201, body
-        plan_id = body["plan_id"]
+        plan_id = daemon.submit(plan)
         status = daemon.wait_for_state(plan_id, {"completed", "failed"}, timeout=90)
         assert status["state"] == "completed" and done(sim, plan), "the plan ran without the broker"
         broker.start()

@@ -19,6 +19,11 @@ from tests.services.procs import free_port, stop_pid
 TOKEN = "test-token-0123456789"
 
 
+def plan_targets(plan: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
+    """A plan document's target replicas by (topic, partition)."""
+    return {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+
+
 class DaemonProcess:
     """One daemon with its own state dir and API port; the config is written from flat dotted keys."""
 
@@ -93,6 +98,12 @@ class DaemonProcess:
         except urllib.error.HTTPError as exc:
             raw = exc.read()
             return exc.code, json.loads(raw) if raw[:1] in b"{[" else raw
+
+    def submit(self, plan: dict[str, Any]) -> str:
+        """POST a plan that must be accepted; its id."""
+        code, body = self.request("POST", "/v1/plans", plan)
+        assert code == 201, body
+        return str(body["plan_id"])
 
     def status(self, plan_id: str | None = None) -> dict[str, Any]:
         code, body = self.request("GET", f"/v1/plans/{plan_id}" if plan_id else "/v1/status")
