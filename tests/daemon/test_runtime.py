@@ -34,21 +34,30 @@ async def test_loop_runs_at_fixed_rate_and_survives_failing_cycles() -> None:
     assert all(0.04 <= gap < 0.5 for gap in gaps), gaps
 
 
-async def test_wake_starts_the_next_cycle_early() -> None:
-    calls = 0
+class CountingCycle:
+    def __init__(self) -> None:
+        self.calls = 0
 
-    async def cycle() -> str:
-        nonlocal calls
-        calls += 1
+    async def __call__(self) -> str:
+        self.calls += 1
         return "ok"
 
+
+async def waiting_loop(cycle: CountingCycle) -> tuple[FixedRateLoop, asyncio.Task[None]]:
+    """A loop that ran its first cycle and now waits an hour for the next one, or a wake-up."""
     runner = FixedRateLoop(cycle, 3600)
     task = asyncio.create_task(runner.run())
     await asyncio.sleep(0.05)
-    assert calls == 1
+    return runner, task
+
+
+async def test_wake_starts_the_next_cycle_early() -> None:
+    cycle = CountingCycle()
+    runner, task = await waiting_loop(cycle)
+    assert cycle.calls == 1
     runner.wake()
     await asyncio.sleep(0.05)
-    assert calls == 2
+    assert cycle.calls == 2
     runner.stop()
     await asyncio.wait_for(task, timeout=2)
 
@@ -68,16 +77,7 @@ async def test_loop_propagates_cancellation() -> None:
 async def test_a_cancellation_arriving_with_a_wake_up_is_not_swallowed() -> None:
     """Python 3.11's wait_for returns the inner result when the cancellation and the event coincide
     (CPython gh-86296); the loop then ran on after being cancelled, and a daemon's shutdown hung."""
-    calls = 0
-
-    async def cycle() -> str:
-        nonlocal calls
-        calls += 1
-        return "ok"
-
-    runner = FixedRateLoop(cycle, 3600)
-    task = asyncio.create_task(runner.run())
-    await asyncio.sleep(0.05)  # now waiting for the next interval or a wake-up
+    runner, task = await waiting_loop(CountingCycle())
     runner.wake()
     await asyncio.sleep(0)  # the event's waiter completes...
     task.cancel()  # ...and the cancellation lands in the same step
