@@ -181,12 +181,11 @@ class ThrottleKeeper:
     def _forget_deleted_topics(self, deleted: frozenset[str], batch: WriteBatch) -> None:
         """A deleted topic's configs went with it: nothing is left to restore there, and its vanished
         throttles are nobody's change."""
-        gone = sorted(
-            deleted & (set(self.originals.topics) | {k[1] for k in self.expected if k[0] == "topic"})
-        )
+        stale = [k for k in self.expected if k[0] == "topic" and k[1] in deleted]
+        gone = sorted((deleted & set(self.originals.topics)) | {k[1] for k in stale})
         if not gone:
             return
-        for key in [k for k in self.expected if k[0] == "topic" and k[1] in deleted]:
+        for key in stale:
             del self.expected[key]
         for topic in gone:
             for config in self.originals.topics.get(topic, {}):

@@ -46,7 +46,7 @@ class Limits:
     elect_after_finish: bool = True
     balance_sources: bool = True
     """Let another in-sync replica lead a partition while its copies run, when the leaders, not the
-    receivers, would bound the plan (sources.py). Not a configuration key yet (programmatic only)."""
+    receivers, would bound the plan (sources.py). Configuration key `reassignment.balance.sources`."""
 
     @classmethod
     def from_mapping(cls, flat: Mapping[str, object]) -> Limits:
