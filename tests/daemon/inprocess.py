@@ -1,0 +1,138 @@
+"""The real controller over the simulator's model, in one process and in virtual time.
+
+No TCP, no subprocess, no wall clock: `SimClusterAdmin` answers the controller's cluster calls from the
+model, the store is SQLite in memory, and the controller's clock is the simulator's. A test drives it cycle
+by cycle (`cycle`, `run`), injects faults between cycles (brokers stopped and started, the cluster out of
+reach, topics deleted, an operator's throttle writes) and crashes the daemon (`crash`: everything in memory
+is dropped; the store and the cluster live on, as they do after kill -9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reassignd.daemon.controller import AutoThrottle, Controller
+from reassignd.engine import Limits
+from reassignd.model import ReassignmentPlan, TopicPartition
+from reassignd.sim import SimCluster, load_scenario
+from reassignd.sim.admin import SimClusterAdmin
+from reassignd.store.aio import AsyncStore
+from reassignd.store.base import EventKind, JournalEntry, PlanStatus
+from reassignd.store.sqlite import SqliteStore
+
+EPOCH = 1_800_000_000.0  # virtual time 0, as a wall-clock instant for timestamps
+THROTTLE_KEYS = (
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+)
+
+
+def plan_of(targets: Mapping[tuple[str, int], list[int]]) -> ReassignmentPlan:
+    return ReassignmentPlan.from_dict(
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": t, "partition": p, "replicas": list(r)} for (t, p), r in sorted(targets.items())
+            ],
+        }
+    )
+
+
+@dataclass
+class InProcessDaemon:
+    """One daemon (controller + store) over one simulated cluster."""
+
+    scenario: Mapping[str, Any]
+    limits: Mapping[str, Any]
+    cycle_seconds: float = 5.0
+    auto_throttle: AutoThrottle | None = None
+    sim: SimCluster = field(init=False)
+    admin: SimClusterAdmin = field(init=False)
+    store: AsyncStore = field(init=False)
+    controller: Controller = field(init=False)
+    crashes: int = 0
+
+    def __post_init__(self) -> None:
+        self.sim = SimCluster.from_scenario(load_scenario(dict(self.scenario)))
+        self.admin = SimClusterAdmin(self.sim)
+        self.store = AsyncStore(SqliteStore(":memory:", clock=self.clock))
+        self.controller = self._new_controller()
+
+    def clock(self) -> float:
+        return EPOCH + self.sim.now
+
+    def _new_controller(self) -> Controller:
+        return Controller(
+            self.admin,  # type: ignore[arg-type]
+            self.store,
+            Limits.from_mapping(self.limits),
+            clock=self.clock,
+            auto_throttle=self.auto_throttle,
+        )
+
+    # -- driving --------------------------------------------------------------------------------------
+
+    async def submit(self, plan: ReassignmentPlan, **options: Any) -> str:
+        await self.controller.start()
+        result = await self.controller.submit_plan(plan, **options)
+        return str(result["plan_id"])
+
+    async def cycle(self) -> str:
+        """One controller cycle, then the cluster moves on by one cycle interval."""
+        try:
+            status = await self.controller.cycle()
+        finally:
+            self.sim.advance(self.cycle_seconds)
+        return status
+
+    async def run(self, until: Callable[[], bool] | None = None, *, seconds: float = 3600.0) -> list[str]:
+        """Cycles until `until()` holds (default: no plan active) or `seconds` of cluster time passed."""
+        done = until or self.idle
+        statuses = []
+        deadline = self.sim.now + seconds
+        while self.sim.now < deadline:
+            statuses.append(await self.cycle())
+            if done():
+                return statuses
+        raise AssertionError(f"not done after {seconds:.0f} s of cluster time; last: {statuses[-3:]}")
+
+    def idle(self) -> bool:
+        return all(r.status.terminal for r in self.controller.records.values())
+
+    def crash(self) -> None:
+        """kill -9: the controller's memory is gone; the store and the cluster stay."""
+        self.crashes += 1
+        self.controller = self._new_controller()
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def replicas(self, topic: str, partition: int) -> list[int]:
+        return list(self.sim.topics[topic].partitions[partition].replicas)
+
+    def reassigning(self) -> list[TopicPartition]:
+        return [TopicPartition(t, i) for t, i, *_ in self.sim.list_partition_reassignments()]
+
+    def throttle_configs(self) -> dict[str, dict[str, str]]:
+        """Every throttle config on every broker and topic (dynamic values), for byte-identical checks."""
+        out: dict[str, dict[str, str]] = {}
+        for b in sorted(self.sim.brokers):
+            configs = {k: v for k, v in self.sim.brokers[b].configs.items() if k in THROTTLE_KEYS}
+            if configs:
+                out[f"broker {b}"] = configs
+        for name in sorted(self.sim.topics):
+            configs = {k: v for k, v in self.sim.topics[name].configs.items() if k in THROTTLE_KEYS}
+            if configs:
+                out[f"topic {name}"] = configs
+        return out
+
+    async def journal(self, *kinds: EventKind) -> list[JournalEntry]:
+        return await self.store.journal(kinds=list(kinds) or None)
+
+    async def status_of(self, plan_id: str) -> PlanStatus:
+        record = await self.store.get_plan(plan_id)
+        assert record is not None
+        return record.status
