@@ -186,6 +186,9 @@ class PlanRecord:
     started_at: float | None = None
     finished_at: float | None = None
     error: str | None = None
+    summary: Mapping[str, Any] | None = None
+    """The plan's figures (progress, bytes, where its partitions ended), written by the controller: what
+    status shows of a plan after it ended, across restarts and failovers."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -202,10 +205,16 @@ class ConfigResource:
 
 @dataclass(frozen=True, slots=True)
 class OriginalValue:
-    """What a config was before we first changed it; `value=None` means it was absent (restore = delete)."""
+    """What a config was before we first changed it; `value=None` means it was absent (restore = delete).
+
+    `written`: the values the config may hold because of our own writes (None: we never wrote it). Two
+    while a write is under way (before and after), one once Kafka answered; so after a crash our own value
+    is still told apart from someone else's.
+    """
 
     value: str | None
     recorded_at: float
+    written: tuple[str | None, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +227,8 @@ class WriteBatch:
     originals_to_record: list[tuple[ConfigResource, str, str | None]] = field(default_factory=list)
     originals_to_forget: list[tuple[ConfigResource, str]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    summaries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    written: dict[tuple[ConfigResource, str], tuple[str | None, ...]] = field(default_factory=dict)
 
     def submit_plan(self, plan_id: str, plan: Mapping[str, Any], options: Mapping[str, Any]) -> WriteBatch:
         self.new_plans.append((plan_id, plan, options))
@@ -226,6 +237,11 @@ class WriteBatch:
     def set_status(self, plan_id: str, status: PlanStatus, error: str | None = None) -> WriteBatch:
         """Also journals the matching plan event (resumed when it leaves paused for running)."""
         self.status_changes.append((plan_id, status, error))
+        return self
+
+    def set_summary(self, plan_id: str, summary: Mapping[str, Any]) -> WriteBatch:
+        """Replace the plan's figures (`PlanRecord.summary`)."""
+        self.summaries[plan_id] = summary
         return self
 
     def put_partition_state(
@@ -238,6 +254,12 @@ class WriteBatch:
     def record_original(self, resource: ConfigResource, key: str, value: str | None) -> WriteBatch:
         """Remember `value` (None: absent) unless an original of this key is already recorded."""
         self.originals_to_record.append((resource, key, value))
+        return self
+
+    def note_written(self, resource: ConfigResource, key: str, values: tuple[str | None, ...]) -> WriteBatch:
+        """What our writes may have left in this config (`OriginalValue.written`); its original must be
+        recorded (in this batch or before). Applied after forgets and records."""
+        self.written[(resource, key)] = tuple(values)
         return self
 
     def forget_original(self, resource: ConfigResource, key: str) -> WriteBatch:
@@ -258,6 +280,8 @@ class WriteBatch:
                 self.originals_to_record,
                 self.originals_to_forget,
                 self.events,
+                self.summaries,
+                self.written,
             )
         )
 

@@ -47,7 +47,14 @@ from reassignd.store.base import (
     check_transition,
 )
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+#: Statements that take a database from the version before each to it.
+_MIGRATIONS: Final = {
+    2: (
+        "ALTER TABLE plans ADD COLUMN summary_json TEXT",
+        "ALTER TABLE original_configs ADD COLUMN written_json TEXT",
+    )
+}
 DB_FILE_NAME: Final = "reassignd.db"
 
 _SCHEMA: Final = """
@@ -62,7 +69,8 @@ CREATE TABLE plans (
     updated_at REAL NOT NULL,
     started_at REAL,
     finished_at REAL,
-    error TEXT
+    error TEXT,
+    summary_json TEXT
 );
 CREATE TABLE partition_states (
     plan_id TEXT NOT NULL REFERENCES plans(id),
@@ -78,6 +86,7 @@ CREATE TABLE original_configs (
     config_key TEXT NOT NULL,
     value TEXT,
     recorded_at REAL NOT NULL,
+    written_json TEXT,
     PRIMARY KEY (resource_type, resource_name, config_key)
 ) WITHOUT ROWID;
 CREATE TABLE journal (
@@ -100,7 +109,8 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
 
 _PLAN_COLUMNS: Final = (
-    "id, plan_json, options_json, status, submitted_at, updated_at, started_at, finished_at, error"
+    "id, plan_json, options_json, status, submitted_at, updated_at, started_at, finished_at, error, "
+    "summary_json"
 )
 _JOURNAL_COLUMNS: Final = "seq, at, kind, plan_id, topic, partition, step_index, data_json"
 
@@ -162,6 +172,11 @@ class SqliteStore(StateStore):
                     self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 elif version > SCHEMA_VERSION:
                     raise StoreError(f"{self.path}: schema version {version} is newer than this reassignd")
+                else:
+                    for target in range(version + 1, SCHEMA_VERSION + 1):
+                        for statement in _MIGRATIONS[target]:
+                            self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -181,6 +196,8 @@ class SqliteStore(StateStore):
                 for plan_id, status, error in batch.status_changes:
                     self._change_status(plan_id, status, error, now)
                 self._write_partition_states(batch.partition_states, now)
+                for plan_id, summary in batch.summaries.items():
+                    self._write_summary(plan_id, summary)
                 recorded = self._write_originals(batch, now)
                 seqs = tuple(self._insert_event(event, now) for event in batch.events)
                 self._db.execute("COMMIT")
@@ -233,6 +250,13 @@ class SqliteStore(StateStore):
         data = {"from": current.value, "to": status.value, **({"error": error} if error else {})}
         self._insert_event(Event(kind, plan_id, data=data), now)
 
+    def _write_summary(self, plan_id: str, summary: Mapping[str, Any]) -> None:
+        cursor = self._db.execute(
+            "UPDATE plans SET summary_json = ? WHERE id = ?", (_dumps(summary, "summary"), plan_id)
+        )
+        if not cursor.rowcount:
+            raise UnknownPlanError(f"plan {plan_id} does not exist")
+
     def _write_partition_states(
         self, states: Mapping[tuple[str, TopicPartition], Mapping[str, Any] | None], now: float
     ) -> None:
@@ -270,6 +294,14 @@ class SqliteStore(StateStore):
             )
             if cursor.rowcount:
                 recorded.append((resource, key))
+        for (resource, key), values in batch.written.items():
+            cursor = self._db.execute(
+                "UPDATE original_configs SET written_json = ? "
+                "WHERE resource_type = ? AND resource_name = ? AND config_key = ?",
+                (_dumps(list(values), "written values"), resource.type, resource.name, key),
+            )
+            if not cursor.rowcount:
+                raise StoreError(f"{resource.type} {resource.name} {key}: written before its original")
         return tuple(recorded)
 
     def _insert_event(self, event: Event, now: float) -> int:
@@ -331,10 +363,13 @@ class SqliteStore(StateStore):
 
     def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]:
         rows = self._query(
-            "SELECT resource_type, resource_name, config_key, value, recorded_at FROM original_configs "
-            "ORDER BY resource_type, resource_name, config_key"
+            "SELECT resource_type, resource_name, config_key, value, recorded_at, written_json "
+            "FROM original_configs ORDER BY resource_type, resource_name, config_key"
         )
-        return {(ConfigResource(t, n), k): OriginalValue(v, at) for t, n, k, v, at in rows}
+        return {
+            (ConfigResource(t, n), k): OriginalValue(v, at, None if w is None else tuple(json.loads(w)))
+            for t, n, k, v, at, w in rows
+        }
 
     def journal(
         self,
@@ -378,7 +413,7 @@ class SqliteStore(StateStore):
 
 
 def _plan(row: Any) -> PlanRecord:
-    plan_id, plan_json, options_json, status, submitted, updated, started, finished, error = row
+    plan_id, plan_json, options_json, status, submitted, updated, started, finished, error, summary = row
     return PlanRecord(
         id=plan_id,
         plan=json.loads(plan_json),
@@ -389,6 +424,7 @@ def _plan(row: Any) -> PlanRecord:
         started_at=started,
         finished_at=finished,
         error=error,
+        summary=json.loads(summary) if summary else None,
     )
 
 

@@ -244,6 +244,9 @@ class ZooKeeperStore(StateStore):
             kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[status]
             data = {"from": current.value, "to": status.value, **({"error": error} if error else {})}
             journal(Event(kind, plan_id, data=data))
+        for plan_id, summary in batch.summaries.items():
+            record(plan_id)["summary"] = json.loads(_dumps(summary, "summary"))
+            changed_records.add(plan_id)
         for plan_id in changed_records:
             path = self._p("plans", node_name(plan_id))
             encoded = _dumps(records[plan_id], "plan record").encode()
@@ -334,8 +337,9 @@ class ZooKeeperStore(StateStore):
 
         def present(name: str) -> bool:
             if name not in final:
-                stored[name] = self.client.exists(self._p("originals", name)) is not None
-                final[name] = b"" if stored[name] else None
+                raw = self._get_many([self._p("originals", name)])[0]
+                stored[name] = raw is not None
+                final[name] = raw
             return final[name] is not None
 
         for resource, key in batch.originals_to_forget:
@@ -348,8 +352,19 @@ class ZooKeeperStore(StateStore):
             if not present(name):
                 final[name] = _dumps({"value": value, "at": now}, "original").encode()
                 recorded.append((resource, key))
-        for name, data in final.items():
-            path = self._p("originals", name)
+        changed = {_original_name(r, k) for r, k in batch.originals_to_forget} | {
+            _original_name(r, k) for r, k in recorded
+        }
+        for (resource, key), values in batch.written.items():
+            name = _original_name(resource, key)
+            if not present(name):
+                raise StoreError(f"{resource.type} {resource.name} {key}: written before its original")
+            data = json.loads(final[name] or b"{}")
+            data["written"] = json.loads(_dumps(list(values), "written values"))
+            final[name] = _dumps(data, "original").encode()
+            changed.add(name)
+        for name in changed:
+            data, path = final[name], self._p("originals", name)
             if data is None and stored[name]:
                 tx.add("delete", path)
             elif data and stored[name]:
@@ -395,6 +410,7 @@ class ZooKeeperStore(StateStore):
             started_at=data["started_at"],
             finished_at=data["finished_at"],
             error=data["error"],
+            summary=data.get("summary"),
         )
 
     def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
@@ -424,7 +440,10 @@ class ZooKeeperStore(StateStore):
                 continue
             kind, resource, key = (unquote(part) for part in name.split("|"))
             data = json.loads(raw)
-            out[(ConfigResource(kind, resource), key)] = OriginalValue(data["value"], data["at"])
+            written = data.get("written")
+            out[(ConfigResource(kind, resource), key)] = OriginalValue(
+                data["value"], data["at"], None if written is None else tuple(written)
+            )
         return dict(sorted(out.items()))
 
     def journal(

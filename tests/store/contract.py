@@ -168,6 +168,36 @@ class StateStoreContract:
         assert store.partition_states("q") == {TP0: {"step": 5}}
         assert store.partition_states("none") == {}
 
+    def test_summaries_replace_each_other_and_survive_status_changes(self, make_store: MakeStore) -> None:
+        store = make_store()
+        store.submit_plan("p", PLAN)
+        assert store.get_plan("p").summary is None  # type: ignore[union-attr]
+        store.commit(WriteBatch().set_status("p", PlanStatus.RUNNING).set_summary("p", {"percent": 1.5}))
+        store.commit(WriteBatch().set_summary("p", {"percent": 40.0, "bytes_total": 7}))
+        store.commit(WriteBatch().set_status("p", PlanStatus.COMPLETED))
+        record = store.get_plan("p")
+        assert record is not None and record.summary == {"percent": 40.0, "bytes_total": 7}
+        assert [r.summary for r in store.list_plans()] == [{"percent": 40.0, "bytes_total": 7}]
+        with pytest.raises(UnknownPlanError):
+            store.commit(WriteBatch().set_summary("none", {}))
+
+    def test_what_we_wrote_is_kept_with_the_original_and_goes_with_it(self, make_store: MakeStore) -> None:
+        store = make_store()
+        rate = "follower.replication.throttled.rate"
+        store.commit(
+            WriteBatch().record_original(BROKER1, rate, None).note_written(BROKER1, rate, (None, "10"))
+        )
+        assert store.original_configs()[(BROKER1, rate)].written == (None, "10")
+        store.commit(WriteBatch().note_written(BROKER1, rate, ("10",)))
+        original = store.original_configs()[(BROKER1, rate)]
+        assert (original.value, original.written) == (None, ("10",))
+        with pytest.raises(StoreError):
+            store.commit(
+                WriteBatch().note_written(TOPIC_T, "leader.replication.throttled.replicas", ("0:1",))
+            )
+        store.commit(WriteBatch().forget_original(BROKER1, rate))
+        assert store.original_configs() == {}
+
     def test_original_configs_first_recording_wins(self, make_store: MakeStore) -> None:
         store = make_store()
         rate = "leader.replication.throttled.rate"

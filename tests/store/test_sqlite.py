@@ -14,6 +14,7 @@ import pytest
 
 from reassignd.model import TopicPartition
 from reassignd.store import Event, EventKind, SqliteStore, StepReplayError, StoreError, replayed_steps
+from reassignd.store.base import PlanStatus
 from tests.store.crash_writer import PARTITIONS, PLAN_ID
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,3 +161,30 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     raw.close()
     with pytest.raises(StoreError, match="schema version 99"):
         SqliteStore(tmp_path / "s.db")
+
+
+def test_a_version_1_database_is_migrated_in_place(tmp_path: Path) -> None:
+    """A state dir written by the previous release: plans keep everything, and gain summaries."""
+    path = tmp_path / "reassignd.db"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE plans (id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL UNIQUE, plan_json TEXT NOT NULL,
+            options_json TEXT NOT NULL, status TEXT NOT NULL, submitted_at REAL NOT NULL,
+            updated_at REAL NOT NULL, started_at REAL, finished_at REAL, error TEXT);
+        INSERT INTO plans VALUES
+            ('p', 1, '{"version":1,"partitions":[]}', '{}', 'completed', 1, 2, 1, 2, NULL);
+        CREATE TABLE original_configs (resource_type TEXT NOT NULL, resource_name TEXT NOT NULL,
+            config_key TEXT NOT NULL, value TEXT, recorded_at REAL NOT NULL,
+            PRIMARY KEY (resource_type, resource_name, config_key)) WITHOUT ROWID;
+        INSERT INTO original_configs VALUES ('broker', '1', 'follower.replication.throttled.rate', NULL, 1);
+        PRAGMA user_version=1;
+        """
+    )
+    old.close()
+    store = SqliteStore(path)
+    record = store.get_plan("p")
+    assert record is not None and record.status is PlanStatus.COMPLETED and record.summary is None
+    [original] = store.original_configs().values()
+    assert (original.value, original.written) == (None, None)
+    store.close()
