@@ -183,10 +183,14 @@ class ClusterSnapshot:
     """Topics the cluster answered do not exist (UNKNOWN_TOPIC_OR_PARTITION to a request naming them):
     deleted while a plan ran, so its partitions there are dropped rather than waited for. A topic that
     merely could not be read is not here."""
+    unread_configs: frozenset[tuple[str, str]] = frozenset()
+    """Config resources (`("topic", name)`, `("broker", id)`) asked for but not read (offline broker,
+    failed request): their configs here say nothing, not "unset" (see `configs_known`)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.deleted_topics, frozenset):
-            object.__setattr__(self, "deleted_topics", frozenset(self.deleted_topics))
+        for name in ("deleted_topics", "unread_configs"):
+            if not isinstance(getattr(self, name), frozenset):
+                object.__setattr__(self, name, frozenset(getattr(self, name)))
         for name in ("brokers", "partitions", "topics", "cluster_configs"):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):
@@ -232,6 +236,14 @@ class ClusterSnapshot:
 
     def broker_config(self, broker: int, key: str) -> str | None:
         return self.broker_configs.get(broker, _EMPTY).get(key)
+
+    def configs_known(self, kind: str, name: str) -> bool:
+        """Whether this snapshot read the resource's configs: a broker's are read only while it is up."""
+        if (kind, name) in self.unread_configs:
+            return False
+        if kind == "broker":
+            return int(name) in self.broker_configs
+        return name in self.topics
 
     def partitions_of(self, topic: str) -> Iterator[PartitionState]:
         return (p for p in self.partitions.values() if p.tp.topic == topic)

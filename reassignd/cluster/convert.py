@@ -138,6 +138,7 @@ def build_snapshot(
     broker_configs: Mapping[int, ConfigDescription],
     topic_configs: Mapping[str, ConfigDescription],
     deleted_topics: frozenset[str] = frozenset(),
+    unread_configs: frozenset[tuple[str, str]] = frozenset(),
 ) -> ClusterSnapshot:
     """Assemble one snapshot. Brokers that host replicas but are missing from the cluster's broker list
     are offline: they appear with online=False and no rack, so placement and limits still see them."""
@@ -189,6 +190,7 @@ def build_snapshot(
         cluster_id=cluster.cluster_id,
         controller_id=cluster.controller_id,
         deleted_topics=deleted_topics,
+        unread_configs=unread_configs,
     )
 
 

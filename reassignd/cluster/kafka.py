@@ -234,6 +234,10 @@ class KafkaClusterAdmin(ClientCalls):
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
             deleted_topics=deleted,
+            unread_configs=frozenset(
+                [("broker", str(b)) for b, d in broker_configs.items() if d.error is not None]
+                + [("topic", t) for t, d in topic_configs.items() if d.error is not None]
+            ),
         )
         for error in errors:
             log.warning("snapshot item skipped", api=error.api, item=error.item, error=str(error.error))

@@ -58,14 +58,16 @@ class Decision:
     """In-flight steps that ended without reaching their target (cancelled): they start over."""
     examined: int
     dropped: tuple[TopicPartition, ...] = ()
-    """Partitions whose topic was deleted (`ClusterSnapshot.deleted_topics`): done, nothing left to move."""
+    """Partitions whose topic was deleted (`ClusterSnapshot.deleted_topics`): ended, nothing left to move."""
+    recovered: tuple[TopicPartition, ...] = ()
+    """Steps written as starting before a restart that Kafka shows were sent: now in flight."""
 
     def summary(self) -> str:
         counts = self.state.counts
         return (
             f"started {len(self.start)}, completed {len(self.completed)}, elect {len(self.elect)}; "
-            f"in flight {counts[Status.IN_FLIGHT]}, pending {counts[Status.PENDING]}, "
-            f"blocked {counts[Status.BLOCKED]}, external {counts[Status.EXTERNAL]}, "
-            f"done {counts[Status.DONE]}/{len(self.state.plan)}"
-            + (f", dropped {len(self.dropped)} (topic deleted)" if self.dropped else "")
+            f"in flight {counts[Status.IN_FLIGHT] + counts[Status.STARTING]}, "
+            f"pending {counts[Status.PENDING]}, blocked {counts[Status.BLOCKED]}, "
+            f"external {counts[Status.EXTERNAL]}, done {counts[Status.DONE]}/{len(self.state.plan)}"
+            + (f", dropped {counts[Status.DROPPED]} (topic deleted)" if counts[Status.DROPPED] else "")
         )

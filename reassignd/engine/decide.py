@@ -7,13 +7,16 @@ and scheduling walks the ready queues in rank order for at most a budget proport
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import replace
 from heapq import merge
 
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
 from reassignd.engine.sources import serving_replica
 from reassignd.engine.state import (
+    ENDED,
+    MOVING,
     QUEUE_ID,
     QUEUE_NAMES,
     ExecutionState,
@@ -24,12 +27,13 @@ from reassignd.engine.state import (
     Status,
     WaitReason,
     _MutableLoad,
+    check_transition,
     queue_name,
 )
 from reassignd.engine.steps import next_step
 from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
-__all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "changed_partitions", "decide"]
+__all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "acknowledge", "changed_partitions", "decide"]
 
 TOPIC_DELETED = "topic deleted"
 SCAN_PER_SLOT = 8
@@ -62,6 +66,29 @@ def decide(
     if limits.scheduling_mode != "batch" or cycle.load.partitions == 0:
         cycle.schedule()
     return cycle.decision()
+
+
+def acknowledge(
+    snapshot: ClusterSnapshot,
+    state: ExecutionState,
+    limits: Limits,
+    refused: Mapping[TopicPartition, str],
+) -> ExecutionState:
+    """Kafka's answer to the steps a decision started: accepted ones are in flight, refused ones pending
+    again under the same index (they never began), with Kafka's reason."""
+    cycle = _Cycle(snapshot, state, limits)
+    for tp in state.in_flight_set:
+        rec = cycle.record(tp)
+        if rec.status is not Status.STARTING:
+            continue
+        if tp in refused:
+            detail = f"refused by Kafka: {refused[tp]}"
+            cycle.put(
+                tp, PartitionProgress(Status.PENDING, rec.step, reason=WaitReason.REFUSED, detail=detail)
+            )
+        else:
+            cycle.put(tp, replace(rec, status=Status.IN_FLIGHT))
+    return cycle.decision().state
 
 
 def changed_partitions(before: ClusterSnapshot | None, after: ClusterSnapshot) -> set[TopicPartition]:
@@ -135,6 +162,8 @@ class _Cycle:
         self.external: list[TopicPartition] = []
         self.aborted: list[TopicPartition] = []
         self.dropped: list[TopicPartition] = []
+        self.recovered: list[TopicPartition] = []
+        self.held_by: str | None = state.held_by
         self.examined = 0
         self.electing: set[TopicPartition] = set()
         self.transient: dict[int, int] = {}
@@ -152,9 +181,10 @@ class _Cycle:
 
     def put(self, tp: TopicPartition, new: PartitionProgress) -> None:
         old = self.record(tp)
-        if old.status is Status.IN_FLIGHT:
+        check_transition(tp, old, new)
+        if old.status in MOVING:
             self.load.add(old, -1)
-        if new.status is Status.IN_FLIGHT:
+        if new.status in MOVING:
             self.load.add(new, +1)
         for broker in old.blocked_on:
             self.blocked_set(broker).discard(tp)
@@ -180,6 +210,15 @@ class _Cycle:
         assert isinstance(members, set)
         return members
 
+    def hold(self, tp: TopicPartition, refusal: str) -> None:
+        """A ready partition a limit holds back: it stays pending, with the limit as its reason."""
+        self.waiting.append(Waiting(tp, WaitReason.LIMITS, refusal))
+        rec = self.record(tp)
+        if rec.reason is not WaitReason.LIMITS or rec.detail != refusal:
+            self.put(
+                tp, PartitionProgress(Status.PENDING, rec.step, reason=WaitReason.LIMITS, detail=refusal)
+            )
+
     def block(self, tp: TopicPartition, reason: WaitReason, detail: str, on: tuple[int, ...] = ()) -> None:
         rec = self.record(tp)
         self.put(tp, PartitionProgress(Status.BLOCKED, rec.step, reason=reason, detail=detail, blocked_on=on))
@@ -202,11 +241,16 @@ class _Cycle:
     def missing(self, tp: TopicPartition) -> None:
         """A partition the snapshot lacks: dropped when Kafka says its topic is gone (Kafka ends a deleted
         topic's reassignment with it), else waited for, since a read may have failed."""
+        rec = self.record(tp)
         if tp.topic in self.snapshot.deleted_topics:
-            self.put(tp, PartitionProgress(Status.DONE, self.record(tp).step, detail=TOPIC_DELETED))
+            self.put(tp, PartitionProgress(Status.DROPPED, rec.step, detail=TOPIC_DELETED))
             self.dropped.append(tp)
-        else:
+        elif rec.status is Status.STARTING:
+            self.put(tp, PartitionProgress(Status.PENDING, rec.step))  # never sent; waited for below
             self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+        elif rec.status is not Status.IN_FLIGHT:
+            self.block(tp, WaitReason.MISSING, "partition not in the cluster")
+        # in flight: the step stays ours until the partition is readable again
 
     # -- reconciling with the snapshot ---------------------------------------------------------------
 
@@ -232,11 +276,20 @@ class _Cycle:
         rec = self.record(tp)
         p = self.snapshot.partitions.get(tp)
         if p is None:
-            if rec.status is not Status.DONE:
+            if rec.status not in ENDED:
                 self.missing(tp)
             return
-        if rec.status is Status.DONE:
+        if rec.status in ENDED:
             return
+        if rec.status is Status.STARTING:  # only after a restart: was the reassignment sent?
+            sent = p.replicas == rec.target or (p.is_reassigning and p.target_replicas == rec.target)
+            if not sent:
+                self.put(tp, PartitionProgress(Status.PENDING, rec.step))
+                rec = self.record(tp)
+            else:
+                self.recovered.append(tp)
+                self.put(tp, replace(rec, status=Status.IN_FLIGHT))
+                rec = self.record(tp)
         if rec.status is Status.IN_FLIGHT:
             if p.is_reassigning:
                 if p.target_replicas == rec.target:
@@ -252,8 +305,12 @@ class _Cycle:
                 else:
                     self._elect_when_in_sync(tp, rec, p)
                 return
-            self.aborted.append(tp)
-            self.put(tp, PartitionProgress(Status.PENDING, rec.step))
+            if set(p.replicas) == set(rec.target) | set(rec.source) and set(rec.target) != set(rec.source):
+                # A torn read: the metadata still lists the replicas being removed, the reassignments read a
+                # moment later no longer shows the move (it completed in between). Still ours: read again.
+                return
+            self.aborted.append(tp)  # reverted (cancelled), or moved elsewhere: the step's index is used up
+            self.put(tp, PartitionProgress(Status.PENDING, rec.step + 1))
         if rec.status is Status.EXTERNAL and p.is_reassigning:
             return
         if rec.status is Status.PENDING and not p.is_reassigning and p.replicas != self.plan.targets[tp]:
@@ -312,8 +369,10 @@ class _Cycle:
         )
 
     def schedule(self) -> None:
+        self.held_by = None
         free = self.free_slots()
         if free <= 0:
+            self.held_by = self.full_limit()
             return
         budget = SCAN_PER_SLOT * free + SCAN_MINIMUM
         ordering = self.limits.ordering
@@ -334,8 +393,21 @@ class _Cycle:
                     break
                 self.examined += 1
                 self.try_start(self.state.ranked[rank])
-            if self.full() or self.examined >= budget:
+            if self.full():
+                self.held_by = self.full_limit()
                 return
+            if self.examined >= budget:
+                self.held_by = f"not examined yet: the scheduler looks at {budget} ready partitions a cycle"
+                return
+
+    def full_limit(self) -> str:
+        """Which limit leaves no free slot (what every partition not examined waits for)."""
+        limits, load = self.limits, self.load
+        if load.partitions >= limits.parallel_partition_count:
+            return "reassignment.parallel.partition.count"
+        if load.replica_moves >= limits.max_concurrent_replica_movements:
+            return "reassignment.max.concurrent.replica.movements"
+        return "reassignment.max.incoming.replica.movements.per.broker (every online broker)"
 
     def full(self) -> bool:
         limits, load = self.limits, self.load
@@ -398,11 +470,11 @@ class _Cycle:
         moves = step.moves_leadership(leader)
         refusal = self.refusal(step.adding, leader, moves, step.min_insync_extra, p.leader)
         if refusal is not None:
-            self.waiting.append(Waiting(tp, WaitReason.LIMITS, refusal))
+            self.hold(tp, refusal)
             return
         rec = self.record(tp)
         started = PartitionProgress(
-            Status.IN_FLIGHT,
+            Status.STARTING,
             rec.step,
             target=step.target,
             source=p.replicas,
@@ -435,12 +507,12 @@ class _Cycle:
         """
         refusal = self.refusal((), serving, True, 0)
         if refusal is not None:
-            self.waiting.append(Waiting(tp, WaitReason.LIMITS, refusal))
+            self.hold(tp, refusal)
             return
         rec = self.record(tp)
         target = (serving, *(b for b in p.replicas if b != serving))
         started = PartitionProgress(
-            Status.IN_FLIGHT,
+            Status.STARTING,
             rec.step,
             target=target,
             source=p.replicas,
@@ -495,7 +567,9 @@ class _Cycle:
             member=base.member.updated(self.member),
         )
         blocked = {b: s if isinstance(s, frozenset) else frozenset(s) for b, s in self.blocked.items() if s}
-        state = self.state.with_changes(self.changes, queues, self._load(), blocked, self.online)
+        state = self.state.with_changes(
+            self.changes, queues, self._load(), blocked, self.online, held_by=self.held_by
+        )
         return Decision(
             state=state,
             start=tuple(self.start),
@@ -506,6 +580,7 @@ class _Cycle:
             external=tuple(self.external),
             aborted=tuple(self.aborted),
             dropped=tuple(self.dropped),
+            recovered=tuple(self.recovered),
             examined=self.examined,
         )
 

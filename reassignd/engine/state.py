@@ -1,13 +1,25 @@
 """Execution state: where each partition of a plan stands, as an immutable value.
 
-Transitions (illegal ones cannot be expressed through `decide`):
+Each partition is a small state machine; `TRANSITIONS` is its table and every change is checked against it
+(`check_transition`), so an illegal move is a bug that raises, never a silent state::
 
-    PENDING --start step--> IN_FLIGHT --replicas == step target--> PENDING (next step) or DONE
-    PENDING --unsafe / offline--> BLOCKED --partition or broker changes--> PENDING
-    PENDING/IN_FLIGHT --reassigned by someone else--> EXTERNAL --their move ends--> PENDING or DONE
-    IN_FLIGHT --cancelled (replicas back to the source)--> PENDING
+    PENDING ──start──> STARTING ──Kafka accepted──> IN_FLIGHT ──replicas == step target──> PENDING (next
+       ^  │               │  (committed before the       │  │                               step) or DONE
+       │  │               │   reassignment is sent)      │  └──reverted (cancelled)──> PENDING (next index)
+       │  │               └──refused, or never sent──> PENDING (same index)
+       │  ├──unsafe / offline──> BLOCKED ──partition or broker changes──> PENDING
+       │  └──reassigned by someone else──> EXTERNAL ──their move ends──> PENDING or DONE
+       └──────────────────────────────────────────────────────────────────────────────────────────┘
+    PENDING, BLOCKED or EXTERNAL ──Kafka moves it exactly as our next step would──> IN_FLIGHT (adopted)
+    any state but DONE ──topic deleted──> DROPPED
 
-What survives a restart is small: per partition its status, steps done and, in flight, the step's
+`step` is the index of the partition's next step: a step that ends, completed or reverted, uses its index
+up, so (partition, step) names one start and the journal records each start once. STARTING exists for
+crashes: a step is written to the store as STARTING before its reassignment is sent, and after a restart
+the cluster tells whether it was sent (Kafka moves the partition to its target) or not (it starts again,
+under the same index: it never began).
+
+What survives a restart is small: per partition its status, step and, for a step in flight, the step's
 target, source and leader (`to_json`). The rest (queues, counters, ranks) is rebuilt by `restore`, and
 the first decision after it reconciles everything against the snapshot (in-flight moves show in
 `adding`/`removing`).
@@ -34,15 +46,63 @@ from reassignd.model import (
     TopicPartition,
 )
 
-STATE_VERSION: Final = 1
+STATE_VERSION: Final = 2
+READABLE_VERSIONS: Final = frozenset({1, 2})
+"""Version 1 (before STARTING, DROPPED and used-up indexes) reads the same: its states are a subset."""
 
 
 class Status(StrEnum):
     PENDING = "pending"
+    STARTING = "starting"
     IN_FLIGHT = "in_flight"
     BLOCKED = "blocked"
     EXTERNAL = "external"
     DONE = "done"
+    DROPPED = "dropped"
+
+
+MOVING: Final = frozenset({Status.STARTING, Status.IN_FLIGHT})
+"""A step of ours is (about to be) in Kafka: it holds slots against the limits and throttles."""
+ENDED: Final = frozenset({Status.DONE, Status.DROPPED})
+
+TRANSITIONS: Final[Mapping[Status, frozenset[Status]]] = MappingProxyType(
+    {
+        Status.PENDING: frozenset(
+            {
+                Status.PENDING,
+                Status.STARTING,
+                Status.IN_FLIGHT,  # adopted: Kafka moves it exactly as our next step would
+                Status.BLOCKED,
+                Status.EXTERNAL,
+                Status.DONE,
+                Status.DROPPED,
+            }
+        ),
+        Status.STARTING: frozenset({Status.IN_FLIGHT, Status.PENDING, Status.EXTERNAL, Status.DROPPED}),
+        Status.IN_FLIGHT: frozenset(
+            {Status.IN_FLIGHT, Status.PENDING, Status.DONE, Status.EXTERNAL, Status.DROPPED}
+        ),
+        Status.BLOCKED: frozenset(
+            {Status.PENDING, Status.BLOCKED, Status.IN_FLIGHT, Status.EXTERNAL, Status.DONE, Status.DROPPED}
+        ),
+        Status.EXTERNAL: frozenset(
+            {Status.PENDING, Status.EXTERNAL, Status.IN_FLIGHT, Status.DONE, Status.DROPPED}
+        ),
+        Status.DONE: frozenset({Status.DONE}),
+        Status.DROPPED: frozenset({Status.DROPPED}),
+    }
+)
+
+
+class IllegalTransition(ValueError):
+    """A partition was asked to change state in a way the table does not allow: a bug, never input."""
+
+
+def check_transition(tp: TopicPartition, old: PartitionProgress, new: PartitionProgress) -> None:
+    if new.status not in TRANSITIONS[old.status]:
+        raise IllegalTransition(f"{tp}: {old.status.value} -> {new.status.value} is not a valid transition")
+    if new.step < old.step:
+        raise IllegalTransition(f"{tp}: step index {old.step} -> {new.step} goes back")
 
 
 class WaitReason(StrEnum):
@@ -52,6 +112,8 @@ class WaitReason(StrEnum):
     LIMITS = "limits"
     EXTERNAL = "external"
     MISSING = "missing"
+    REFUSED = "refused"
+    """Kafka refused the step's reassignment; it is sent again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +154,7 @@ class Load:
     def of(records: Iterable[PartitionProgress]) -> Load:
         load = _MutableLoad()
         for rec in records:
-            if rec.status is Status.IN_FLIGHT:
+            if rec.status in MOVING:
                 load.add(rec, +1)
         return load.freeze()
 
@@ -161,7 +223,10 @@ class ExecutionState:
     online: frozenset[int]
     counts: Mapping[Status, int]
     in_flight_set: frozenset[TopicPartition] = frozenset()
-    """Partitions with a step in flight: bounded by the limits, so kept as a plain set."""
+    """Partitions with a step starting or in flight: bounded by the limits, so kept as a plain set."""
+    held_by: str | None = None
+    """The limit that stopped the last decision's scheduling before it reached every ready partition:
+    what the partitions it did not examine wait for."""
     servers: Mapping[TopicPartition, Server] = field(default_factory=lambda: MappingProxyType({}))
     """Partitions whose copies another in-sync replica than their leader serves (sources.py)."""
 
@@ -198,7 +263,7 @@ class ExecutionState:
         for rank, tp in enumerate(ranked):
             rec = records[tp]
             counts[rec.status] += 1
-            if rec.status is Status.DONE:
+            if rec.status in ENDED:
                 done.append(tp)
             if rec.status is Status.PENDING:
                 name = queue_name(tp, plan, snapshot, min_insync)
@@ -222,7 +287,7 @@ class ExecutionState:
             blocked_by_broker=MappingProxyType({b: frozenset(s) for b, s in blocked.items()}),
             online=snapshot.online_broker_ids(),
             counts=MappingProxyType(counts),
-            in_flight_set=frozenset(tp for tp, rec in records.items() if rec.status is Status.IN_FLIGHT),
+            in_flight_set=frozenset(tp for tp, rec in records.items() if rec.status in MOVING),
             servers=assign_servers(plan, snapshot, frozenset(done)),
         )
 
@@ -237,20 +302,28 @@ class ExecutionState:
         return self.records[tp]
 
     def in_flight(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
-        """Steps in flight, in rank order; costs what is in flight, not the plan."""
+        """Steps starting or in flight, in rank order; costs what is in flight, not the plan."""
         for tp in sorted(self.in_flight_set, key=self.rank_of.__getitem__):
             yield tp, self.records[tp]
 
     def waiting(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
-        """Blocked and external partitions with their reasons (walks the whole plan)."""
+        """Partitions with a step to take that is not running, in rank order (walks the whole plan): the
+        pending ones (with the limit that held them back, when the scheduler got to them), the blocked and
+        the external ones."""
         for tp in self.ranked:
             rec = self.records[tp]
-            if rec.status in (Status.BLOCKED, Status.EXTERNAL):
+            if rec.status in (Status.PENDING, Status.BLOCKED, Status.EXTERNAL):
                 yield tp, rec
 
     @property
+    def waiting_count(self) -> int:
+        counts = self.counts
+        return counts[Status.PENDING] + counts[Status.BLOCKED] + counts[Status.EXTERNAL]
+
+    @property
     def finished(self) -> bool:
-        return self.counts[Status.DONE] == len(self.plan)
+        """Every partition ended: at its target, or dropped with its topic."""
+        return self.counts[Status.DONE] + self.counts[Status.DROPPED] == len(self.plan)
 
     # -- JSON ----------------------------------------------------------------------------------------
 
@@ -268,7 +341,7 @@ class ExecutionState:
             "status": rec.status.value,
             "step": rec.step,
         }
-        if rec.status is Status.IN_FLIGHT:
+        if rec.status in MOVING:
             entry.update(
                 target=list(rec.target),
                 source=list(rec.source),
@@ -282,9 +355,10 @@ class ExecutionState:
         """Rebuild from `to_json_dict`; waiting and external partitions come back pending, to recheck."""
         problems: list[Problem] = []
         progress: dict[TopicPartition, PartitionProgress] = {}
-        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
             raise InvalidInputError(
-                "execution state", [Problem("state", "version", f"must be {STATE_VERSION}")]
+                "execution state",
+                [Problem("state", "version", f"must be one of {sorted(READABLE_VERSIONS)}")],
             )
         ordering = data.get("ordering", list(DEFAULT_ORDERING))
         for index, entry in enumerate(data.get("partitions") or []):
@@ -293,7 +367,7 @@ class ExecutionState:
                 tp = TopicPartition(str(entry["topic"]), int(entry["partition"]))
                 status = Status(entry["status"])
                 step = int(entry["step"])
-                if status is Status.IN_FLIGHT:
+                if status in MOVING:
                     rec = PartitionProgress(
                         status,
                         step,
@@ -303,8 +377,8 @@ class ExecutionState:
                         moves_leadership=bool(entry["moves_leadership"]),
                     )
                 else:
-                    keep = status is Status.DONE
-                    rec = PartitionProgress(Status.DONE if keep else Status.PENDING, step)
+                    keep = status in ENDED
+                    rec = PartitionProgress(status if keep else Status.PENDING, step)
             except (KeyError, TypeError, ValueError) as exc:
                 problems.append(Problem(where, "(entry)", f"malformed: {exc!r} in {entry!r}"))
                 continue
@@ -323,6 +397,8 @@ class ExecutionState:
         load: Load,
         blocked_by_broker: Mapping[int, frozenset[TopicPartition]],
         online: frozenset[int],
+        *,
+        held_by: str | None = None,
     ) -> ExecutionState:
         counts = dict(self.counts)
         entered: set[TopicPartition] = set()
@@ -331,9 +407,9 @@ class ExecutionState:
             old = self.records[tp].status
             counts[old] -= 1
             counts[rec.status] += 1
-            if rec.status is Status.IN_FLIGHT and old is not Status.IN_FLIGHT:
+            if rec.status in MOVING and old not in MOVING:
                 entered.add(tp)
-            elif old is Status.IN_FLIGHT and rec.status is not Status.IN_FLIGHT:
+            elif old in MOVING and rec.status not in MOVING:
                 left.add(tp)
         in_flight_set = (self.in_flight_set - left) | entered if entered or left else self.in_flight_set
         return replace(
@@ -345,6 +421,7 @@ class ExecutionState:
             online=online,
             counts=MappingProxyType(counts),
             in_flight_set=in_flight_set,
+            held_by=held_by,
         )
 
 

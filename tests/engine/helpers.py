@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from reassignd.engine.decide import Decision, ElectLeader, decide
+from reassignd.engine.decide import Decision, ElectLeader, acknowledge, decide
 from reassignd.engine.dryrun import apply_starts, complete, elect
 from reassignd.engine.limits import Limits
-from reassignd.engine.state import ExecutionState, Load, Status
+from reassignd.engine.state import MOVING, ExecutionState, Load, Status
 from reassignd.model import (
     Broker,
     ClusterSnapshot,
@@ -103,7 +103,7 @@ def check_invariants(
         else:  # a reordering completes at once whatever the ISR; a copy step needs its whole target in sync
             assert set(start.target) <= online, start
         assert kept_in_sync + len(start.adding) >= min(needed, len(set(p.isr) & set(p.replicas))), start
-        assert state[start.tp].status is Status.IN_FLIGHT
+        assert state[start.tp].status is Status.STARTING
     pending = 0
     for key, rec in state.records.items():
         rank = state.rank_of[key]
@@ -117,9 +117,11 @@ def check_invariants(
     for _, rec in state.records.items():
         counts[rec.status] += 1
     assert dict(state.counts) == counts
-    assert state.in_flight_set == {k for k, rec in state.records.items() if rec.status is Status.IN_FLIGHT}
+    assert state.in_flight_set == {k for k, rec in state.records.items() if rec.status in MOVING}
     assert {k for k, _ in state.waiting()} == {
-        k for k, rec in state.records.items() if rec.status in (Status.BLOCKED, Status.EXTERNAL)
+        k
+        for k, rec in state.records.items()
+        if rec.status in (Status.PENDING, Status.BLOCKED, Status.EXTERNAL)
     }
 
 
@@ -140,8 +142,9 @@ def drive(
         if check:
             check_invariants(decision, snapshot, limits)
         decisions.append(decision)
-        state = decision.state
-        snapshot = elect(apply_starts(snapshot, decision.start), decision.elect)  # as the daemon orders them
+        snapshot = apply_starts(snapshot, decision.start)
+        state = acknowledge(snapshot, decision.state, limits, {})  # Kafka accepted every step
+        snapshot = elect(snapshot, decision.elect)  # as the daemon orders them
         if state.finished:
             break
         in_flight = {key for key, _ in state.in_flight()}

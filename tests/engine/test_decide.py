@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from reassignd.engine.decide import changed_partitions, decide
+import pytest
+
+from reassignd.engine.decide import acknowledge, changed_partitions, decide
 from reassignd.engine.dryrun import apply_starts, complete, elect
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import ExecutionState, Status, WaitReason
@@ -224,28 +226,81 @@ def test_a_deleted_topic_is_dropped_and_an_unreadable_one_waited_for() -> None:
         topics={n: i for n, i in running.topics.items() if n != "t"},
         deleted_topics=frozenset({"t"}),
     )
-    second = decide(after, plan, first.state, limits, set(gone))
+    second = decide(after, plan, acknowledge(running, first.state, limits, {}), limits, set(gone))
     check_invariants(second, after, limits)
     assert set(second.dropped) == {tp(0), tp(1)}
-    assert all(second.state[k].status is Status.DONE for k in second.dropped)
-    assert second.state[tp(0, "u")].status is Status.BLOCKED
-    assert [w.reason for w in second.waiting] == [WaitReason.MISSING]
-    assert second.state.load.partitions == 1  # only v's step holds slots now
+    assert all(second.state[k].status is Status.DROPPED for k in second.dropped)
+    # u's move still runs in Kafka: unreadable for now, it keeps its slots until it is read again
+    assert second.state[tp(0, "u")].status is Status.IN_FLIGHT
+    assert second.state.load.partitions == 2
     assert "dropped 2 (topic deleted)" in second.summary()
-    # A full reconcile later (a restart) leaves the dropped partitions done, reporting them once.
+    # A full reconcile later (a restart) leaves the dropped partitions dropped, reporting them once.
     again = decide(after, plan, second.state, limits)
-    assert again.dropped == () and again.state[tp(0)].status is Status.DONE
+    assert again.dropped == () and again.state[tp(0)].status is Status.DROPPED
+    # A partition that was never sent and cannot be read waits, holding nothing.
+    unsent = decide(after, plan, first.state, limits, set(gone))
+    assert unsent.state[tp(0, "u")].status is Status.BLOCKED
+    assert [w.reason for w in unsent.waiting] == [WaitReason.MISSING]
 
 
-def test_cancelled_step_starts_over() -> None:
+def test_cancelled_step_starts_over_under_the_next_index() -> None:
     snapshot = cluster(4, {tp(0): (0, 1)})
     plan = ReassignmentPlan({tp(0): (0, 2)})
     decision = first_decision(snapshot, plan, Limits())
     running = apply_starts(snapshot, decision.start)
+    state = acknowledge(running, decision.state, Limits(), {})
     cancelled = running.with_partitions([snapshot.partitions[tp(0)]])  # back to the original replicas
-    second = decide(cancelled, plan, decision.state, Limits(), {tp(0)})
+    second = decide(cancelled, plan, state, Limits(), {tp(0)})
     assert second.aborted == (tp(0),)
-    assert [s.tp for s in second.start] == [tp(0)]  # and is started again
+    assert [(s.tp, s.step_index) for s in second.start] == [(tp(0), 1)]  # started again, as step 1
+
+
+def test_a_torn_read_of_a_completing_step_is_not_a_cancel() -> None:
+    """Metadata read before the move completed, the reassignments after: [target + removed], no move."""
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})  # one step: drop 1, add 2; [0, 2, 1] while it runs
+    limits = Limits()
+    decision = first_decision(snapshot, plan, limits)
+    running = apply_starts(snapshot, decision.start)
+    assert running.partitions[tp(0)].replicas == (0, 2, 1)
+    state = acknowledge(running, decision.state, limits, {})
+    torn = running.with_partitions([replace(running.partitions[tp(0)], adding=(), removing=())])
+    second = decide(torn, plan, state, limits, {tp(0)})
+    assert second.aborted == () and second.start == ()
+    assert second.state[tp(0)].status is Status.IN_FLIGHT
+
+
+def test_a_step_written_as_starting_is_sent_again_only_when_kafka_never_saw_it() -> None:
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    assert decision.state[tp(0)].status is Status.STARTING
+    # restart before the reassignment was sent: the same step (index 0) starts again
+    unsent = decide(snapshot, plan, decision.state, Limits(), None)
+    assert [(s.tp, s.step_index) for s in unsent.start] == [(tp(0), 0)] and unsent.recovered == ()
+    # restart after it was sent: it is in flight, recovered
+    sent = decide(apply_starts(snapshot, decision.start), plan, decision.state, Limits(), None)
+    assert sent.start == () and sent.recovered == (tp(0),)
+    assert sent.state[tp(0)].status is Status.IN_FLIGHT
+
+
+def test_a_refused_step_waits_with_kafkas_reason_under_the_same_index() -> None:
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    state = acknowledge(snapshot, decision.state, Limits(), {tp(0): "INVALID_REPLICA_ASSIGNMENT: no"})
+    rec = state[tp(0)]
+    assert (rec.status, rec.step, rec.reason) == (Status.PENDING, 0, WaitReason.REFUSED)
+    assert state.load.partitions == 0
+
+
+def test_an_illegal_transition_raises() -> None:
+    from reassignd.engine.state import IllegalTransition, PartitionProgress, check_transition
+
+    with pytest.raises(IllegalTransition):
+        check_transition(tp(0), PartitionProgress(Status.DONE), PartitionProgress(Status.PENDING))
+    with pytest.raises(IllegalTransition):
+        check_transition(tp(0), PartitionProgress(Status.PENDING, 3), PartitionProgress(Status.PENDING, 2))
 
 
 def test_someone_else_retargets_our_step() -> None:
