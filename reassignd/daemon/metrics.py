@@ -134,6 +134,11 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     ),
     MetricSpec("reassignd_ha_is_leader", "gauge", "1 when this daemon is the active leader, 0 on standby."),
     MetricSpec(
+        "reassignd_cluster_reachable",
+        "gauge",
+        "1 while the daemon can read the Kafka cluster, 0 while no broker answers.",
+    ),
+    MetricSpec(
         "reassignd_mqtt_dropped_events_total",
         "counter",
         "Events dropped from the MQTT queue (oldest first) while the broker was unreachable.",
@@ -296,6 +301,9 @@ class DaemonMetrics:
         self._metrics["reassignd_foreign_reassignments"].set(count)
 
     # --- HA, MQTT, commands, config -----------------------------------------------------------------
+
+    def set_cluster_reachable(self, reachable: bool) -> None:
+        self["reassignd_cluster_reachable"].set(1 if reachable else 0)
 
     def set_leader(self, is_leader: bool) -> None:
         self._metrics["reassignd_ha_is_leader"].set(1 if is_leader else 0)

@@ -1,7 +1,9 @@
 """Status views of the controller, in the JSON shapes of reassignd/daemon/openapi.json.
 
-Synchronous and read-only: built from what the controller already holds (the plan records refreshed each
-cycle, the running plan's engine state, its progress view), never from a fresh cluster call.
+Synchronous and read-only: built from what the controller already holds (the plan records, the running
+plan's run state), never from a fresh cluster call. A plan that is not running shows the figures the store
+keeps for it (`PlanRecord.summary`, written by the plan-run machine), so a finished plan shows the same
+figures after a restart or a failover as before.
 """
 
 from __future__ import annotations
@@ -11,16 +13,31 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.engine import Status
-from reassignd.store.base import PlanRecord, PlanStatus
+from reassignd.engine import Status, WaitReason
+from reassignd.engine.run import RunState, summary_of
+from reassignd.store.base import PlanRecord
 
 if TYPE_CHECKING:
-    from reassignd.daemon.controller import Controller, PlanRun
+    from reassignd.daemon.controller import Controller
 
 LEADER_RATE_KEY = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE_KEY = "follower.reassignment.throttled.rate"
 RATE_KEYS = (LEADER_RATE_KEY, FOLLOWER_RATE_KEY)
 WAITING_SHOWN = 200
+_PROGRESS_KEYS = (
+    "partitions_done",
+    "partitions_in_flight",
+    "partitions_waiting",
+    "partitions_dropped",
+    "bytes_total",
+    "bytes_moved",
+    "bytes_remaining",
+    "bytes_grown",
+    "bytes_dropped",
+    "percent",
+    "rate_bytes_per_sec",
+    "eta_seconds",
+)
 
 
 def _iso(ts: float | None) -> str | None:
@@ -29,48 +46,44 @@ def _iso(ts: float | None) -> str | None:
     return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")
 
 
-def _current_run(controller: Controller, record: PlanRecord) -> PlanRun | None:
+def _current_run(controller: Controller, record: PlanRecord) -> RunState | None:
     run = controller.run
-    return run if run is not None and run.plan_id == record.id and run.state is not None else None
+    return run if run is not None and run.plan_id == record.id and run.execution is not None else None
+
+
+def _figures(controller: Controller, record: PlanRecord) -> dict[str, Any]:
+    run = _current_run(controller, record)
+    if run is not None:
+        return summary_of(run)
+    return dict(record.summary or {})
 
 
 def _progress(controller: Controller, record: PlanRecord) -> JSON:
     partitions = len(record.plan.get("partitions", []))
+    figures = _figures(controller, record)
+    progress: JSON = {"partitions_total": partitions}
+    for key in _PROGRESS_KEYS:
+        progress[key] = figures.get(key)
+    if not figures:  # never started (queued, or cancelled before it ran)
+        progress.update(
+            partitions_done=0, partitions_in_flight=0, partitions_waiting=0, partitions_dropped=0, percent=0.0
+        )
+    if "cancel" in figures:
+        progress["cancel"] = figures["cancel"]
+    if "outcome" in figures:
+        progress["outcome"] = figures["outcome"]
+    return progress
+
+
+def _state(controller: Controller, record: PlanRecord) -> str:
     run = _current_run(controller, record)
-    if (run is None or run.state is None) and record.id in controller.final_progress:
-        return {"partitions_total": partitions, **controller.final_progress[record.id]}
-    if run is None or run.state is None:
-        done = partitions if record.status is PlanStatus.COMPLETED else 0
-        return {
-            "partitions_total": partitions,
-            "partitions_done": done,
-            "partitions_in_flight": 0,
-            "partitions_waiting": 0,
-            "bytes_total": None,
-            "bytes_moved": None,
-            "bytes_remaining": 0 if record.status is PlanStatus.COMPLETED else None,
-            "rate_bytes_per_sec": None,
-            "eta_seconds": 0.0 if record.status is PlanStatus.COMPLETED else None,
-        }
-    counts = run.state.counts
-    view = run.view
-    return {
-        "partitions_total": partitions,
-        "partitions_done": counts[Status.DONE],
-        "partitions_in_flight": counts[Status.IN_FLIGHT],
-        "partitions_waiting": counts[Status.BLOCKED] + counts[Status.EXTERNAL],
-        "bytes_total": view.total_bytes,
-        "bytes_moved": view.moved_bytes,
-        "bytes_remaining": view.remaining_bytes,
-        "rate_bytes_per_sec": view.bytes_per_sec,
-        "eta_seconds": view.eta_seconds,
-    }
+    return run.phase.value if run is not None else record.status.value
 
 
 def _summary(controller: Controller, record: PlanRecord) -> JSON:
     return {
         "plan_id": record.id,
-        "state": record.status.value,
+        "state": _state(controller, record),
         "submitted_at": _iso(record.submitted_at),
         "partitions": len(record.plan.get("partitions", [])),
         "progress": _progress(controller, record),
@@ -89,11 +102,29 @@ def _record(controller: Controller, plan_id: str | None) -> PlanRecord:
             raise ServiceError("not_found", f"no plan {plan_id!r}")
         return record
     if controller.run is not None:
-        return controller.records.get(controller.run.plan_id, controller.run.record)
+        known = controller.records.get(controller.run.plan_id)
+        if known is not None:
+            return known
     active = [r for r in controller.records.values() if not r.status.terminal]
     if not active:
         raise ServiceError("not_found", "no plan is running or queued")
     return min(active, key=lambda r: (r.submitted_at, r.id))
+
+
+def _waiting(run: RunState) -> list[JSON]:
+    """Moves not started, each with what holds it: a limit (and the broker), a blocked state, someone
+    else's reassignment, or, for those the scheduler did not reach, the limit that stopped it."""
+    assert run.execution is not None
+    held_by = "paused" if run.phase.value == "paused" else run.execution.held_by
+    out = []
+    for tp, rec in itertools.islice(run.execution.waiting(), WAITING_SHOWN):
+        if rec.status is Status.PENDING and rec.reason is None:
+            reason, detail = WaitReason.LIMITS.value, held_by or "queued: next in the ordering"
+        else:
+            reason = rec.reason.value if rec.reason else "external"
+            detail = rec.detail
+        out.append({"topic": tp.topic, "partition": tp.partition, "reason": reason, "detail": detail})
+    return out
 
 
 def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
@@ -110,16 +141,18 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
             LEADER_RATE_KEY: limits.leader_throttled_rate,
             FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
         },
+        "cluster": controller.cluster_state.to_json(),
         "brokers": [],
         "stalled": [],
         "waiting": [],
         "last_cycle": controller.last_status,
     }
-    if run is None or run.state is None:
+    if run is None or run.execution is None or run.ended:
         return status
-    incoming, outgoing = controller.keeper.applied_rates()
-    load = run.state.load
-    snapshot = run.last_snapshot
+    status["cluster"] = run.cluster.to_json()
+    incoming, outgoing = run.throttles.applied_rates()
+    load = run.execution.load
+    snapshot = run.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
     status["brokers"] = [
         {
@@ -134,23 +167,14 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
         }
         for b in broker_ids
     ]
-    status["stalled"] = [m.to_json() for m in run.view.stalled]
-    # From the state, not the last decision: decisions are incremental and list only what they examined.
-    status["waiting"] = [
-        {
-            "topic": tp.topic,
-            "partition": tp.partition,
-            "reason": rec.reason.value if rec.reason else "external",
-            "detail": rec.detail,
-        }
-        for tp, rec in itertools.islice(run.state.waiting(), WAITING_SHOWN)
-    ]
+    status["stalled"] = [m.to_json() for m in run.tracking.stalled]
+    status["waiting"] = _waiting(run)
     return status
 
 
 def throttles_view(controller: Controller) -> JSON:
     limits = controller.limits_in_force
-    incoming, outgoing = controller.keeper.applied_rates()
+    incoming, outgoing = controller.throttle_book.applied_rates()
     applied: dict[str, dict[str, Any]] = {}
     for broker, rate in outgoing.items():
         applied.setdefault(str(broker), {})["leader"] = rate

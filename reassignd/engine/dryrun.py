@@ -1,34 +1,55 @@
-"""A pure, instant stand-in for Kafka's reassignment behaviour, for dry runs, tests and benchmarks.
+"""The dry run: the plan-run machine against a pure, instant stand-in for Kafka (tests, `schedule`, submit).
 
-It follows KRaft's PartitionReassignmentReplicas (apache/kafka metadata/.../controller): while a move runs
-the replica list is the target followed by the removing replicas, adding = target - current, removing =
-current - target; on completion replicas = target, the removing replicas leave the ISR and a leader
-outside the target is replaced by the first target replica in the ISR. Here every added replica joins
-the ISR at once when `complete` is called, which is what "when joins happen" means in the tests.
+The stand-in follows KRaft's PartitionReassignmentReplicas (apache/kafka metadata/.../controller): while a
+move runs the replica list is the target followed by the removing replicas, adding = target - current,
+removing = current - target; on completion replicas = target, the removing replicas leave the ISR and a
+leader outside the target is replaced by the first target replica in the ISR. A cancel (KIP-455) keeps the
+replicas without the adding ones (PartitionReassignmentRevert). Every added replica joins the ISR at once
+when `complete` is called, at the end of each cycle: that is what "when joins happen" means in the tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from reassignd.engine.actions import Decision, ElectLeader, StartStep
-from reassignd.engine.decide import decide
+from reassignd.engine.actions import ElectLeader, StartStep
+from reassignd.engine.drive import cycle
+from reassignd.engine.effects import Persist
 from reassignd.engine.limits import Limits
+from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
 from reassignd.engine.state import ExecutionState
+from reassignd.engine.throttle import ConfigWrite, apply_writes
 from reassignd.model import ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 
 def apply_starts(snapshot: ClusterSnapshot, starts: Iterable[StartStep]) -> ClusterSnapshot:
+    return _reassign(snapshot, {s.tp: s.target for s in starts})
+
+
+def _reassign(
+    snapshot: ClusterSnapshot, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+) -> ClusterSnapshot:
     updated: list[PartitionState] = []
-    for start in starts:
-        p = snapshot.partitions[start.tp]
-        target = start.target
-        held = set(target)
-        removing = tuple(b for b in p.replicas if b not in held)
-        adding = tuple(b for b in target if b not in set(p.replicas))
+    for tp, target in targets.items():
+        p = snapshot.partitions[tp]
+        if target is None:  # cancel: back to the original replicas, the added ones leave
+            added = set(p.adding)
+            updated.append(
+                replace(
+                    p,
+                    replicas=p.original_replicas,
+                    isr=tuple(b for b in p.isr if b not in added),
+                    adding=(),
+                    removing=(),
+                )
+            )
+            continue
+        current = set(p.replicas)  # KRaft starts a new target from the current list, adding included
+        removing = tuple(sorted(current - set(target)))
+        adding = tuple(sorted(set(target) - current))
         if not adding and not removing:
-            updated.append(replace(p, replicas=target))
+            updated.append(replace(p, replicas=target, adding=(), removing=()))
             continue
         updated.append(replace(p, replicas=target + removing, adding=adding, removing=removing))
     return snapshot.with_partitions(updated)
@@ -55,9 +76,13 @@ def complete(snapshot: ClusterSnapshot, tps: Collection[TopicPartition] | None =
 
 
 def elect(snapshot: ClusterSnapshot, elections: Iterable[ElectLeader]) -> ClusterSnapshot:
+    return _elect(snapshot, [e.tp for e in elections])
+
+
+def _elect(snapshot: ClusterSnapshot, partitions: Iterable[TopicPartition]) -> ClusterSnapshot:
     updated = []
-    for election in elections:
-        p = snapshot.partitions[election.tp]
+    for tp in partitions:
+        p = snapshot.partitions[tp]
         preferred = p.replicas[0]
         if preferred in p.isr and p.leader != preferred:
             updated.append(replace(p, leader=preferred))
@@ -65,44 +90,68 @@ def elect(snapshot: ClusterSnapshot, elections: Iterable[ElectLeader]) -> Cluste
 
 
 @dataclass
+class InstantCluster:
+    """The instant stand-in as a model for the machine (drive.py): writes apply at once."""
+
+    snapshot: ClusterSnapshot
+
+    def read(self, request: ReadRequest) -> ClusterSnapshot:
+        return self.snapshot
+
+    def min_insync(self, topics: Collection[str]) -> Mapping[str, str]:
+        return {t: str(self.snapshot.min_insync_replicas(t)) for t in topics}
+
+    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]:
+        self.snapshot = apply_writes(self.snapshot, writes)
+        return {}
+
+    def reassign(
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        self.snapshot = _reassign(self.snapshot, targets)
+        return dict.fromkeys(targets)
+
+    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]:
+        self.snapshot = _elect(self.snapshot, partitions)
+        return dict.fromkeys(partitions)
+
+    def complete(self, tps: Collection[TopicPartition]) -> None:
+        self.snapshot = complete(self.snapshot, tps)
+
+
+@dataclass
 class DryRun:
-    """The replica lists each partition passed through, and the decisions that got it there."""
+    """The replica lists each partition passed through: (replicas, moves leadership, cycle started)."""
 
     steps: dict[TopicPartition, list[tuple[tuple[int, ...], bool, int]]] = field(default_factory=dict)
-    decisions: list[Decision] = field(default_factory=list)
+    cycles: int = 0
     final: ClusterSnapshot | None = None
     state: ExecutionState | None = None
-
-    @property
-    def cycles(self) -> int:
-        return len(self.decisions)
 
 
 def dry_run(
     snapshot: ClusterSnapshot, plan: ReassignmentPlan, limits: Limits, max_cycles: int = 100_000
 ) -> DryRun:
-    """Drive `decide` against the instant fake until the plan is done or nothing more can start."""
-    state = ExecutionState.initial(plan, snapshot, tuple(limits.ordering))
-    result = DryRun()
-    for tp in plan.targets:
-        p = snapshot.partitions.get(tp)
-        if p is not None:
-            result.steps[tp] = [(p.replicas, False, -1)]
-    changed: set[TopicPartition] | None = None
-    for cycle in range(max_cycles):
-        decision = decide(snapshot, plan, state, limits, changed)
-        result.decisions.append(decision)
-        state = decision.state
-        snapshot = apply_starts(snapshot, decision.start)  # as the daemon does: reassignments, then elections
-        snapshot = elect(snapshot, decision.elect)
-        for start in decision.start:
-            result.steps[start.tp].append((start.target, start.moves_leadership, cycle))
-        idle = not decision.start and not decision.elect and not decision.completed
-        if state.finished or (idle and not any(True for _ in state.in_flight())):
+    """Run the machine against the instant stand-in until the plan is done or nothing more can start."""
+    parts = {tp: snapshot.partitions[tp] for tp in plan.targets if tp in snapshot.partitions}
+    model = InstantCluster(replace(snapshot, partitions=parts))
+    result = DryRun(steps={tp: [(p.replicas, False, -1)] for tp, p in parts.items()})
+    run = new_run("dry-run", plan, Phase.RUNNING)
+    settings = Settings(limits)
+    for index in range(max_cycles):
+        done = cycle(run, model, settings, float(index))
+        run = done.run
+        result.cycles = index + 1
+        for effect in done.effects:
+            if isinstance(effect, Persist):
+                for event in effect.events:
+                    if event.kind == "step.started" and event.tp is not None and "adding" in event.data:
+                        target = tuple(event.data["target"])
+                        result.steps[event.tp].append((target, bool(event.data["moves_leadership"]), index))
+        in_flight = run.execution.in_flight_set if run.execution is not None else frozenset()
+        if run.ended or (not done.acted and not in_flight):
             break
-        in_flight = {tp for tp, _ in state.in_flight()}
-        snapshot = complete(snapshot, in_flight)
-        changed = in_flight | {e.tp for e in decision.elect} | {s.tp for s in decision.start}
-    result.final = snapshot
-    result.state = state
+        model.complete(in_flight)
+    result.final = model.snapshot
+    result.state = run.execution
     return result

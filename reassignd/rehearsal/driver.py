@@ -1,16 +1,11 @@
-"""The rehearsal driver: a plan run through the real engine against a SimCluster, in virtual time.
+"""The rehearsal driver: a plan run by the daemon's own plan-run machine on a SimCluster, in virtual time.
 
-What it reproduces of the daemon (reassignd/daemon/controller.py, one `cycle()` per interval):
-  1. a snapshot of the plan's partitions (in-flight and changed ones re-read, the rest cached), with the
-     topics' effective min.insync.replicas and the brokers' dynamic throttle rates;
-  2. `decide` with the limits in force;
-  3. the throttle configs for everything in flight (`throttle_plan` / `config_writes`, originals kept),
-     written with IncrementalAlterConfigs, SUBTRACT before APPEND as the daemon's ThrottleKeeper does;
-  4. AlterPartitionReassignments for the new steps;
-  5. preferred-leader elections; the plan ends once nothing is in flight and the throttles are restored.
-Cycles start every `cycle_interval` simulated seconds, the first one at time 0 (a submitted plan wakes the
-daemon at once). A cycle that changed nothing is followed by cycles that change nothing until the next
-simulator event (an ISR join), so the driver jumps to the first cycle boundary after that event: same
+It runs exactly what the daemon runs (reassignd/engine/run.py, one cycle per interval: the snapshot the
+machine asks for, its decisions, the throttle configs, AlterPartitionReassignments, elections, auto-throttle
+when configured); only the cluster is the simulator's model, answering at once, and persisting goes
+nowhere. Cycles start every `cycle_interval` simulated seconds, the first one at time 0 (a submitted plan
+wakes the daemon at once). A cycle that changed nothing is followed by cycles that change nothing until the
+next simulator event (an ISR join), so the driver jumps to the first cycle boundary after that event: same
 outcome, without stepping through idle cycles. That is what makes thousands of partitions take seconds.
 
 Public API (also used by bench/ for the `reassignd` strategy):
@@ -28,21 +23,20 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
-from reassignd.engine import Decision, ExecutionState, Limits, Status, decide
-from reassignd.engine.progress import Bytes, partition_bytes
+from reassignd.engine import Limits, Status
+from reassignd.engine.drive import cycle
+from reassignd.engine.effects import Persist
+from reassignd.engine.run import AutoThrottle, Phase, ReadRequest, RunState, Settings, new_run
+from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import (
     BROKER_KEYS,
     FOLLOWER_RATE,
     LEADER_RATE,
     TOPIC_KEYS,
     ConfigWrite,
-    ThrottleOriginals,
     calls_per_resource,
-    config_writes,
-    moves_in_flight,
-    throttle_plan,
 )
 from reassignd.model import (
     Broker,
@@ -53,8 +47,9 @@ from reassignd.model import (
     TopicPartition,
 )
 from reassignd.rehearsal.result import RehearsalResult, Sample, Stuck
-from reassignd.sim import SimCluster
+from reassignd.sim import KafkaError, SimCluster
 from reassignd.sim.entities import SimPartition
+from reassignd.sim.model import ELECTION_PREFERRED
 from reassignd.sim.scenario import scenario_from_snapshot, topic_id_text
 from reassignd.sim.views import partition_state
 
@@ -84,146 +79,98 @@ def cluster_from_snapshot(
     return sim
 
 
-class _Driver:
-    def __init__(
-        self, sim: SimCluster, plan: ReassignmentPlan, limits: Limits, cycle_interval: float
-    ) -> None:
+class SimModel:
+    """The simulator's model as the machine's cluster (engine/drive.py), read as the daemon reads Kafka.
+
+    Reads re-read only what can have changed since the last one (what was written, what is or was being
+    reassigned; everything when a broker stopped or started) and keep the rest: only reassignments,
+    elections and broker failures change a partition's replicas, ISR or leader here.
+    """
+
+    def __init__(self, sim: SimCluster, plan: ReassignmentPlan) -> None:
         self.sim = sim
-        self.plan = plan
-        self.limits = limits
-        self.interval = cycle_interval
-        self.start = sim.now
-        self.parts: dict[TopicPartition, SimPartition] = {}
-        for tp in plan.targets:
-            self.parts[tp] = sim.topics[tp.topic].partitions[tp.partition]
+        self.parts: dict[TopicPartition, SimPartition] = {
+            tp: sim.topics[tp.topic].partitions[tp.partition] for tp in plan.targets
+        }
+        self.topics = sorted({tp.topic for tp in plan.targets})
         self.cached: dict[TopicPartition, PartitionState] = {}
-        self.last: ClusterSnapshot | None = None
         self.touched: set[TopicPartition] = set()
-        self.online: frozenset[int] = frozenset()
-        self.bytes_left: dict[TopicPartition, Bytes] = {}
-        self.remaining = 0
-        self.originals = ThrottleOriginals()
-        owned: dict[str, set[int]] = {}
-        for tp in plan.targets:
-            owned.setdefault(tp.topic, set()).add(tp.partition)
-        self.owned = {t: frozenset(p) for t, p in owned.items()}
-        self.min_insync = {t: str(sim.min_insync_replicas(t)) for t in self.owned}
-        self.bytes_in: dict[int, int] = {}
-        self.bytes_out: dict[int, int] = {}
-        self.steps = 0
-        self.step_leader: dict[TopicPartition, int] = {}
+        self.moving: set[TopicPartition] = set()
+        self.online: frozenset[int] | None = None
+        self.partitions: dict[TopicPartition, PartitionState] = {}
 
-    # -- reading, as the daemon's _plan_snapshot does ---------------------------------------------------
-
-    def snapshot(self, fresh: Iterable[TopicPartition] | None) -> tuple[ClusterSnapshot, set[TopicPartition]]:
-        """Re-read `fresh` (None: every plan partition); the rest is unchanged since the last read.
-
-        Apart from brokers stopping or starting (which triggers a full read), only our own actions change a
-        partition's replicas, ISR or leader: steps in flight (which include those that completed since),
-        and partitions we just started or elected. Sizes of the others are kept from their last read, as
-        the daemon keeps them between size refreshes.
-        """
-        changed: set[TopicPartition] = set()
-        online = frozenset(b.id for b in self.sim.brokers.values() if b.online)
-        if online != self.online:
-            fresh = None  # a broker stopped or started under us (a benchmark's failure): read everything
-            self.online = online
-        wanted = self.parts if fresh is None else {tp: self.parts[tp] for tp in fresh}
-        updated = []
-        for tp, p in wanted.items():
-            state = partition_state(p, tp)
-            if self.cached.get(tp) != state:
-                changed.add(tp)
-                self.cached[tp] = state
-                self._recount(tp, state)
-                updated.append(state)
+    def read(self, request: ReadRequest) -> ClusterSnapshot:
         sim = self.sim
+        online = frozenset(b.id for b in sim.brokers.values() if b.online)
+        moving_now = {tp for tp, p in self.parts.items() if p.is_reassigning} if self.cached else set()
+        if online != self.online or not self.cached:
+            fresh: Collection[TopicPartition] = self.parts
+            self.online = online
+        else:
+            fresh = self.touched | self.moving | moving_now
+        self.touched = set()
+        self.moving = moving_now
+        for tp in fresh:
+            self.partitions[tp] = partition_state(self.parts[tp], tp)
+        self.cached = self.partitions
         topics = {
             name: TopicInfo(
                 name,
                 topic_id_text(sim.topics[name].topic_id),
-                {
-                    **{k: v for k, v in sim.topics[name].configs.items() if k in TOPIC_KEYS},
-                    "min.insync.replicas": self.min_insync[name],
-                },
+                {k: v for k, v in sim.topics[name].configs.items() if k in TOPIC_KEYS},
             )
-            for name in self.owned
+            for name in self.topics
         }
-        brokers = {b.id: Broker(b.id, b.rack, b.online) for b in sim.brokers.values()}
-        broker_configs = {
-            b.id: {k: v for k, v in b.configs.items() if k in BROKER_KEYS} for b in sim.brokers.values()
-        }
-        if self.last is None:
-            partitions: dict[TopicPartition, PartitionState] = dict(self.cached)
-        else:
-            partitions = dict(self.last.partitions)
-            partitions.update((state.tp, state) for state in updated)
-        self.last = ClusterSnapshot(
-            brokers=brokers,
-            partitions=partitions,
+        return ClusterSnapshot(
+            brokers={b.id: Broker(b.id, b.rack, b.online) for b in sim.brokers.values()},
+            partitions=dict(self.partitions),
             topics=topics,
-            broker_configs=broker_configs,
+            broker_configs={
+                b.id: {k: v for k, v in b.configs.items() if k in BROKER_KEYS}
+                for b in sim.brokers.values()
+                if b.online  # a stopped broker's configs cannot be read
+            },
             cluster_id=sim.cluster_id,
             controller_id=sim.controller_id,
         )
-        return self.last, changed
 
-    def _recount(self, tp: TopicPartition, state: PartitionState) -> None:
-        now = partition_bytes(state, self.plan.targets[tp])
-        before = self.bytes_left.get(tp)
-        self.remaining += now.remaining - (before.remaining if before else 0)
-        self.bytes_left[tp] = now
+    def min_insync(self, topics: Collection[str]) -> Mapping[str, str]:
+        return {t: str(self.sim.min_insync_replicas(t)) for t in topics}
 
-    # -- applying, as the daemon's _apply does ------------------------------------------------------------
-
-    def apply(self, snapshot: ClusterSnapshot, previous: ExecutionState, decision: Decision) -> bool:
-        """Carry out a decision; True when anything changed in the cluster."""
-        acted = False
-        for tp in decision.completed:
-            rec = previous[tp]
-            p = snapshot.partitions[tp]
-            size = p.size_bytes
-            for broker in rec.adding:
-                self.bytes_in[broker] = self.bytes_in.get(broker, 0) + size
-            leader = self.step_leader.pop(tp, rec.leader)
-            if rec.adding:
-                self.bytes_out[leader] = self.bytes_out.get(leader, 0) + size * len(rec.adding)
-        acted |= self.sync_throttles(snapshot, decision.state)
-        for start in decision.start:
-            self.sim.alter_partition_reassignment(start.tp.topic, start.tp.partition, list(start.target))
-            self.step_leader[start.tp] = start.leader
-            self.touched.add(start.tp)
-            self.steps += 1
-            acted = True
-        if decision.elect:
-            self.sim.elect_leaders(0, [(e.tp.topic, e.tp.partition) for e in decision.elect])
-            self.touched.update(e.tp for e in decision.elect)
-            acted = True
-        return acted or bool(decision.completed) or bool(decision.aborted)
-
-    def sync_throttles(self, snapshot: ClusterSnapshot, state: ExecutionState | None) -> bool:
-        moves = moves_in_flight(state) if state is not None else ()
-        plan = throttle_plan(snapshot, moves, self.limits, self.originals, self.owned)
-        self.originals = plan.originals
-        writes = config_writes(plan, snapshot)
-        online = snapshot.online_broker_ids()
+    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]:
         grouped: dict[tuple[str, str], list[ConfigWrite]] = {}
         for w in writes:
-            if w.resource == "broker" and int(w.name) not in online:
-                continue
             grouped.setdefault((w.resource, w.name), []).append(w)
+        failed = {}
         for (kind, name), ops in sorted(grouped.items()):
+            if kind == "broker" and not self.sim.brokers[int(name)].online:
+                failed[(kind, name)] = f"broker {name} is offline"
+                continue
             for call in calls_per_resource(ops):
                 self.sim.incremental_alter_configs(
                     2 if kind == "topic" else 4, name, [(w.key, _OPS[w.op], w.value) for w in call], False
                 )
-        return bool(grouped)
+        return failed
 
-    def sample(self, state: ExecutionState) -> Sample:
-        load = state.load
-        return Sample(
-            self.sim.now - self.start, max(0, self.remaining), dict(load.incoming), dict(load.outgoing)
-        )
+    def reassign(
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> Mapping[TopicPartition, str | None]:
+        results: dict[TopicPartition, str | None] = {}
+        for tp, target in targets.items():
+            self.touched.add(tp)
+            try:
+                self.sim.alter_partition_reassignment(
+                    tp.topic, tp.partition, None if target is None else list(target)
+                )
+                results[tp] = None
+            except KafkaError as exc:
+                results[tp] = str(exc)
+        return results
+
+    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]:
+        self.touched.update(partitions)
+        raw = self.sim.elect_leaders(ELECTION_PREFERRED, [(tp.topic, tp.partition) for tp in partitions])
+        return {TopicPartition(t, i): None if e is None else str(e) for (t, i), e in raw.items()}
 
     def stuck(self) -> list[Stuck]:
         found = []
@@ -250,7 +197,7 @@ def _why_slow(sim: SimCluster, follower: int, leader: int, rate: float) -> str:
 def _why_ended(state: ExecutionState) -> str:
     if state.in_flight_set:
         return "stuck: no move in flight can catch up (fetch rate <= produce rate), none can start"
-    reasons = sorted({f"{rec.reason}" for _, rec in state.waiting()})
+    reasons = sorted({f"{rec.reason}" for _, rec in state.waiting() if rec.status is not Status.PENDING})
     return f"blocked: {state.counts[Status.BLOCKED]} partition(s) cannot start ({', '.join(reasons)})"
 
 
@@ -261,76 +208,103 @@ def rehearse(
     *,
     cycle_interval: float = 5.0,
     max_seconds: float = DEFAULT_MAX_SECONDS,
+    auto_throttle: AutoThrottle | None = None,
     on_cycle: Callable[[Sample], None] | None = None,
+    on_run: Callable[[RunState, float], None] | None = None,
 ) -> RehearsalResult:
     """Run `plan` on `sim` as the daemon would, from the sim's current time until it ends or gets stuck.
 
     `cycle_interval` is the daemon's `controller.cycle.interval.seconds` in simulated seconds (times the
     time scale when comparing with a time-scaled simulator). Ends when the plan completes, when nothing
-    can progress any more (moves that never converge), or after `max_seconds` of virtual time.
+    can progress any more (moves that never converge), or after `max_seconds` of virtual time. `on_run`
+    sees the machine's state after every cycle (with the seconds elapsed), e.g. to compare its ETA.
     """
     if not (math.isfinite(cycle_interval) and cycle_interval > 0):
         raise ValueError(f"cycle_interval must be a positive number of seconds, got {cycle_interval}")
     wall = time.perf_counter()
-    driver = _Driver(sim, plan, limits, cycle_interval)
-    snapshot, _ = driver.snapshot(None)
-    state = ExecutionState.initial(plan, snapshot, tuple(limits.ordering))
-    total = driver.remaining
-    produce = sum(p.produce_bytes_per_sec for p in snapshot.partitions.values() if p.tp in plan.targets)
+    start = sim.now
+    model = SimModel(sim, plan)
+    settings = Settings(limits, auto_throttle)
+    run = new_run("rehearsal", plan, Phase.RUNNING)
+    produce = sum(p.produce_bytes_per_sec for p in model.parts.values())
     timeline: list[Sample] = []
-    cycles = 0
+    bytes_in: dict[int, int] = {}
+    bytes_out: dict[int, int] = {}
+    cycles = steps = 0
     ended = ""
-    finished = False
-    changed: set[TopicPartition] | None = None
+    idle_since: float | None = None
     while True:
         cycles += 1
-        decision = decide(snapshot, plan, state, limits, changed)
-        acted = driver.apply(snapshot, state, decision)
-        state = decision.state
-        sample = driver.sample(state)
+        done = cycle(run, model, settings, sim.now)
+        run = done.run
+        for effect in done.effects:
+            if not isinstance(effect, Persist):
+                continue
+            for event in effect.events:
+                if event.kind == "step.started" and "adding" in event.data:
+                    steps += 1
+                elif event.kind == "step.finished":
+                    size = int(event.data["bytes"]) // max(1, len(event.data["adding"]))
+                    for broker in event.data["adding"]:
+                        bytes_in[broker] = bytes_in.get(broker, 0) + size
+                    if event.data["adding"]:
+                        leader = int(event.data["leader"])
+                        bytes_out[leader] = bytes_out.get(leader, 0) + int(event.data["bytes"])
+        assert run.execution is not None
+        load = run.execution.load
+        sample = Sample(
+            sim.now - start, run.tracking.remaining_bytes, dict(load.incoming), dict(load.outgoing)
+        )
         timeline.append(sample)
         if on_cycle is not None:
             on_cycle(sample)
-        if state.finished and not state.in_flight_set:
-            driver.sync_throttles(snapshot, None)  # restore: the daemon's last act before "completed"
-            finished, ended = True, "completed"
+        if on_run is not None:
+            on_run(run, sim.now - start)
+        if run.ended:
+            ended = "completed"
             break
-        elapsed = sim.now - driver.start
+        elapsed = sim.now - start
         if elapsed >= max_seconds:
             ended = f"not finished after {max_seconds:.0f} simulated seconds"
             break
         step = cycle_interval
-        if not acted:
+        if done.acted:
+            idle_since = None
+        else:
+            idle_since = sim.now if idle_since is None else idle_since
             upcoming = sim.next_event_time()
-            if upcoming is None:
-                ended = _why_ended(state)
+            # auto-throttle acts on stalls it sees over a window of cycles: step through them
+            watching = auto_throttle is not None and bool(model.stuck())
+            if upcoming is None and not (
+                watching and sim.now - idle_since <= 2 * limits.stall_window_seconds
+            ):
+                ended = _why_ended(run.execution)
                 break
-            cycles_ahead = max(1, math.ceil((upcoming - sim.now) / cycle_interval - 1e-9))
-            step = cycles_ahead * cycle_interval
-            cycles += cycles_ahead - 1
+            if upcoming is not None and not watching:
+                cycles_ahead = max(1, math.ceil((upcoming - sim.now) / cycle_interval - 1e-9))
+                step = cycles_ahead * cycle_interval
+                cycles += cycles_ahead - 1
         sim.advance(min(step, max(0.0, max_seconds - elapsed) + cycle_interval))
-        fresh = driver.touched | state.in_flight_set
-        driver.touched = set()
-        snapshot, changed = driver.snapshot(fresh)
-    duration = sim.now - driver.start
+    duration = sim.now - start
     observed = sim.observed()
+    finished = run.phase is Phase.COMPLETED
     return RehearsalResult(
         finished=finished,
         duration_seconds=duration,
         cycles=cycles,
         cycle_interval=cycle_interval,
         partitions=len(plan),
-        steps=driver.steps,
-        total_bytes=total,
+        steps=steps,
+        total_bytes=run.tracking.total_bytes,
         produce_bytes_per_sec=produce,
-        bytes_in=driver.bytes_in,
-        bytes_out=driver.bytes_out,
+        bytes_in=bytes_in,
+        bytes_out=bytes_out,
         peak_incoming={b["id"]: b["incoming_peak"] for b in observed["brokers"]},
         peak_outgoing={b["id"]: b["outgoing_peak"] for b in observed["brokers"]},
         under_min_isr=[
             e for e in observed["under_min_isr"] if TopicPartition(e["topic"], e["partition"]) in plan.targets
         ],
-        never_converging=[] if finished else driver.stuck(),
+        never_converging=[] if finished else model.stuck(),
         timeline=timeline,
         ended_because=ended,
         wall_seconds=time.perf_counter() - wall,

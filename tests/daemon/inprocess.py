@@ -15,11 +15,19 @@ from typing import Any
 
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.engine import Limits
+from reassignd.engine.effects import Effect
 from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.sim import SimCluster, load_scenario
 from reassignd.sim.admin import SimClusterAdmin
 from reassignd.store.aio import AsyncStore
-from reassignd.store.base import EventKind, JournalEntry, PlanStatus
+from reassignd.store.base import (
+    CommitResult,
+    EventKind,
+    JournalEntry,
+    PlanStatus,
+    StepReplayError,
+    WriteBatch,
+)
 from reassignd.store.sqlite import SqliteStore
 
 EPOCH = 1_800_000_000.0  # virtual time 0, as a wall-clock instant for timestamps
@@ -42,6 +50,44 @@ def plan_of(targets: Mapping[tuple[str, int], list[int]]) -> ReassignmentPlan:
     )
 
 
+class Crash(BaseException):
+    """kill -9 at an effect boundary: nothing after it runs (a BaseException, so no handler swallows it)."""
+
+
+class InlineStore(AsyncStore):
+    """The store's async facade without worker threads (the tests are single-threaded and in memory);
+    it counts journal replays, which the controller tolerates but which must never happen."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        super().__init__(store)
+        self.replays: list[str] = []
+
+    async def commit(self, batch: WriteBatch) -> CommitResult:
+        try:
+            return self.store.commit(batch)
+        except StepReplayError as exc:
+            self.replays.append(str(exc))
+            raise
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in (
+            "get_plan",
+            "list_plans",
+            "active_plan",
+            "partition_states",
+            "original_configs",
+            "journal",
+            "step_entry",
+        ):
+            method = getattr(object.__getattribute__(self, "store"), name)
+
+            async def inline(*args: Any, **kwargs: Any) -> Any:
+                return method(*args, **kwargs)
+
+            return inline
+        return object.__getattribute__(self, name)
+
+
 @dataclass
 class InProcessDaemon:
     """One daemon (controller + store) over one simulated cluster."""
@@ -52,14 +98,14 @@ class InProcessDaemon:
     auto_throttle: AutoThrottle | None = None
     sim: SimCluster = field(init=False)
     admin: SimClusterAdmin = field(init=False)
-    store: AsyncStore = field(init=False)
+    store: InlineStore = field(init=False)
     controller: Controller = field(init=False)
     crashes: int = 0
 
     def __post_init__(self) -> None:
         self.sim = SimCluster.from_scenario(load_scenario(dict(self.scenario)))
         self.admin = SimClusterAdmin(self.sim)
-        self.store = AsyncStore(SqliteStore(":memory:", clock=self.clock))
+        self.store = InlineStore(SqliteStore(":memory:", clock=self.clock))
         self.controller = self._new_controller()
 
     def clock(self) -> float:
@@ -107,6 +153,27 @@ class InProcessDaemon:
         """kill -9: the controller's memory is gone; the store and the cluster stay."""
         self.crashes += 1
         self.controller = self._new_controller()
+
+    async def cycle_crashing_at(self, effect_index: int) -> bool:
+        """A cycle in which the daemon dies before its `effect_index`-th effect; True when it did."""
+        seen = [0]
+
+        def hook(effect: Effect) -> None:
+            if seen[0] == effect_index:
+                raise Crash
+            seen[0] += 1
+
+        self.controller.effect_hook = hook
+        try:
+            await self.controller.cycle()
+        except Crash:
+            self.crash()
+            await self.controller.start()
+            return True
+        finally:
+            self.controller.effect_hook = None
+            self.sim.advance(self.cycle_seconds)
+        return False
 
     # -- reading --------------------------------------------------------------------------------------
 

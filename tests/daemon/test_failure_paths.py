@@ -9,14 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from reassignd.store.base import EventKind, PlanStatus, replayed_steps
 from tests.daemon.inprocess import InProcessDaemon, plan_of
-
-pytestmark = pytest.mark.xfail(
-    strict=True, reason="issue 13: reproduced on main, fixed by the plan-run machine"
-)
 
 MB = 1_000_000
 RATE = 20 * MB

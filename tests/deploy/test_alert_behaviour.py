@@ -156,6 +156,23 @@ CASES: list[tuple[str, list[dict[str, str]], list[dict[str, Any]]]] = [
         ],
     ),
     (
+        "the leader cannot reach the cluster; a standby never counts",
+        [
+            series("reassignd_ha_is_leader", A, "1x20"),
+            series("reassignd_cluster_reachable", A, "1x5 0x15"),
+            series("reassignd_ha_is_leader", B, "0x20"),
+            series("reassignd_cluster_reachable", B, "0x20"),
+        ],
+        [
+            quiet("ReassigndClusterUnreachable", "6m"),
+            fires(
+                "ReassigndClusterUnreachable",
+                "9m",
+                {"cluster": "c", "instance": "a:8080", "severity": "critical"},
+            ),
+        ],
+    ),
+    (
         "a running plan whose steps stopped completing",
         [
             series("reassignd_ha_is_leader", A, "1x70"),

@@ -1,0 +1,169 @@
+"""Carries out the plan-run machine's effects against the cluster and the store, in their order.
+
+Nothing here decides anything: a `Persist` becomes one store commit, `WriteThrottles`, `Reassign` and
+`Elect` the admin calls (each after the HA guard), `Notify` an event for subscribers, `Log` a log line.
+What Kafka answered comes back as one `Answered` for the machine. A whole admin call that fails is an
+answer too (every item refused with its error): the machine retries what it must. A store commit that
+fails raises: the caller then drops its in-memory run and rebuilds it from the store, as after a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reassignd.cluster.api import ClusterAdmin
+from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon import failpoints
+from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.throttles import write_throttles
+from reassignd.engine.effects import (
+    Answered,
+    Effect,
+    Elect,
+    JournalEvent,
+    Log,
+    Notify,
+    Persist,
+    Reassign,
+    WriteThrottles,
+)
+from reassignd.logs import get_logger
+from reassignd.model import TopicPartition
+from reassignd.store.aio import AsyncStore
+from reassignd.store.base import (
+    ConfigResource,
+    Event,
+    EventKind,
+    PlanStatus,
+    StepReplayError,
+    WriteBatch,
+)
+
+log = get_logger("reassignd.controller")
+
+EffectHook = Callable[[Effect], None]
+"""Called before each effect (tests use it to crash the daemon at exact effect boundaries)."""
+
+
+def batch_of(plan_id: str, persist: Persist) -> WriteBatch:
+    batch = WriteBatch()
+    for kind, name, key in persist.forget_originals:
+        batch.forget_original(ConfigResource(kind, name), key)
+    for kind, name, key, value in persist.record_originals:
+        batch.record_original(ConfigResource(kind, name), key, value)
+    for kind, name, key, values in persist.written:
+        batch.note_written(ConfigResource(kind, name), key, values)
+    for tp, row in persist.rows.items():
+        batch.put_partition_state(plan_id, tp, row)
+    if persist.status is not None:
+        batch.set_status(plan_id, PlanStatus(persist.status))
+    if persist.summary is not None:
+        batch.set_summary(plan_id, persist.summary)
+    for event in persist.events:
+        batch.append(_event(plan_id, event))
+    return batch
+
+
+def _event(plan_id: str, event: JournalEvent) -> Event:
+    return Event(EventKind(event.kind), plan_id, event.tp, event.step, dict(event.data))
+
+
+@dataclass
+class Executor:
+    cluster: ClusterAdmin
+    store: AsyncStore
+    metrics: DaemonMetrics
+    guard: Callable[[], Awaitable[None]]
+    emit: Callable[..., None]
+    clock: Callable[[], float]
+    hook: EffectHook | None = None
+
+    async def execute(self, plan_id: str, effects: tuple[Effect, ...]) -> Answered:
+        reassign: Mapping[TopicPartition, str | None] | None = None
+        throttles: Mapping[tuple[str, str], str] | None = None
+        elect: Mapping[TopicPartition, str | None] | None = None
+        for effect in effects:
+            if self.hook is not None:
+                self.hook(effect)
+            if isinstance(effect, Persist):
+                await self.persist(plan_id, effect)
+            elif isinstance(effect, WriteThrottles):
+                throttles = await write_throttles(self.cluster, effect.writes, self.guard)
+                self.metrics.throttle_config_written("write", len(effect.writes))
+            elif isinstance(effect, Reassign):
+                reassign = await self.reassign(effect)
+            elif isinstance(effect, Elect):
+                elect = await self.elect(effect)
+            elif isinstance(effect, Notify):
+                self.emit(effect.kind, **dict(effect.data))
+            elif isinstance(effect, Log):
+                getattr(log, effect.level)(effect.message, **dict(effect.fields))
+        return Answered(self.clock(), reassign=reassign, throttles=throttles, elect=elect)
+
+    async def persist(self, plan_id: str, persist: Persist) -> None:
+        if not persist:
+            return
+        batch = batch_of(plan_id, persist)
+        try:
+            await self.store.commit(batch)
+        except StepReplayError as exc:
+            # Each step is journaled once by construction (engine/state.py); a replay is a bug. Keep the
+            # first entry, commit the rest, and say so loudly.
+            log.error("step journaled before (a bug); keeping the first entry", entry=str(exc))
+            retry = WriteBatch()
+            retry.partition_states.update(batch.partition_states)
+            retry.status_changes.extend(batch.status_changes)
+            retry.summaries.update(batch.summaries)
+            retry.originals_to_record.extend(batch.originals_to_record)
+            retry.originals_to_forget.extend(batch.originals_to_forget)
+            retry.written.update(batch.written)
+            for event in batch.events:
+                if (
+                    event.idempotency_key is None
+                    or event.tp is None
+                    or event.step_index is None
+                    or await self.store.step_entry(event.kind, plan_id, event.tp, event.step_index) is None
+                ):
+                    retry.append(event)
+            await self.store.commit(retry)
+            batch = retry
+        failpoints.hit("after_state_commit")
+        started = sum(1 for e in batch.events if e.kind is EventKind.STEP_STARTED)
+        if started:
+            self.metrics.step_started(started)
+        for event in batch.events:
+            if event.kind is EventKind.STEP_FINISHED:
+                self.metrics.step_completed(float(event.data.get("seconds") or 0.0), int(event.data["bytes"]))
+            elif event.kind is EventKind.STALL_DETECTED:
+                self.metrics.stall_detected()
+            elif event.kind is EventKind.THROTTLE_SET and event.data.get("auto_throttle"):
+                self.metrics.auto_throttle_raised(int(event.data["broker"]))
+
+    async def reassign(self, effect: Reassign) -> dict[TopicPartition, str | None]:
+        await self.guard()
+        failpoints.hit("before_alter_reassignments")
+        try:
+            results = await self.cluster.alter_partition_reassignments(dict(effect.targets))
+        except ClusterCallError as exc:
+            return dict.fromkeys(effect.targets, str(exc))
+        failpoints.hit("after_alter_reassignments")
+        return {tp: None if error is None else str(error) for tp, error in results.items()}
+
+    async def elect(self, effect: Elect) -> dict[TopicPartition, str | None]:
+        await self.guard()
+        try:
+            results = await self.cluster.elect_preferred_leaders(list(effect.partitions))
+        except ClusterCallError as exc:
+            return dict.fromkeys(effect.partitions, str(exc))
+        return {tp: None if error is None else str(error) for tp, error in results.items()}
+
+
+def emitted(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Event data as subscribers get it: a partition as topic and partition fields."""
+    out = dict(data)
+    tp = out.pop("tp", None)
+    if isinstance(tp, TopicPartition):
+        out["topic"], out["partition"] = tp.topic, tp.partition
+    return out

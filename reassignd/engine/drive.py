@@ -1,0 +1,80 @@
+"""Runs the plan-run machine against a cluster model that answers at once: the dry run and rehearsals.
+
+The daemon's controller executes the machine's effects against Kafka and the store; a model executes the
+same effects against a simulated copy of the cluster (the simulator's model for rehearsals, the instant
+fake for dry runs). Persisting has nowhere to go: the effects of each cycle are handed to the caller,
+which reads what it wants from them (steps started, bytes moved per broker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from reassignd.engine.effects import Answered, Effect, Elect, Reassign, WriteThrottles
+from reassignd.engine.run import Observed, ReadRequest, RunState, Settings, Transition, read_request, step
+from reassignd.engine.throttle import ConfigWrite
+from reassignd.model import ClusterSnapshot, TopicPartition
+
+
+class Model(Protocol):
+    """A cluster that answers a plan run's reads and writes at once."""
+
+    def read(self, request: ReadRequest) -> ClusterSnapshot: ...
+
+    def min_insync(self, topics: Collection[str]) -> Mapping[str, str]: ...
+
+    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]: ...
+
+    def reassign(
+        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
+    ) -> Mapping[TopicPartition, str | None]: ...
+
+    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    run: RunState
+    effects: tuple[Effect, ...]
+    """Every effect of the cycle, in order (observation, answers, elections)."""
+
+    @property
+    def acted(self) -> bool:
+        """Whether the cycle wrote anything to the cluster, or saw something end."""
+        for effect in self.effects:
+            if isinstance(effect, WriteThrottles | Reassign | Elect):
+                return True
+            if getattr(effect, "events", ()) or getattr(effect, "status", None):
+                return True
+        return False
+
+
+def cycle(run: RunState, model: Model, settings: Settings, now: float) -> Cycle:
+    """One cycle of the machine on `model`: observe, carry out, answer, until nothing is awaited."""
+    request = read_request(run, settings)
+    snapshot = model.read(request)
+    observed = Observed(now, snapshot, request, dict(model.min_insync(request.min_insync_topics)))
+    transition: Transition = step(run, observed, settings)
+    effects: list[Effect] = []
+    while True:
+        effects += transition.effects
+        answered = execute(model, transition.effects, now)
+        if not transition.awaits_answer:
+            return Cycle(transition.run, tuple(effects))
+        transition = step(transition.run, answered, settings)
+
+
+def execute(model: Model, effects: tuple[Effect, ...], now: float) -> Answered:
+    reassign: Mapping[TopicPartition, str | None] | None = None
+    throttles: Mapping[tuple[str, str], str] | None = None
+    elect: Mapping[TopicPartition, str | None] | None = None
+    for effect in effects:
+        if isinstance(effect, WriteThrottles):
+            throttles = model.write_throttles(effect.writes)
+        elif isinstance(effect, Reassign):
+            reassign = model.reassign(effect.targets)
+        elif isinstance(effect, Elect):
+            elect = model.elect(effect.partitions)
+    return Answered(now, reassign=reassign, throttles=throttles, elect=elect)
