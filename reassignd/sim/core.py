@@ -17,15 +17,19 @@ from typing import Any
 
 from reassignd.sim import configs as cfg
 from reassignd.sim.entities import NO_LEADER, Clock, Lag, SimBroker, SimPartition, SimTopic
+from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
+from reassignd.sim.kafka_version import KafkaVersion
 from reassignd.sim.reassignment import Election, PartitionChange, PartitionFields, build_change
 from reassignd.sim.replication import max_min_fair
+from reassignd.sim.zk_controller import ZkPartition
 
 _INF = float("inf")
 _EPS = 1e-9
 
 
 class ClusterCore:
-    def __init__(self) -> None:
+    def __init__(self, kafka: KafkaVersion = DEFAULT_KAFKA) -> None:
+        self.kafka = kafka  # the release and controller mode simulated
         self._clock = Clock()
         self.brokers: dict[int, SimBroker] = {}
         self.topics: dict[str, SimTopic] = {}
@@ -52,6 +56,9 @@ class ClusterCore:
         self._keys_epoch = 0  # bumped when throttled-replica lists change: cached flow keys go stale
         self._due: list[tuple[float, int]] = []
         self._due_flows: list[tuple[SimPartition, int, Lag]] = []
+        self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
+        # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
+        self._preferred_dirs: dict[tuple[str, int, int], str] = {}
 
     @property
     def now(self) -> float:
@@ -163,6 +170,39 @@ class ClusterCore:
         open_interval = self._clock.now - p._under_since if p._under_since >= 0 else 0.0
         return p.under_min_seconds + open_interval
 
+    # -- log dirs ------------------------------------------------------------------------------------------
+
+    def _place_log(self, p: SimPartition, broker: int, path: str | None = None) -> None:
+        """Put a new replica's log in a dir: the one asked for (scenario, AlterReplicaLogDirs), else the dir
+        with the fewest logs, ties in `log.dirs` order (LogManager.nextLogDirs)."""
+        b = self.brokers.get(broker)
+        if b is None:
+            return
+        preferred = self._preferred_dirs.pop((p.topic, p.index, broker), None)
+        chosen = path or preferred
+        if chosen is None or b.dir_named(chosen) is None:
+            chosen = min(b.log_dirs, key=lambda d: self._logs_in_dir.get((broker, d.path), 0)).path
+        p.dirs[broker] = chosen
+        self._logs_in_dir[(broker, chosen)] = self._logs_in_dir.get((broker, chosen), 0) + 1
+
+    def _drop_log(self, p: SimPartition, broker: int) -> None:
+        path = p.dirs.pop(broker, None)
+        if path is not None:
+            self._logs_in_dir[(broker, path)] -= 1
+
+    # -- partition changes ---------------------------------------------------------------------------------
+
+    def _zk(self, p: SimPartition) -> ZkPartition:
+        """The partition as the ZooKeeper-mode controller sees it, to run its rules on (zk_controller.py)."""
+        return ZkPartition.of(self._fields(p))
+
+    def _commit(self, p: SimPartition, zp: ZkPartition) -> bool:
+        change = zp.change()
+        if change is None:
+            return False
+        self._apply(p, change)
+        return True
+
     def _fields(self, p: SimPartition) -> PartitionFields:
         return PartitionFields(tuple(p.replicas), tuple(p.isr), p.leader, tuple(p.adding), tuple(p.removing))
 
@@ -197,15 +237,20 @@ class ClusterCore:
         for b in old_replicas - set(after.replicas):
             p.lags.pop(b, None)
             self._replicas_on[b].discard(p)
-        for b in set(after.replicas) - old_replicas:
-            self._replicas_on.setdefault(b, set()).add(p)
+            self._drop_log(p, b)
+        for b in after.replicas:
+            if b not in old_replicas:
+                self._replicas_on.setdefault(b, set()).add(p)
+                self._place_log(p, b)
         p.replicas = list(after.replicas)
         p.isr = list(after.isr)
         p.adding = list(after.adding)
         p.removing = list(after.removing)
         p.leader = after.leader
-        p.partition_epoch += 1
-        if change.leader_epoch_bump:
+        p.partition_epoch += change.partition_epoch_bumps
+        if change.leader_epoch_bumps is not None:
+            p.leader_epoch += change.leader_epoch_bumps
+        elif change.leader_epoch_bump:
             p.leader_epoch += 1
         p.rebase_log()
         self._account(p, +1)
@@ -339,6 +384,12 @@ class ClusterCore:
         """The leader's AlterPartition adding a caught-up follower (which may complete a reassignment)."""
         if broker in p.isr:
             return
+        if self.kafka.zookeeper:  # AlterPartition, then KafkaController.maybeCompleteReassignment
+            zp = self._zk(p)
+            zp.expand_isr(broker)
+            zp.maybe_complete(self.is_alive)
+            self._commit(p, zp)
+            return
         self._change(p, isr=[*p.isr, broker])
 
     # -- failures --------------------------------------------------------------------------------------------
@@ -360,6 +411,13 @@ class ClusterCore:
         if not self.brokers[broker_id].online:
             return
         for p in self._set_online(broker_id, False):
+            if self.kafka.zookeeper:  # KafkaController.onBrokerFailure -> onReplicasBecomeOffline
+                zp = self._zk(p)
+                if p.leader == broker_id:
+                    zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                zp.remove_from_isr(broker_id)
+                self._commit(p, zp)
+                continue
             isr = [r for r in p.isr if r != broker_id]
             election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
             self._change(p, election, isr=isr)
@@ -373,6 +431,14 @@ class ClusterCore:
         if self.brokers[broker_id].online:
             return
         for p in self._set_online(broker_id, True):
+            if self.kafka.zookeeper:  # KafkaController.onBrokerStartup
+                zp = self._zk(p)
+                if p.leader == NO_LEADER:
+                    zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                if zp.being_reassigned and broker_id in zp.replicas and broker_id not in zp.removing:
+                    zp.resume(self.is_alive)  # maybeResumeReassignments: the target includes this broker
+                self._commit(p, zp)
+                continue
             if p.leader == NO_LEADER:
                 election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
                 self._change(p, election)
