@@ -256,8 +256,8 @@ def prepare_incremental(
         else:
             verb = "append" if op == OP_APPEND else "subtract"
             key = keys.get(name)
-            if key is None or not key.in_kafka_config:
-                raise KafkaError(errors.UNKNOWN_SERVER_ERROR)
+            if key is None or not key.in_kafka_config:  # ApiError.fromThrowable: no message
+                raise KafkaError(errors.UNKNOWN_SERVER_ERROR, null=True)
             if key.type != "LIST":
                 raise KafkaError(
                     errors.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}"

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from reassignd.sim import configs as cfg
+from reassignd.sim import log_dirs
 from reassignd.sim.entities import NO_LEADER, Clock, Lag, SimBroker, SimPartition, SimTopic
 from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
 from reassignd.sim.kafka_version import KafkaVersion
@@ -25,6 +26,8 @@ from reassignd.sim.zk_controller import ZkPartition
 
 _INF = float("inf")
 _EPS = 1e-9
+# the broker config behind each throttle resource kind (see _flow_keys)
+_RATE_CONFIGS = {2: cfg.FOLLOWER_THROTTLED_RATE, 3: cfg.LEADER_THROTTLED_RATE, 4: cfg.ALTER_LOG_DIRS_RATE}
 
 
 class ClusterCore:
@@ -56,6 +59,9 @@ class ClusterCore:
         self._keys_epoch = 0  # bumped when throttled-replica lists change: cached flow keys go stale
         self._due: list[tuple[float, int]] = []
         self._due_flows: list[tuple[SimPartition, int, Lag]] = []
+        self._due_copies: list[tuple[SimPartition, int, log_dirs.FutureLog]] = []
+        self._futures: dict[tuple[SimPartition, int], log_dirs.FutureLog] = {}  # moves between log dirs
+        self._copy_threads: dict[tuple[int, int], tuple[SimPartition, int]] = {}  # (broker, thread) -> copy
         self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
         # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
         self._preferred_dirs: dict[tuple[str, int, int], str] = {}
@@ -186,6 +192,8 @@ class ClusterCore:
         self._logs_in_dir[(broker, chosen)] = self._logs_in_dir.get((broker, chosen), 0) + 1
 
     def _drop_log(self, p: SimPartition, broker: int) -> None:
+        """The replica's log is deleted, and a future log of it too."""
+        log_dirs.drop_future(self, p, broker)
         path = p.dirs.pop(broker, None)
         if path is not None:
             self._logs_in_dir[(broker, path)] -= 1
@@ -226,6 +234,9 @@ class ClusterCore:
             for lag in p.lags.values():
                 if lag.at(now) > new_end:
                     lag.pos0, lag.t0 = new_end, now
+            for (q, _b), future in self._futures.items():
+                if q is p and future.progress.at(now) > new_end:
+                    future.progress.pos0, future.progress.t0 = new_end, now
             end = new_end
         old_replicas = set(p.replicas)
         new_isr = set(after.isr)
@@ -301,26 +312,29 @@ class ClusterCore:
         return sorted(rows)
 
     def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
-        """Resource ids a fetch uses: 4*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle."""
+        """Resource ids a fetch uses: 8*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle
+        (4 and 5, the alter-log-dirs quota and the disk, are used by copies between log dirs)."""
         leader = p.leader
         topic = self.topics[p.topic]
-        keys = [4 * leader, 4 * broker + 1]
+        keys = [8 * leader, 8 * broker + 1]
         if topic.follower_throttled(p.index, broker):
-            keys.append(4 * broker + 2)
+            keys.append(8 * broker + 2)
         if topic.leader_throttled(p.index, leader):
-            keys.append(4 * leader + 3)
+            keys.append(8 * leader + 3)
         return tuple(keys)
 
     def _capacity(self, key: int) -> float:
-        broker, kind = divmod(key, 4)
+        broker, kind = divmod(key, 8)
         b = self.brokers[broker]
         if kind == 0:
             return b.network_out - self._reserved_out.get(broker, 0.0)
         if kind == 1:
             return b.network_in - self._reserved_in.get(broker, 0.0)
+        if kind == 5:
+            return b.log_dir_copy_rate
         rate = self._rate_cache.get(key)
         if rate is None:
-            name = cfg.FOLLOWER_THROTTLED_RATE if kind == 2 else cfg.LEADER_THROTTLED_RATE
+            name = _RATE_CONFIGS[kind]
             rate = self._rate_cache[key] = float(cfg.effective_long(self.broker_config(broker, name)))
         return rate
 
@@ -339,6 +353,11 @@ class ClusterCore:
             flows.append((p, b, lag))
             keys.append(lag.keys)
             used.update(lag.keys)
+        copies = log_dirs.active_copies(self) if self._futures else []
+        for _p, b, _future in copies:
+            copy_keys = (8 * b + 4, 8 * b + 5)
+            keys.append(copy_keys)
+            used.update(copy_keys)
         capacity = {key: self._capacity(key) for key in used}
         rates = max_min_fair(keys, capacity)
         due: list[tuple[float, int]] = []
@@ -356,9 +375,26 @@ class ClusterCore:
                 lag.done_at = _INF
                 continue
             due.append((lag.done_at, i))
+        for future in self._futures.values():  # paused unless active below
+            future.progress.rebase(now, 0.0)
+        for j, (p, b, future) in enumerate(copies):
+            rate = rates[len(flows) + j]
+            progress = future.progress
+            progress.rate = rate
+            target, grows = log_dirs.copy_target(p, b)
+            behind = target - progress.pos0
+            if behind <= 0:
+                progress.done_at = now
+            elif rate > grows:
+                progress.done_at = now + behind / (rate - grows)
+            else:
+                progress.done_at = _INF
+                continue
+            due.append((progress.done_at, len(flows) + j))
         heapq.heapify(due)
         self._due = due
         self._due_flows = flows
+        self._due_copies = copies
         self._next_event = due[0][0] if due else _INF
         self._dirty = False
 
@@ -366,10 +402,18 @@ class ClusterCore:
         """Every replica that reached its leader's log end by now joins the ISR (in a stable order)."""
         now = self._clock.now
         ready: list[tuple[SimPartition, int]] = []
+        copied: list[tuple[SimPartition, int]] = []
         while self._due and self._due[0][0] <= now + _EPS:
             _, i = heapq.heappop(self._due)
-            p, b, _lag = self._due_flows[i]
-            ready.append((p, b))
+            if i < len(self._due_flows):
+                p, b, _lag = self._due_flows[i]
+                ready.append((p, b))
+            else:
+                p, b, _future = self._due_copies[i - len(self._due_flows)]
+                copied.append((p, b))
+        for p, b in sorted(copied, key=lambda key: (key[0].topic, key[0].index, key[1])):
+            if (p, b) in self._futures:  # caught up with the current log: it takes its place
+                log_dirs.promote(self, p, b)
         ready.sort(key=lambda key: (key[0].topic, key[0].index, key[1]))
         for p, b in ready:
             if (p, b) not in self._fetching:
@@ -421,6 +465,13 @@ class ClusterCore:
             isr = [r for r in p.isr if r != broker_id]
             election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
             self._change(p, election, isr=isr)
+        if self.kafka.zookeeper:  # every partition without a live leader goes through an offline election
+            for topic in self.topics.values():
+                for p in topic.partitions:
+                    if p.leader == NO_LEADER:
+                        zp = self._zk(p)
+                        zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                        self._commit(p, zp)
         if self.controller_id == broker_id:
             online = sorted(b for b, broker in self.brokers.items() if broker.online)
             self.controller_id = online[0] if online else -1

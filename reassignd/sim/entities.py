@@ -50,6 +50,7 @@ class SimBroker:
     configs: dict[str, str] = field(default_factory=dict)  # dynamic per-broker configs
     static_configs: dict[str, str] = field(default_factory=dict)  # server.properties
     log_dirs: list[LogDir] = field(default_factory=lambda: [LogDir(DEFAULT_LOG_DIR)])
+    log_dir_copy_rate: float = 250_000_000.0  # bytes/s a copy between its log dirs can reach (disk)
 
     @property
     def log_dir(self) -> str:

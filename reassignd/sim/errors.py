@@ -69,11 +69,18 @@ NAMES: Final[dict[int, str]] = {
 
 
 class KafkaError(Exception):
-    """A Kafka error as a response carries it: `code` and `message` (error_message)."""
+    """A Kafka error as a response carries it: `code` and `message` (error_message).
 
-    def __init__(self, code: int, message: str | None = None) -> None:
+    Without a message it carries the code's default text, as Kafka's `new ApiError(error)` does; `null=True`
+    sends no message at all, as `new ApiError(error, null)` and ApiError.fromThrowable for
+    UNKNOWN_SERVER_ERROR do.
+    """
+
+    def __init__(self, code: int, message: str | None = None, *, null: bool = False) -> None:
         self.code = code
-        self.message = message if message is not None else DEFAULT_MESSAGES.get(code, "")
+        self.message: str | None = (
+            None if null else message if message is not None else DEFAULT_MESSAGES.get(code, "")
+        )
         super().__init__(f"{NAMES.get(code, str(code))}: {self.message}")
 
     @property

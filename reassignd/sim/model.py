@@ -15,7 +15,7 @@ from typing import Any
 
 from reassignd.model import ClusterSnapshot, InvalidInputError, PartitionState, Problem
 from reassignd.sim import configs as cfg
-from reassignd.sim import errors, views
+from reassignd.sim import errors, log_dirs, views
 from reassignd.sim import zk_controller as zk
 from reassignd.sim.configs import ConfigEntry
 from reassignd.sim.core import ClusterCore
@@ -73,6 +73,7 @@ class SimCluster(ClusterCore):
                 dict(scenario.broker_configs.get(spec.id, {})),
                 static,
                 [LogDir(d.path, d.total_bytes) for d in spec.log_dirs],
+                spec.log_dir_copy_rate,
             )
             sim._replicas_on[spec.id] = set()
         sim.cluster_configs = dict(scenario.cluster_broker_configs)
@@ -492,6 +493,10 @@ class SimCluster(ClusterCore):
         self, broker_id: int, tps: list[tuple[str, int]] | None = None
     ) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
         return views.describe_log_dirs(self, broker_id, tps)
+
+    def alter_replica_log_dir(self, broker_id: int, topic: str, partition: int, path: str) -> None:
+        """One partition of AlterReplicaLogDirs sent to `broker_id` (log_dirs.py); raises KafkaError."""
+        log_dirs.alter_replica_log_dir(self, broker_id, topic, partition, path)
 
     def log_dir_descriptions(
         self, broker_id: int, tps: list[tuple[str, int]] | None = None

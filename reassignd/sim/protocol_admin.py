@@ -17,6 +17,8 @@ from typing import Any
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
     DeleteTopicsRequest,
@@ -39,7 +41,8 @@ from reassignd.sim.errors import (
 from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec, error_fields
 
 TOPIC = 2
-_NOT_CONTROLLER = KafkaError(NOT_CONTROLLER, None)  # ApiError(NOT_CONTROLLER): no message on the wire
+_NOT_CONTROLLER = KafkaError(NOT_CONTROLLER)  # new ApiError(NOT_CONTROLLER): the default text
+_NOT_CONTROLLER_NULL = KafkaError(NOT_CONTROLLER, null=True)  # CreateTopics, DeleteTopics, ElectLeaders
 
 
 def _invalid_request(message: str) -> KafkaError:
@@ -66,7 +69,7 @@ def handle_create_topics(ctx: RequestContext, request: Any) -> Any:
         created = None
         try:
             if _not_the_controller(ctx):
-                raise _NOT_CONTROLLER
+                raise _NOT_CONTROLLER_NULL
             if counts[topic.name] > 1:
                 raise _invalid_request("Duplicate topic name.")
             assignment = {a.partition_index: list(a.broker_ids) for a in topic.assignments} or None
@@ -123,7 +126,7 @@ def handle_delete_topics(ctx: RequestContext, request: Any) -> Any:
         name, topic_id = wanted_name, wanted_id
         try:
             if _not_the_controller(ctx):
-                raise _NOT_CONTROLLER
+                raise _NOT_CONTROLLER_NULL
             if name is None:
                 topic = by_id.get(topic_id)
                 if topic is None:
@@ -155,7 +158,7 @@ def handle_alter_partition_reassignments(ctx: RequestContext, request: Any) -> A
             throttle_time_ms=0,
             allow_replication_factor_change=allow_rf_change,
             error_code=NOT_CONTROLLER,
-            error_message=None,
+            error_message=_NOT_CONTROLLER.message,
             responses=[],
         )
     topics = []
@@ -248,7 +251,7 @@ def handle_elect_leaders(ctx: RequestContext, request: Any) -> Any:
     try:
         if _not_the_controller(ctx):  # processReplicaLeaderElection: NOT_CONTROLLER per partition
             every = [(t.name, p.index) for t in ctx.cluster.topics.values() for p in t.partitions]
-            results = dict.fromkeys(tps if tps is not None else every, _NOT_CONTROLLER)
+            results = dict.fromkeys(tps if tps is not None else every, _NOT_CONTROLLER_NULL)
         else:
             results = ctx.cluster.elect_leaders(election_type, tps)
     except KafkaError as exc:  # a request-level error (v1+ has a top-level error code)
@@ -310,6 +313,36 @@ def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     return r(version=ctx.api_version, throttle_time_ms=0, error_code=0, results=results)
 
 
+def handle_alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
+    """Moves between this broker's log dirs (ReplicaManager.alterReplicaLogDirs, per partition)."""
+    r = AlterReplicaLogDirsResponse
+    wanted: dict[tuple[str, int], str] = {}  # AlterReplicaLogDirsRequest.partitionDirs: the last dir wins
+    for log_dir in request.dirs:
+        for topic in log_dir.topics:
+            for index in topic.partitions:
+                wanted[(topic.name, index)] = log_dir.path
+    grouped: dict[str, list[Any]] = defaultdict(list)
+    for (topic, index), path in wanted.items():
+        try:
+            ctx.cluster.alter_replica_log_dir(ctx.broker_id, topic, index, path)
+            code = 0
+        except KafkaError as exc:
+            code = exc.code
+        grouped[topic].append(
+            r.AlterReplicaLogDirTopicResult.AlterReplicaLogDirPartitionResult(
+                partition_index=index, error_code=code
+            )
+        )
+    return r(
+        version=ctx.api_version,
+        throttle_time_ms=0,
+        results=[
+            r.AlterReplicaLogDirTopicResult(topic_name=name, partitions=parts)
+            for name, parts in grouped.items()
+        ],
+    )
+
+
 def specs() -> list[ApiSpec]:
     return [
         api_spec(CreateTopicsRequest, CreateTopicsResponse, handle_create_topics),
@@ -326,4 +359,5 @@ def specs() -> list[ApiSpec]:
         ),
         api_spec(ElectLeadersRequest, ElectLeadersResponse, handle_elect_leaders),
         api_spec(DescribeLogDirsRequest, DescribeLogDirsResponse, handle_describe_log_dirs),
+        api_spec(AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse, handle_alter_replica_log_dirs),
     ]

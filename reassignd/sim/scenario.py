@@ -29,6 +29,7 @@ from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
 from reassignd.sim.kafka_version import KafkaVersion, KafkaVersionError
 
 DEFAULT_NETWORK_BYTES_PER_SEC: Final = 125_000_000.0
+DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC: Final = 250_000_000.0  # a disk copying between its log dirs
 DEFAULT_LOG_DIR: Final = "/var/lib/kafka/data"
 DEFAULT_VOLUME_BYTES: Final = 2**40  # 1 TiB per log dir unless the scenario says otherwise
 ANY_LOG_DIR: Final = "any"  # as in Kafka's reassignment JSON: no preference
@@ -55,6 +56,7 @@ class BrokerSpec:
     network_out: float = DEFAULT_NETWORK_BYTES_PER_SEC
     online: bool = True
     log_dirs: tuple[LogDirSpec, ...] = DEFAULT_LOG_DIRS
+    log_dir_copy_rate: float = DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +236,15 @@ def _parse(data: dict[str, Any]) -> Scenario:
             continue
         for key in sorted(
             set(entry)
-            - {"id", "rack", "network_in_bytes_per_sec", "network_out_bytes_per_sec", "online", "log_dirs"}
+            - {
+                "id",
+                "rack",
+                "network_in_bytes_per_sec",
+                "network_out_bytes_per_sec",
+                "online",
+                "log_dirs",
+                "log_dir_copy_bytes_per_sec",
+            }
         ):
             bad(where, key, "unknown field")
         bid: Any = entry.get("id")
@@ -250,8 +260,9 @@ def _parse(data: dict[str, Any]) -> Scenario:
             bad(where, "rack", f"must be a non-empty string or null, got {rack!r}")
             ok = False
         caps = []
-        for key in ("network_in_bytes_per_sec", "network_out_bytes_per_sec"):
-            value = entry.get(key, DEFAULT_NETWORK_BYTES_PER_SEC)
+        defaults = {"log_dir_copy_bytes_per_sec": DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC}
+        for key in ("network_in_bytes_per_sec", "network_out_bytes_per_sec", "log_dir_copy_bytes_per_sec"):
+            value = entry.get(key, defaults.get(key, DEFAULT_NETWORK_BYTES_PER_SEC))
             if not _is_number(value) or value <= 0:
                 bad(where, key, f"must be a positive number, got {value!r}")
                 ok = False
@@ -260,9 +271,9 @@ def _parse(data: dict[str, Any]) -> Scenario:
         if not isinstance(online, bool):
             bad(where, "online", f"must be true or false, got {online!r}")
             ok = False
-        dirs = _parse_log_dirs(entry.get("log_dirs"), where, bad)
-        if ok and dirs is not None:
-            brokers.append(BrokerSpec(bid, rack, caps[0], caps[1], online, dirs))
+        dirs = _parse_log_dirs(entry.get("log_dirs"), where, bad)  # bad ones are reported, not cascaded
+        if ok:
+            brokers.append(BrokerSpec(bid, rack, caps[0], caps[1], online, dirs or DEFAULT_LOG_DIRS, caps[2]))
     broker_ids = {b.id for b in brokers}
     dirs_of = {b.id: frozenset(d.path for d in b.log_dirs) for b in brokers}
 

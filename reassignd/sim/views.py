@@ -292,6 +292,9 @@ def bytes_per_log_dir(sim: ClusterCore, broker_id: int) -> dict[str, int]:
         path = p.dirs.get(broker_id)
         if path is not None:
             used[path] = used.get(path, 0) + p.position(broker_id)
+    for (_p, b), future in sim._futures.items():
+        if b == broker_id:
+            used[future.path] = used.get(future.path, 0) + round(future.progress.at(sim.now))
     return used
 
 
@@ -320,7 +323,12 @@ def log_dir_descriptions(
                 parts.append(p)
     rows: dict[str, list[ReplicaLogInfo]] = {d.path: [] for d in broker.log_dirs}
     for p in parts:
-        rows[p.dirs[broker_id]].append(ReplicaLogInfo(p.topic, p.index, p.position(broker_id), 0))
+        size = p.position(broker_id)
+        rows[p.dirs[broker_id]].append(ReplicaLogInfo(p.topic, p.index, size, 0))
+        future = sim._futures.get((p, broker_id))
+        if future is not None:  # its lag: the current log's end minus its own
+            copied = min(round(future.progress.at(sim.now)), size)
+            rows[future.path].append(ReplicaLogInfo(p.topic, p.index, copied, size - copied, True))
     used = bytes_per_log_dir(sim, broker_id)
     return [
         LogDirDescription(
