@@ -62,6 +62,7 @@ class ClusterCore:
         self._due_copies: list[tuple[SimPartition, int, log_dirs.FutureLog]] = []
         self._futures: dict[tuple[SimPartition, int], log_dirs.FutureLog] = {}  # moves between log dirs
         self._copy_threads: dict[tuple[int, int], tuple[SimPartition, int]] = {}  # (broker, thread) -> copy
+        self.topics_to_delete: set[str] = set()  # ZooKeeper mode: queued for deletion, not yet eligible
         self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
         # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
         self._preferred_dirs: dict[tuple[str, int, int], str] = {}
@@ -422,7 +423,12 @@ class ClusterCore:
             lag.rebase(now, lag.rate)
             lag.pos0 = p._end()
             self.join_isr(p, b)
+        if self.topics_to_delete:
+            self._resume_deletions()
         self._dirty = True
+
+    def _resume_deletions(self) -> None:
+        """Delete the queued topics that have become eligible (SimCluster: TopicDeletionManager)."""
 
     def join_isr(self, p: SimPartition, broker: int) -> None:
         """The leader's AlterPartition adding a caught-up follower (which may complete a reassignment)."""
@@ -495,6 +501,8 @@ class ClusterCore:
                 self._change(p, election)
         if self.controller_id == -1:
             self.controller_id = broker_id
+        if self.topics_to_delete:  # onBrokerStartup: resume the deletions this broker held up
+            self._resume_deletions()
 
     def _require_broker(self, broker_id: int) -> None:
         if broker_id not in self.brokers:

@@ -312,9 +312,34 @@ class SimCluster(ClusterCore):
             )
 
     def delete_topic(self, name: str) -> None:
+        """DeleteTopics for one topic. ZooKeeper mode (TopicDeletionManager): a topic with a reassignment in
+        progress or a replica on a stopped broker is only queued for deletion; it stays until both are
+        over, and the request answers REQUEST_TIMED_OUT (DelayedDeleteTopics; the model does not wait)."""
         topic = self.topics.get(name)
         if topic is None:
+            if self.kafka.zookeeper:  # filtered by the metadata cache: a code without a message
+                raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, null=True)
             raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to locate topic {name}.")
+        if self.kafka.zookeeper:
+            self.topics_to_delete.add(name)
+            self._resume_deletions()
+            if name in self.topics:
+                raise KafkaError(errors.REQUEST_TIMED_OUT, null=True)
+            return
+        self._remove_topic(topic)
+
+    def _resume_deletions(self) -> None:
+        """TopicDeletionManager.resumeDeletions: delete each queued topic that has become eligible."""
+        for name in sorted(self.topics_to_delete):
+            topic = self.topics[name]
+            if all(
+                not p.is_reassigning and all(self.is_alive(b) for b in p.replicas) for p in topic.partitions
+            ):
+                self.topics_to_delete.discard(name)
+                self._remove_topic(topic)
+
+    def _remove_topic(self, topic: SimTopic) -> None:
+        name = topic.name
         for p in topic.partitions:
             self._account(p, -1)
             self._under_min.discard(p)
@@ -377,11 +402,13 @@ class SimCluster(ClusterCore):
                 raise problem
         if target is None and (p is None or not p.is_reassigning):
             raise KafkaError(errors.NO_REASSIGNMENT_IN_PROGRESS)  # no message: ApiError(NO_REASSIGNMENT...)
-        if p is None:
+        if p is None or topic in self.topics_to_delete:  # maybeTriggerPartitionReassignment
             raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
         zp = self._zk(p)
         zp.reassign(zk.origin_replicas(p.replicas, p.adding) if target is None else target, self.is_alive)
         self._commit(p, zp)
+        if self.topics_to_delete:
+            self._resume_deletions()
 
     def list_partition_reassignments(
         self, tps: list[tuple[str, int]] | None = None
@@ -446,6 +473,8 @@ class SimCluster(ClusterCore):
 
     def _zk_elect_one(self, election_type: int, p: SimPartition) -> None:
         """KafkaController.processReplicaLeaderElection for one known partition."""
+        if p.topic in self.topics_to_delete:
+            raise KafkaError(errors.INVALID_TOPIC_EXCEPTION, "The topic is being deleted")
         zp = self._zk(p)
         if election_type == ELECTION_PREFERRED:
             if p.leader == p.replicas[0]:

@@ -388,6 +388,11 @@ def replica_sizes(p: SimPartition) -> dict[int, int]:
     return {b: round(min(end, lags[b].at(now))) if b in lags else size for b in p.replicas}
 
 
+def _usable(sim: ClusterCore, broker: Any) -> list[tuple[Any, int]]:
+    used = bytes_per_log_dir(sim, broker.id)
+    return [(d, max(0, d.total_bytes - d.other_bytes - used.get(d.path, 0))) for d in broker.log_dirs]
+
+
 def partition_dict(p: SimPartition) -> dict[str, Any]:
     return {
         "topic": p.topic,
@@ -402,6 +407,7 @@ def partition_dict(p: SimPartition) -> dict[str, Any]:
         "size_bytes": p.log_end,
         "produce_bytes_per_sec": p.produce_bytes_per_sec,
         "replica_sizes": {str(b): size for b, size in replica_sizes(p).items()},
+        "log_dirs": {str(b): path for b, path in sorted(p.dirs.items())},
     }
 
 
@@ -410,6 +416,7 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
     return {
         "time": sim.now,
         "cluster_id": getattr(sim, "cluster_id", None),
+        "kafka": sim.kafka.to_dict(),
         "controller_id": sim.controller_id,
         "brokers": [
             {
@@ -419,6 +426,10 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
                 "network_in_bytes_per_sec": b.network_in,
                 "network_out_bytes_per_sec": b.network_out,
                 "configs": dict(b.configs),
+                "log_dirs": [
+                    {"path": d.path, "total_bytes": d.total_bytes, "usable_bytes": usable}
+                    for d, usable in _usable(sim, b)
+                ],
             }
             for b in sorted(sim.brokers.values(), key=lambda b: b.id)
         ],

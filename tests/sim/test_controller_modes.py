@@ -319,6 +319,33 @@ def test_zookeeper_brokers_have_no_kraft_roles() -> None:
     assert kraft.brokers[1].static_configs["process.roles"] == "broker,controller"
 
 
+def test_zookeeper_mode_queues_the_deletion_of_a_moving_topic_until_its_moves_end() -> None:
+    """TopicDeletionManager: a topic with a reassignment in progress (or a replica on a stopped broker) is
+    ineligible; it is deleted when that is over. Meanwhile its partitions cannot be reassigned, not even
+    cancelled (maybeTriggerPartitionReassignment), nor elected (processReplicaLeaderElection)."""
+    sim = _cluster(ZK)
+    sim.alter_partition_reassignment("t", 0, [4, 5, 6])
+    assert _error(lambda: sim.delete_topic("t")).code == e.REQUEST_TIMED_OUT
+    assert "t" in sim.topics and sim.topics_to_delete == {"t"}
+    cancel = _error(lambda: sim.alter_partition_reassignment("t", 0, None))
+    assert (cancel.code, cancel.message) == (e.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+    (error,) = sim.elect_leaders(0, [("t", 0)]).values()
+    assert error == KafkaError(e.INVALID_TOPIC_EXCEPTION, "The topic is being deleted")
+    sim.advance(5)  # the move completes, the deletion resumes
+    assert "t" not in sim.topics and sim.topics_to_delete == set()
+
+
+def test_zookeeper_mode_waits_for_a_stopped_replica_before_deleting() -> None:
+    kraft, zk = _cluster(KRAFT), _cluster(ZK)
+    for sim in (kraft, zk):
+        sim.stop_broker(2)
+    kraft.delete_topic("t")
+    assert "t" not in kraft.topics
+    assert _error(lambda: zk.delete_topic("t")).code == e.REQUEST_TIMED_OUT
+    zk.start_broker(2)
+    assert "t" not in zk.topics
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Config writes
 
