@@ -63,7 +63,13 @@ class ClusterCore:
         self._futures: dict[tuple[SimPartition, int], log_dirs.FutureLog] = {}  # moves between log dirs
         self._copy_threads: dict[tuple[int, int], tuple[SimPartition, int]] = {}  # (broker, thread) -> copy
         self.topics_to_delete: set[str] = set()  # ZooKeeper mode: queued for deletion, not yet eligible
+        # ZooKeeper mode: partitions whose leader a new target or cancel stopped; still OnlinePartition to the
+        # controller's state machine, so a broker start does not elect them, a broker failure does
+        self._zk_online_without_leader: set[SimPartition] = set()
         self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
+        # (broker, log dir) -> [intercept, slope]: its in-sync replicas hold intercept + slope * now bytes
+        self._dir_lines: dict[tuple[int, str], list[float]] = {}
+        self._lagging_on: dict[int, set[SimPartition]] = {}  # broker -> partitions it holds out of the ISR
         # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
         self._preferred_dirs: dict[tuple[str, int, int], str] = {}
 
@@ -130,9 +136,23 @@ class ClusterCore:
             for f in followers:
                 self._reserved_in[f] = self._reserved_in.get(f, 0.0) + sign * rate
         isr = p.isr
+        grows = rate if leader != NO_LEADER else 0.0  # p._end() is intercept + grows * now
+        intercept = p._size0 - grows * p._t0
         for b in p.replicas:
             if b in isr:
+                line = self._dir_lines.get((b, p.dirs.get(b, "")))
+                if line is None:
+                    line = self._dir_lines[(b, p.dirs.get(b, ""))] = [0.0, 0.0]
+                line[0] += sign * intercept
+                line[1] += sign * grows
                 continue
+            lagging = self._lagging_on.get(b)
+            if lagging is None:
+                lagging = self._lagging_on[b] = set()
+            if sign > 0:
+                lagging.add(p)
+            else:
+                lagging.discard(p)
             if leader != NO_LEADER and self.is_alive(b):
                 key = (p, b)
                 if sign > 0:
@@ -210,6 +230,8 @@ class ClusterCore:
         if change is None:
             return False
         self._apply(p, change)
+        if p.leader != NO_LEADER:
+            self._zk_online_without_leader.discard(p)
         return True
 
     def _fields(self, p: SimPartition) -> PartitionFields:
@@ -490,7 +512,7 @@ class ClusterCore:
         for p in self._set_online(broker_id, True):
             if self.kafka.zookeeper:  # KafkaController.onBrokerStartup
                 zp = self._zk(p)
-                if p.leader == NO_LEADER:
+                if p.leader == NO_LEADER and p not in self._zk_online_without_leader:
                     zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
                 if zp.being_reassigned and broker_id in zp.replicas and broker_id not in zp.removing:
                     zp.resume(self.is_alive)  # maybeResumeReassignments: the target includes this broker

@@ -125,5 +125,7 @@ def promote(sim: ClusterCore, p: SimPartition, broker_id: int) -> None:
     """The future log replaces the current one (Partition.maybeReplaceCurrentWithFutureReplica)."""
     future = sim._futures[(p, broker_id)]
     drop_future(sim, p, broker_id)
+    sim._account(p, -1)
     sim._drop_log(p, broker_id)
     sim._place_log(p, broker_id, future.path)
+    sim._account(p, +1)

@@ -341,6 +341,7 @@ class SimCluster(ClusterCore):
     def _remove_topic(self, topic: SimTopic) -> None:
         name = topic.name
         for p in topic.partitions:
+            self._zk_online_without_leader.discard(p)
             self._account(p, -1)
             self._under_min.discard(p)
             self._ever_under.discard(p)
@@ -407,6 +408,8 @@ class SimCluster(ClusterCore):
         zp = self._zk(p)
         zp.reassign(zk.origin_replicas(p.replicas, p.adding) if target is None else target, self.is_alive)
         self._commit(p, zp)
+        if p.leader == NO_LEADER:
+            self._zk_online_without_leader.add(p)
         if self.topics_to_delete:
             self._resume_deletions()
 

@@ -286,16 +286,21 @@ class LogDirDescription:
 
 
 def bytes_per_log_dir(sim: ClusterCore, broker_id: int) -> dict[str, int]:
-    """Bytes the replicas on a broker hold, per log dir (every replica on it, in sync or not)."""
-    used: dict[str, int] = {}
-    for p in sim._replicas_on.get(broker_id, ()):
+    """Bytes the logs on a broker hold, per log dir: the in-sync replicas from the dir's running total (a
+    line in time, kept by ClusterCore._account), the others and the future logs one by one."""
+    now = sim.now
+    used: dict[str, float] = {}
+    for d in sim.brokers[broker_id].log_dirs:
+        intercept, slope = sim._dir_lines.get((broker_id, d.path), (0.0, 0.0))
+        used[d.path] = intercept + slope * now
+    for p in sim._lagging_on.get(broker_id, ()):
         path = p.dirs.get(broker_id)
         if path is not None:
-            used[path] = used.get(path, 0) + p.position(broker_id)
+            used[path] = used.get(path, 0.0) + p.position_exact(broker_id)
     for (_p, b), future in sim._futures.items():
         if b == broker_id:
-            used[future.path] = used.get(future.path, 0) + round(future.progress.at(sim.now))
-    return used
+            used[future.path] = used.get(future.path, 0.0) + future.progress.at(now)
+    return {path: round(total) for path, total in used.items()}
 
 
 def log_dir_descriptions(

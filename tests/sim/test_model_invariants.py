@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reassignd.sim import KafkaError, SimCluster, load_scenario
+from reassignd.sim import KafkaError, SimCluster, load_scenario, views
 
 BROKERS = list(range(1, 7))
 MB = 1_000_000
@@ -23,7 +23,14 @@ def _fresh(kafka: dict[str, str] | None = None) -> SimCluster:
                 "seed": 3,
                 **({"kafka": kafka} if kafka else {}),
                 "brokers": [
-                    {"id": b, "rack": f"r{b % 3}", "network_in_bytes_per_sec": 20 * MB} for b in BROKERS
+                    {
+                        "id": b,
+                        "rack": f"r{b % 3}",
+                        "network_in_bytes_per_sec": 20 * MB,
+                        "log_dirs": ["/d0", "/d1"],
+                        "log_dir_copy_bytes_per_sec": 10 * MB,
+                    }
+                    for b in BROKERS
                 ],
                 "topics": [
                     {
@@ -55,6 +62,13 @@ operation = st.one_of(
     st.tuples(st.just("throttle"), st.sampled_from(["", "*", "0:1,1:4,2:5"]), st.integers(0, 5 * MB)),
     st.tuples(st.just("produce"), st.sampled_from("ab"), st.floats(0, 3 * MB)),
     st.tuples(st.just("elect"), st.sampled_from([0, 1])),
+    st.tuples(
+        st.just("logdir"),
+        st.sampled_from("ab"),
+        st.integers(0, 3),
+        st.sampled_from(BROKERS),
+        st.integers(0, 1),
+    ),
 )
 
 
@@ -80,6 +94,8 @@ def _apply(sim: SimCluster, op: tuple[Any, ...]) -> None:
             )
         elif kind == "produce":
             sim.set_produce_rate(op[1], None, op[2])
+        elif kind == "logdir":
+            sim.alter_replica_log_dir(op[3], op[1], op[2] % len(sim.topics[op[1]].partitions), f"/d{op[4]}")
         else:
             sim.elect_leaders(op[1], None)
     except KafkaError:
@@ -128,6 +144,17 @@ def _check(sim: SimCluster) -> None:
     assert {(t, i) for t, i, *_ in sim.list_partition_reassignments(None)} == moving
     observed = sim.observed()["brokers"]
     assert all(b["incoming_peak"] >= b["incoming"] and b["outgoing_peak"] >= b["outgoing"] for b in observed)
+    # log dirs: one dir per replica, future logs only for hosted replicas, the running byte totals exact
+    for b in BROKERS:
+        brute: dict[str, float] = {"/d0": 0.0, "/d1": 0.0}
+        for p in on_broker[b]:
+            brute[p.dirs[b]] += p.position_exact(b)
+        for (p, fb), future in sim._futures.items():
+            assert fb in p.replicas and future.path != p.dirs[fb]
+            if fb == b:
+                brute[future.path] += future.progress.at(sim.now)
+        used = views.bytes_per_log_dir(sim, b)
+        assert all(abs(used[d] - brute[d]) <= 1 + 1e-9 * brute[d] for d in brute), (used, brute)
 
 
 @pytest.mark.parametrize("kafka", [None, ZOOKEEPER], ids=["kraft", "zookeeper"])
@@ -156,6 +183,7 @@ def test_any_sequence_keeps_state_and_indexes_sound(
     sim.advance(3600)
     _check(sim)
     assert sim.list_partition_reassignments(None) == []
+    assert sim._futures == {}  # every move between log dirs has finished too
 
 
 @pytest.mark.parametrize("seconds", [-1.0, float("nan"), float("inf")])
