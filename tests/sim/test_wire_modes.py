@@ -11,8 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+)
 
 from reassignd.sim import SimCluster
 from reassignd.sim.kafka_version import KafkaVersion
@@ -359,3 +365,38 @@ def test_alter_replica_log_dirs_moves_a_replica_between_dirs(sim: SimProcess) ->
     assert after["/data/a"]["logs"] == {("logs", 2, False): (3000, 0)}
     with _client(sim, 3) as client:  # broker 3 hosts no replica of "logs": REPLICA_NOT_AVAILABLE
         assert client.alter_replica_log_dirs({"/var/lib/kafka/data": {"logs": [0]}}) == {("logs", 0): 9}
+
+
+def test_subtracting_the_last_item_leaves_an_empty_value(ck: AdminClient) -> None:
+    """Both modes write the joined remainder, "" (ConfigurationControlManager; prepareIncrementalConfigs)."""
+    key = "follower.replication.throttled.replicas"
+    for value, op in (("0:2", AlterConfigOpType.SET), ("0:2", AlterConfigOpType.SUBTRACT)):
+        resource = ConfigResource(
+            ConfigResource.Type.TOPIC,
+            "m5",
+            incremental_configs=[ConfigEntry(key, value, incremental_operation=op)],
+        )
+        ck.incremental_alter_configs([resource], request_timeout=10)[resource].result()
+    described = ck.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, "m5")], request_timeout=10)
+    entry = next(iter(described.values())).result()[key]
+    assert (entry.value, entry.source) == ("", ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+
+
+def test_preferred_election_that_cannot_happen_through_librdkafka(
+    ck: AdminClient, sim: SimProcess, mode: str
+) -> None:
+    sim.stop_broker(3)
+    sim.start_broker(3)  # back, but out of sync while the clock is paused: its preferred partitions stay on 1
+    try:
+        errors = ck.elect_leaders(ElectionType.PREFERRED, [TopicPartition("m5", 0)]).result(timeout=20)
+    finally:
+        sim.advance(1)
+    error = errors[TopicPartition("m5", 0)]
+    assert error is not None and error.code() == KafkaError.PREFERRED_LEADER_NOT_AVAILABLE
+    if mode == "zookeeper":
+        assert error.str() == (
+            "Failed to elect leader for partition m5-0 under strategy "
+            "PreferredReplicaPartitionLeaderElectionStrategy"
+        )
+    else:
+        assert error.str() == "The preferred leader was not available."
