@@ -242,6 +242,18 @@ def test_cancel_returns_to_the_original_replicas(kafka: dict[str, str], replicas
     assert error.code == e.NO_REASSIGNMENT_IN_PROGRESS
 
 
+@pytest.mark.parametrize("kafka", MODES)
+def test_cancel_after_a_new_target_keeps_the_order_of_the_last_list(kafka: dict[str, str]) -> None:
+    """Neither controller remembers the original order: both revert to the current list minus the adding
+    replicas (KRaft: PartitionReassignmentRevert, its adding list still the first move's [2] since the new
+    target adds nothing; ZooKeeper: reassignTo(originReplicas))."""
+    sim = _cluster(kafka, assignment=[[3, 4, 1]])
+    sim.alter_partition_reassignment("t", 0, [2, 4, 1])
+    sim.alter_partition_reassignment("t", 0, [2, 3, 1])
+    sim.alter_partition_reassignment("t", 0, None)
+    assert _state(sim)[:4] == ([3, 1, 4], [3, 4, 1], [], [])
+
+
 def test_cancel_that_needs_an_unclean_election_is_refused_in_kraft_and_leaves_zookeeper_offline() -> None:
     """KRaft: PartitionReassignmentRevert needs an unclean election, refused unless enabled. ZooKeeper:
     the adding replicas leave the ISR one by one (never the last), and the reassignment election finds no
