@@ -69,6 +69,7 @@ class ClusterCore:
         self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
         # (broker, log dir) -> [intercept, slope]: its in-sync replicas hold intercept + slope * now bytes
         self._dir_lines: dict[tuple[int, str], list[float]] = {}
+        self._first_dir_lines: dict[int, list[float]] = {}  # the same for replicas in the broker's first dir
         self._lagging_on: dict[int, set[SimPartition]] = {}  # broker -> partitions it holds out of the ISR
         # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
         self._preferred_dirs: dict[tuple[str, int, int], str] = {}
@@ -138,11 +139,17 @@ class ClusterCore:
         isr = p.isr
         grows = rate if leader != NO_LEADER else 0.0  # p._end() is intercept + grows * now
         intercept = p._size0 - grows * p._t0
+        dirs = p.dirs
         for b in p.replicas:
             if b in isr:
-                line = self._dir_lines.get((b, p.dirs.get(b, "")))
+                path = dirs.get(b) if dirs else None  # None: the broker's first log dir
+                line = self._dir_lines.get((b, path)) if path else self._first_dir_lines.get(b)
                 if line is None:
-                    line = self._dir_lines[(b, p.dirs.get(b, ""))] = [0.0, 0.0]
+                    line = [0.0, 0.0]
+                    if path:
+                        self._dir_lines[(b, path)] = line
+                    else:
+                        self._first_dir_lines[b] = line
                 line[0] += sign * intercept
                 line[1] += sign * grows
                 continue
@@ -201,23 +208,35 @@ class ClusterCore:
 
     def _place_log(self, p: SimPartition, broker: int, path: str | None = None) -> None:
         """Put a new replica's log in a dir: the one asked for (scenario, AlterReplicaLogDirs), else the dir
-        with the fewest logs, ties in `log.dirs` order (LogManager.nextLogDirs)."""
+        with the fewest logs, ties in `log.dirs` order (LogManager.nextLogDirs). A broker with one log dir
+        records nothing: `dir_of` answers its only dir."""
         b = self.brokers.get(broker)
         if b is None:
             return
-        preferred = self._preferred_dirs.pop((p.topic, p.index, broker), None)
+        preferred = (
+            self._preferred_dirs.pop((p.topic, p.index, broker), None) if self._preferred_dirs else None
+        )
+        if len(b.log_dirs) == 1 and path is None:
+            return
         chosen = path or preferred
         if chosen is None or b.dir_named(chosen) is None:
             chosen = min(b.log_dirs, key=lambda d: self._logs_in_dir.get((broker, d.path), 0)).path
+        if p.dirs is None:
+            p.dirs = {}
         p.dirs[broker] = chosen
         self._logs_in_dir[(broker, chosen)] = self._logs_in_dir.get((broker, chosen), 0) + 1
 
     def _drop_log(self, p: SimPartition, broker: int) -> None:
         """The replica's log is deleted, and a future log of it too."""
-        log_dirs.drop_future(self, p, broker)
-        path = p.dirs.pop(broker, None)
+        if self._futures:
+            log_dirs.drop_future(self, p, broker)
+        path = p.dirs.pop(broker, None) if p.dirs else None
         if path is not None:
             self._logs_in_dir[(broker, path)] -= 1
+
+    def dir_of(self, p: SimPartition, broker: int) -> str:
+        """The log dir that holds the replica of `p` on `broker`."""
+        return (p.dirs.get(broker) if p.dirs else None) or self.brokers[broker].log_dirs[0].path
 
     # -- partition changes ---------------------------------------------------------------------------------
 

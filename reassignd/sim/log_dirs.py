@@ -70,12 +70,11 @@ def alter_replica_log_dir(sim: ClusterCore, broker_id: int, topic: str, partitio
         raise KafkaError(errors.LOG_DIR_NOT_FOUND, f"Log dir {path} is not found in the config.")
     t = sim.topics.get(topic)
     p = t.partitions[partition] if t is not None and 0 <= partition < len(t.partitions) else None
-    hosted = p is not None and broker_id in p.dirs
-    if hosted and p is not None:
+    if p is not None and p in sim._replicas_on.get(broker_id, ()):
         future = sim._futures.get((p, broker_id))
         if future is not None and future.path != path:
             drop_future(sim, p, broker_id)
-        if p.dirs[broker_id] == path or (p, broker_id) in sim._futures:
+        if sim.dir_of(p, broker_id) == path or (p, broker_id) in sim._futures:
             return
         sim._futures[(p, broker_id)] = FutureLog(path, Lag(0.0, sim.now))
         sim._dirty = True

@@ -153,6 +153,7 @@ class SimCluster(ClusterCore):
         topic = SimTopic(name, topic_id, configs)
         self.topics[name] = topic
         self._topics_by_id[topic_id] = topic
+        several_dirs = {b.id for b in self.brokers.values() if len(b.log_dirs) > 1}  # else nothing to place
         for index, replicas in enumerate(assignment):
             size = sizes[index] if sizes else 0
             rate = produce[index] if produce else 0.0
@@ -162,8 +163,9 @@ class SimCluster(ClusterCore):
             p.leader = live[0] if live else NO_LEADER
             for position, b in enumerate(replicas):
                 self._replicas_on.setdefault(b, set()).add(p)
-                wanted = dirs[index][position] if dirs else None
-                self._place_log(p, b, None if wanted == ANY_LOG_DIR else wanted)
+                if dirs or b in several_dirs:
+                    wanted = dirs[index][position] if dirs else None
+                    self._place_log(p, b, None if wanted == ANY_LOG_DIR else wanted)
                 if b not in p.isr:
                     p.lags[b] = Lag(float(size), self._clock.now)
             topic.partitions.append(p)

@@ -290,13 +290,15 @@ def bytes_per_log_dir(sim: ClusterCore, broker_id: int) -> dict[str, int]:
     line in time, kept by ClusterCore._account), the others and the future logs one by one."""
     now = sim.now
     used: dict[str, float] = {}
-    for d in sim.brokers[broker_id].log_dirs:
+    dirs = sim.brokers[broker_id].log_dirs
+    for d in dirs:
         intercept, slope = sim._dir_lines.get((broker_id, d.path), (0.0, 0.0))
         used[d.path] = intercept + slope * now
+    intercept, slope = sim._first_dir_lines.get(broker_id, (0.0, 0.0))  # replicas placed by default
+    used[dirs[0].path] += intercept + slope * now
     for p in sim._lagging_on.get(broker_id, ()):
-        path = p.dirs.get(broker_id)
-        if path is not None:
-            used[path] = used.get(path, 0.0) + p.position_exact(broker_id)
+        path = sim.dir_of(p, broker_id)
+        used[path] = used.get(path, 0.0) + p.position_exact(broker_id)
     for (_p, b), future in sim._futures.items():
         if b == broker_id:
             used[future.path] = used.get(future.path, 0.0) + future.progress.at(now)
@@ -329,7 +331,7 @@ def log_dir_descriptions(
     rows: dict[str, list[ReplicaLogInfo]] = {d.path: [] for d in broker.log_dirs}
     for p in parts:
         size = p.position(broker_id)
-        rows[p.dirs[broker_id]].append(ReplicaLogInfo(p.topic, p.index, size, 0))
+        rows[sim.dir_of(p, broker_id)].append(ReplicaLogInfo(p.topic, p.index, size, 0))
         future = sim._futures.get((p, broker_id))
         if future is not None:  # its lag: the current log's end minus its own
             copied = min(round(future.progress.at(sim.now)), size)
@@ -398,7 +400,7 @@ def _usable(sim: ClusterCore, broker: Any) -> list[tuple[Any, int]]:
     return [(d, max(0, d.total_bytes - d.other_bytes - used.get(d.path, 0))) for d in broker.log_dirs]
 
 
-def partition_dict(p: SimPartition) -> dict[str, Any]:
+def partition_dict(p: SimPartition, sim: ClusterCore | None = None) -> dict[str, Any]:
     return {
         "topic": p.topic,
         "partition": p.index,
@@ -412,7 +414,7 @@ def partition_dict(p: SimPartition) -> dict[str, Any]:
         "size_bytes": p.log_end,
         "produce_bytes_per_sec": p.produce_bytes_per_sec,
         "replica_sizes": {str(b): size for b, size in replica_sizes(p).items()},
-        "log_dirs": {str(b): path for b, path in sorted(p.dirs.items())},
+        **({"log_dirs": {str(b): sim.dir_of(p, b) for b in sorted(p.replicas)}} if sim is not None else {}),
     }
 
 
@@ -443,7 +445,9 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
             {"name": t.name, "topic_id": topic_id_text(t.topic_id), "configs": dict(t.configs)}
             for t in sorted(sim.topics.values(), key=lambda t: t.name)
         ],
-        "partitions": [partition_dict(p) for name in sorted(sim.topics) for p in sim.topics[name].partitions],
+        "partitions": [
+            partition_dict(p, sim) for name in sorted(sim.topics) for p in sim.topics[name].partitions
+        ],
         "observed": observed(sim),
     }
 

@@ -148,9 +148,9 @@ def _check(sim: SimCluster) -> None:
     for b in BROKERS:
         brute: dict[str, float] = {"/d0": 0.0, "/d1": 0.0}
         for p in on_broker[b]:
-            brute[p.dirs[b]] += p.position_exact(b)
+            brute[sim.dir_of(p, b)] += p.position_exact(b)
         for (p, fb), future in sim._futures.items():
-            assert fb in p.replicas and future.path != p.dirs[fb]
+            assert fb in p.replicas and future.path != sim.dir_of(p, fb)
             if fb == b:
                 brute[future.path] += future.progress.at(sim.now)
         used = views.bytes_per_log_dir(sim, b)
