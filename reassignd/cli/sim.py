@@ -24,6 +24,17 @@ def register(subparsers: Any) -> None:
         help="simulated seconds per wall second (default 1; 0 starts paused)",
     )
     sim.add_argument("--seed", type=int, default=None, help="random seed (overrides the scenario's)")
+    sim.add_argument(
+        "--kafka-version",
+        default=None,
+        help="Kafka release to simulate, e.g. 3.9 (overrides the scenario's; default: the newest)",
+    )
+    sim.add_argument(
+        "--kafka-mode",
+        choices=["kraft", "zookeeper"],
+        default=None,
+        help="controller mode (overrides the scenario's; default: kraft)",
+    )
     sim.set_defaults(func=_run)
 
 
@@ -33,10 +44,20 @@ def _run(args: argparse.Namespace) -> int:
             "arguments",
             [Problem("--time-scale", "time_scale", f"must be a number >= 0, got {args.time_scale}")],
         )
+    from reassignd.sim.kafka_version import KafkaVersion, KafkaVersionError
     from reassignd.sim.model import SimCluster
     from reassignd.sim.runner import run_simulator
     from reassignd.sim.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
-    cluster = SimCluster.from_scenario(scenario, seed=args.seed)
+    kafka = None
+    if args.kafka_version is not None or args.kafka_mode is not None:
+        release = args.kafka_version or scenario.kafka.release
+        try:
+            kafka = KafkaVersion(".".join(release.split(".")[:2]), args.kafka_mode or scenario.kafka.mode)
+        except KafkaVersionError as exc:
+            raise InvalidInputError(
+                "arguments", [Problem(f"--kafka-{exc.field}", exc.field, str(exc))]
+            ) from None
+    cluster = SimCluster.from_scenario(scenario, seed=args.seed, kafka=kafka)
     return run_simulator(cluster, time_scale=args.time_scale)

@@ -182,7 +182,12 @@ class Reassignment:
 
 @dataclass(frozen=True, slots=True)
 class ReplicaLogDir:
-    """One replica's log on one broker (DescribeLogDirs): its size, how far behind the leader's end it is."""
+    """One replica's log on one broker (DescribeLogDirs): its size and Kafka's offset lag.
+
+    The offset lag is not how far a follower is behind its leader: for a current log it is its high watermark
+    minus its log end, which Kafka keeps at 0; for a future log (a move between log dirs, `is_future`) it is
+    how far it is behind the current one. A follower's byte lag is the leader's size minus its size.
+    """
 
     size: int
     offset_lag: int

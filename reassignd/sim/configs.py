@@ -63,6 +63,8 @@ class ConfigKey:
     validator: Validator | None = None
     dynamic: bool = True  # broker keys: updatable without restart (read_only = not dynamic)
     synonym: str | None = None  # topic keys: the broker config that supplies the default
+    # broker keys: defined in KafkaConfig (the throttle rates are QuotaConfigs, DynamicConfig.Broker only)
+    in_kafka_config: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +155,9 @@ TOPIC_CONFIGS: Final[dict[str, ConfigKey]] = {
 BROKER_CONFIGS: Final[dict[str, ConfigKey]] = {
     k.name: k
     for k in (
-        ConfigKey(LEADER_THROTTLED_RATE, "LONG", _LONG_MAX_S, _at_least(0)),
-        ConfigKey(FOLLOWER_THROTTLED_RATE, "LONG", _LONG_MAX_S, _at_least(0)),
-        ConfigKey(ALTER_LOG_DIRS_RATE, "LONG", _LONG_MAX_S, _at_least(0)),
+        ConfigKey(LEADER_THROTTLED_RATE, "LONG", _LONG_MAX_S, _at_least(0), in_kafka_config=False),
+        ConfigKey(FOLLOWER_THROTTLED_RATE, "LONG", _LONG_MAX_S, _at_least(0), in_kafka_config=False),
+        ConfigKey(ALTER_LOG_DIRS_RATE, "LONG", _LONG_MAX_S, _at_least(0), in_kafka_config=False),
         ConfigKey(MIN_INSYNC_REPLICAS, "INT", "1", _at_least(1)),
         ConfigKey(UNCLEAN_LEADER_ELECTION, "BOOLEAN", "false"),
         ConfigKey("log.cleanup.policy", "LIST", "delete", _one_of("delete", "compact")),
@@ -226,41 +228,72 @@ def split_list(value: str | None) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()] if value else []
 
 
-def apply_ops(
-    keys: Mapping[str, ConfigKey],
-    current: Mapping[str, str],
-    ops: list[tuple[str, int, str | None]],
-    *,
-    what: str,
-    require_dynamic: bool,
+def check_request(ops: list[tuple[str, int, str | None]]) -> None:
+    """What a broker refuses before anything else, for every resource (ConfigAdminManager.preprocess)."""
+    names = [name for name, _op, _value in ops]
+    if len(set(names)) != len(names):
+        raise KafkaError(errors.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [name for name, op, value in ops if op != OP_DELETE and value is None]
+    if nulls:
+        raise KafkaError(errors.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}")
+    for _name, op, _value in ops:
+        if op not in (OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT):
+            raise KafkaError(errors.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def prepare_incremental(
+    keys: Mapping[str, ConfigKey], current: Mapping[str, str], ops: list[tuple[str, int, str | None]]
 ) -> dict[str, str]:
-    """The dynamic configs after `ops`, or KafkaError; nothing is changed on error (all-or-nothing)."""
-    seen: set[str] = set()
-    for name, _op, _value in ops:
-        if name in seen:
-            raise KafkaError(errors.INVALID_REQUEST, f"Error due to duplicate config keys: {name}")
-        seen.add(name)
+    """ConfigAdminManager.prepareIncrementalConfigs: a broker's own preprocessing of BROKER resources (both
+    modes) and the ZooKeeper-mode write path of every resource. APPEND/SUBTRACT look the key up in Kafka's
+    own config definitions (KafkaConfig, LogConfig): a key they lack is a NoSuchElementException there."""
     result = dict(current)
     for name, op, value in ops:
-        key = keys.get(name)
-        if key is None:
-            raise KafkaError(errors.INVALID_CONFIG, f"Unknown {what} config name: {name}")
-        if require_dynamic and not key.dynamic:
-            raise KafkaError(errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({name})")
         if op == OP_SET:
-            if value is None:
-                raise KafkaError(errors.INVALID_REQUEST, f"Null value not supported for : {name}")
-            result[name] = value
+            result[name] = value or ""
         elif op == OP_DELETE:
             result.pop(name, None)
-        elif op in (OP_APPEND, OP_SUBTRACT):
-            verb = "APPEND" if op == OP_APPEND else "SUBTRACT"
+        else:
+            verb = "append" if op == OP_APPEND else "subtract"
+            key = keys.get(name)
+            if key is None or not key.in_kafka_config:  # ApiError.fromThrowable: no message
+                raise KafkaError(errors.UNKNOWN_SERVER_ERROR, null=True)
             if key.type != "LIST":
+                raise KafkaError(
+                    errors.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}"
+                )
+            given = (value or "").split(",")
+            if op == OP_APPEND:
+                old = [v for v in (result.get(name, key.default) or "").split(",") if v]
+                result[name] = ",".join(old + [v for v in given if v not in old])
+            else:
+                remaining = (result.get(name, key.default) or "").split(",")
+                for v in given:  # Scala's List.diff: one occurrence per value
+                    if v in remaining:
+                        remaining.remove(v)
+                result[name] = ",".join(remaining)
+    return result
+
+
+def kraft_incremental(
+    keys: Mapping[str, ConfigKey], current: Mapping[str, str], ops: list[tuple[str, int, str | None]]
+) -> dict[str, str]:
+    """ConfigurationControlManager.incrementalAlterConfigResource: the KRaft controller's write path."""
+    result = dict(current)
+    for name, op, value in ops:
+        if op == OP_SET:
+            result[name] = value or ""
+        elif op == OP_DELETE:
+            result.pop(name, None)
+        else:
+            key = keys.get(name)
+            if key is None or key.type != "LIST":  # KafkaConfigSchema.isSplittable
+                verb = "APPEND" if op == OP_APPEND else "SUBTRACT"
                 raise KafkaError(
                     errors.INVALID_CONFIG, f"Can't {verb} to key {name} because its type is not LIST."
                 )
-            # ConfigurationControlManager: current value (or the default) split on ",", op values split on
-            # "," without trimming; SUBTRACT down to nothing leaves the key set to "".
+            # Current value (or the default) split on ",", op values split on "," without trimming;
+            # SUBTRACT down to nothing leaves the key set to "".
             old = [v for v in (result.get(name, key.default) or "").split(",") if v]
             given = (value or "").split(",")
             if op == OP_APPEND:
@@ -268,15 +301,44 @@ def apply_ops(
             else:
                 merged = [v for v in old if v not in given]
             result[name] = ",".join(merged)
-        else:
-            raise KafkaError(errors.INVALID_REQUEST, f"Unknown operations type {op}")
-    for name in seen:
-        if name in result:
-            try:
-                parse_value(keys[name], result[name])
-            except ConfigValueError as exc:
-                raise KafkaError(errors.INVALID_CONFIG, str(exc)) from None
     return result
+
+
+def check_dynamic_broker(props: Mapping[str, str]) -> None:
+    """DynamicBrokerConfig.validate as the receiving broker runs it (both modes): static keys and values
+    that do not parse are INVALID_REQUEST (KAFKA-13609); keys Kafka does not define are custom configs and
+    accepted (DynamicConfig.Broker.validate, customPropsAllowed = true)."""
+    static = sorted(name for name in props if name in BROKER_CONFIGS and not BROKER_CONFIGS[name].dynamic)
+    if static:
+        raise KafkaError(
+            errors.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
+        )
+    for name, value in props.items():
+        key = BROKER_CONFIGS.get(name)
+        if key is not None:
+            try:
+                parse_value(key, value)
+            except ConfigValueError as exc:
+                raise KafkaError(errors.INVALID_REQUEST, str(exc)) from None
+
+
+def check_topic_configs(configs: Mapping[str, str], wrap: str | None = None) -> None:
+    """LogConfig.validate: unknown names and values that do not parse are INVALID_CONFIG. `wrap` is the
+    ZooKeeper-mode prefix of a value error ("Invalid config value for resource ...: ")."""
+    for name in configs:
+        if name not in TOPIC_CONFIGS:
+            raise KafkaError(errors.INVALID_CONFIG, f"Unknown topic config name: {name}")
+    for name, value in configs.items():
+        try:
+            parse_value(TOPIC_CONFIGS[name], value)
+        except ConfigValueError as exc:
+            raise KafkaError(errors.INVALID_CONFIG, f"{wrap or ''}{exc}") from None
+
+
+def zk_resource(resource_type: int, name: str) -> str:
+    """ConfigResource.toString, as ZkAdminManager puts it in its messages."""
+    kind = {RESOURCE_TOPIC: "TOPIC", RESOURCE_BROKER: "BROKER"}.get(resource_type, str(resource_type))
+    return f"ConfigResource(type={kind}, name='{name}')"
 
 
 def effective_long(raw: str | None, default: int = LONG_MAX) -> int:

@@ -16,16 +16,23 @@ from collections.abc import Iterable
 from typing import Any
 
 from reassignd.sim import configs as cfg
+from reassignd.sim import log_dirs
 from reassignd.sim.entities import NO_LEADER, Clock, Lag, SimBroker, SimPartition, SimTopic
+from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
+from reassignd.sim.kafka_version import KafkaVersion
 from reassignd.sim.reassignment import Election, PartitionChange, PartitionFields, build_change
 from reassignd.sim.replication import max_min_fair
+from reassignd.sim.zk_controller import ZkPartition
 
 _INF = float("inf")
 _EPS = 1e-9
+# the broker config behind each throttle resource kind (see _flow_keys)
+_RATE_CONFIGS = {2: cfg.FOLLOWER_THROTTLED_RATE, 3: cfg.LEADER_THROTTLED_RATE, 4: cfg.ALTER_LOG_DIRS_RATE}
 
 
 class ClusterCore:
-    def __init__(self) -> None:
+    def __init__(self, kafka: KafkaVersion = DEFAULT_KAFKA) -> None:
+        self.kafka = kafka  # the release and controller mode simulated
         self._clock = Clock()
         self.brokers: dict[int, SimBroker] = {}
         self.topics: dict[str, SimTopic] = {}
@@ -52,6 +59,20 @@ class ClusterCore:
         self._keys_epoch = 0  # bumped when throttled-replica lists change: cached flow keys go stale
         self._due: list[tuple[float, int]] = []
         self._due_flows: list[tuple[SimPartition, int, Lag]] = []
+        self._due_copies: list[tuple[SimPartition, int, log_dirs.FutureLog]] = []
+        self._futures: dict[tuple[SimPartition, int], log_dirs.FutureLog] = {}  # moves between log dirs
+        self._copy_threads: dict[tuple[int, int], tuple[SimPartition, int]] = {}  # (broker, thread) -> copy
+        self.topics_to_delete: set[str] = set()  # ZooKeeper mode: queued for deletion, not yet eligible
+        # ZooKeeper mode: partitions whose leader a new target or cancel stopped; still OnlinePartition to the
+        # controller's state machine, so a broker start does not elect them, a broker failure does
+        self._zk_online_without_leader: set[SimPartition] = set()
+        self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
+        # (broker, log dir) -> [intercept, slope]: its in-sync replicas hold intercept + slope * now bytes
+        self._dir_lines: dict[tuple[int, str], list[float]] = {}
+        self._first_dir_lines: dict[int, list[float]] = {}  # the same for replicas in the broker's first dir
+        self._lagging_on: dict[int, set[SimPartition]] = {}  # broker -> partitions it holds out of the ISR
+        # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
+        self._preferred_dirs: dict[tuple[str, int, int], str] = {}
 
     @property
     def now(self) -> float:
@@ -116,9 +137,29 @@ class ClusterCore:
             for f in followers:
                 self._reserved_in[f] = self._reserved_in.get(f, 0.0) + sign * rate
         isr = p.isr
+        grows = rate if leader != NO_LEADER else 0.0  # p._end() is intercept + grows * now
+        intercept = p._size0 - grows * p._t0
+        dirs = p.dirs
         for b in p.replicas:
             if b in isr:
+                path = dirs.get(b) if dirs else None  # None: the broker's first log dir
+                line = self._dir_lines.get((b, path)) if path else self._first_dir_lines.get(b)
+                if line is None:
+                    line = [0.0, 0.0]
+                    if path:
+                        self._dir_lines[(b, path)] = line
+                    else:
+                        self._first_dir_lines[b] = line
+                line[0] += sign * intercept
+                line[1] += sign * grows
                 continue
+            lagging = self._lagging_on.get(b)
+            if lagging is None:
+                lagging = self._lagging_on[b] = set()
+            if sign > 0:
+                lagging.add(p)
+            else:
+                lagging.discard(p)
             if leader != NO_LEADER and self.is_alive(b):
                 key = (p, b)
                 if sign > 0:
@@ -163,6 +204,55 @@ class ClusterCore:
         open_interval = self._clock.now - p._under_since if p._under_since >= 0 else 0.0
         return p.under_min_seconds + open_interval
 
+    # -- log dirs ------------------------------------------------------------------------------------------
+
+    def _place_log(self, p: SimPartition, broker: int, path: str | None = None) -> None:
+        """Put a new replica's log in a dir: the one asked for (scenario, AlterReplicaLogDirs), else the dir
+        with the fewest logs, ties in `log.dirs` order (LogManager.nextLogDirs). A broker with one log dir
+        records nothing: `dir_of` answers its only dir."""
+        b = self.brokers.get(broker)
+        if b is None:
+            return
+        preferred = (
+            self._preferred_dirs.pop((p.topic, p.index, broker), None) if self._preferred_dirs else None
+        )
+        if len(b.log_dirs) == 1 and path is None:
+            return
+        chosen = path or preferred
+        if chosen is None or b.dir_named(chosen) is None:
+            chosen = min(b.log_dirs, key=lambda d: self._logs_in_dir.get((broker, d.path), 0)).path
+        if p.dirs is None:
+            p.dirs = {}
+        p.dirs[broker] = chosen
+        self._logs_in_dir[(broker, chosen)] = self._logs_in_dir.get((broker, chosen), 0) + 1
+
+    def _drop_log(self, p: SimPartition, broker: int) -> None:
+        """The replica's log is deleted, and a future log of it too."""
+        if self._futures:
+            log_dirs.drop_future(self, p, broker)
+        path = p.dirs.pop(broker, None) if p.dirs else None
+        if path is not None:
+            self._logs_in_dir[(broker, path)] -= 1
+
+    def dir_of(self, p: SimPartition, broker: int) -> str:
+        """The log dir that holds the replica of `p` on `broker`."""
+        return (p.dirs.get(broker) if p.dirs else None) or self.brokers[broker].log_dirs[0].path
+
+    # -- partition changes ---------------------------------------------------------------------------------
+
+    def _zk(self, p: SimPartition) -> ZkPartition:
+        """The partition as the ZooKeeper-mode controller sees it, to run its rules on (zk_controller.py)."""
+        return ZkPartition.of(self._fields(p))
+
+    def _commit(self, p: SimPartition, zp: ZkPartition) -> bool:
+        change = zp.change()
+        if change is None:
+            return False
+        self._apply(p, change)
+        if p.leader != NO_LEADER:
+            self._zk_online_without_leader.discard(p)
+        return True
+
     def _fields(self, p: SimPartition) -> PartitionFields:
         return PartitionFields(tuple(p.replicas), tuple(p.isr), p.leader, tuple(p.adding), tuple(p.removing))
 
@@ -186,6 +276,9 @@ class ClusterCore:
             for lag in p.lags.values():
                 if lag.at(now) > new_end:
                     lag.pos0, lag.t0 = new_end, now
+            for (q, _b), future in self._futures.items():
+                if q is p and future.progress.at(now) > new_end:
+                    future.progress.pos0, future.progress.t0 = new_end, now
             end = new_end
         old_replicas = set(p.replicas)
         new_isr = set(after.isr)
@@ -197,15 +290,20 @@ class ClusterCore:
         for b in old_replicas - set(after.replicas):
             p.lags.pop(b, None)
             self._replicas_on[b].discard(p)
-        for b in set(after.replicas) - old_replicas:
-            self._replicas_on.setdefault(b, set()).add(p)
+            self._drop_log(p, b)
+        for b in after.replicas:
+            if b not in old_replicas:
+                self._replicas_on.setdefault(b, set()).add(p)
+                self._place_log(p, b)
         p.replicas = list(after.replicas)
         p.isr = list(after.isr)
         p.adding = list(after.adding)
         p.removing = list(after.removing)
         p.leader = after.leader
-        p.partition_epoch += 1
-        if change.leader_epoch_bump:
+        p.partition_epoch += change.partition_epoch_bumps
+        if change.leader_epoch_bumps is not None:
+            p.leader_epoch += change.leader_epoch_bumps
+        elif change.leader_epoch_bump:
             p.leader_epoch += 1
         p.rebase_log()
         self._account(p, +1)
@@ -256,26 +354,29 @@ class ClusterCore:
         return sorted(rows)
 
     def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
-        """Resource ids a fetch uses: 4*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle."""
+        """Resource ids a fetch uses: 8*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle
+        (4 and 5, the alter-log-dirs quota and the disk, are used by copies between log dirs)."""
         leader = p.leader
         topic = self.topics[p.topic]
-        keys = [4 * leader, 4 * broker + 1]
+        keys = [8 * leader, 8 * broker + 1]
         if topic.follower_throttled(p.index, broker):
-            keys.append(4 * broker + 2)
+            keys.append(8 * broker + 2)
         if topic.leader_throttled(p.index, leader):
-            keys.append(4 * leader + 3)
+            keys.append(8 * leader + 3)
         return tuple(keys)
 
     def _capacity(self, key: int) -> float:
-        broker, kind = divmod(key, 4)
+        broker, kind = divmod(key, 8)
         b = self.brokers[broker]
         if kind == 0:
             return b.network_out - self._reserved_out.get(broker, 0.0)
         if kind == 1:
             return b.network_in - self._reserved_in.get(broker, 0.0)
+        if kind == 5:
+            return b.log_dir_copy_rate
         rate = self._rate_cache.get(key)
         if rate is None:
-            name = cfg.FOLLOWER_THROTTLED_RATE if kind == 2 else cfg.LEADER_THROTTLED_RATE
+            name = _RATE_CONFIGS[kind]
             rate = self._rate_cache[key] = float(cfg.effective_long(self.broker_config(broker, name)))
         return rate
 
@@ -294,6 +395,11 @@ class ClusterCore:
             flows.append((p, b, lag))
             keys.append(lag.keys)
             used.update(lag.keys)
+        copies = log_dirs.active_copies(self) if self._futures else []
+        for _p, b, _future in copies:
+            copy_keys = (8 * b + 4, 8 * b + 5)
+            keys.append(copy_keys)
+            used.update(copy_keys)
         capacity = {key: self._capacity(key) for key in used}
         rates = max_min_fair(keys, capacity)
         due: list[tuple[float, int]] = []
@@ -311,9 +417,26 @@ class ClusterCore:
                 lag.done_at = _INF
                 continue
             due.append((lag.done_at, i))
+        for future in self._futures.values():  # paused unless active below
+            future.progress.rebase(now, 0.0)
+        for j, (p, b, future) in enumerate(copies):
+            rate = rates[len(flows) + j]
+            progress = future.progress
+            progress.rate = rate
+            target, grows = log_dirs.copy_target(p, b)
+            behind = target - progress.pos0
+            if behind <= 0:
+                progress.done_at = now
+            elif rate > grows:
+                progress.done_at = now + behind / (rate - grows)
+            else:
+                progress.done_at = _INF
+                continue
+            due.append((progress.done_at, len(flows) + j))
         heapq.heapify(due)
         self._due = due
         self._due_flows = flows
+        self._due_copies = copies
         self._next_event = due[0][0] if due else _INF
         self._dirty = False
 
@@ -321,10 +444,18 @@ class ClusterCore:
         """Every replica that reached its leader's log end by now joins the ISR (in a stable order)."""
         now = self._clock.now
         ready: list[tuple[SimPartition, int]] = []
+        copied: list[tuple[SimPartition, int]] = []
         while self._due and self._due[0][0] <= now + _EPS:
             _, i = heapq.heappop(self._due)
-            p, b, _lag = self._due_flows[i]
-            ready.append((p, b))
+            if i < len(self._due_flows):
+                p, b, _lag = self._due_flows[i]
+                ready.append((p, b))
+            else:
+                p, b, _future = self._due_copies[i - len(self._due_flows)]
+                copied.append((p, b))
+        for p, b in sorted(copied, key=lambda key: (key[0].topic, key[0].index, key[1])):
+            if (p, b) in self._futures:  # caught up with the current log: it takes its place
+                log_dirs.promote(self, p, b)
         ready.sort(key=lambda key: (key[0].topic, key[0].index, key[1]))
         for p, b in ready:
             if (p, b) not in self._fetching:
@@ -333,11 +464,22 @@ class ClusterCore:
             lag.rebase(now, lag.rate)
             lag.pos0 = p._end()
             self.join_isr(p, b)
+        if self.topics_to_delete:
+            self._resume_deletions()
         self._dirty = True
+
+    def _resume_deletions(self) -> None:
+        """Delete the queued topics that have become eligible (SimCluster: TopicDeletionManager)."""
 
     def join_isr(self, p: SimPartition, broker: int) -> None:
         """The leader's AlterPartition adding a caught-up follower (which may complete a reassignment)."""
         if broker in p.isr:
+            return
+        if self.kafka.zookeeper:  # AlterPartition, then KafkaController.maybeCompleteReassignment
+            zp = self._zk(p)
+            zp.expand_isr(broker)
+            zp.maybe_complete(self.is_alive)
+            self._commit(p, zp)
             return
         self._change(p, isr=[*p.isr, broker])
 
@@ -360,9 +502,23 @@ class ClusterCore:
         if not self.brokers[broker_id].online:
             return
         for p in self._set_online(broker_id, False):
+            if self.kafka.zookeeper:  # KafkaController.onBrokerFailure -> onReplicasBecomeOffline
+                zp = self._zk(p)
+                if p.leader == broker_id:
+                    zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                zp.remove_from_isr(broker_id)
+                self._commit(p, zp)
+                continue
             isr = [r for r in p.isr if r != broker_id]
             election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
             self._change(p, election, isr=isr)
+        if self.kafka.zookeeper:  # every partition without a live leader goes through an offline election
+            for topic in self.topics.values():
+                for p in topic.partitions:
+                    if p.leader == NO_LEADER:
+                        zp = self._zk(p)
+                        zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                        self._commit(p, zp)
         if self.controller_id == broker_id:
             online = sorted(b for b, broker in self.brokers.items() if broker.online)
             self.controller_id = online[0] if online else -1
@@ -373,11 +529,21 @@ class ClusterCore:
         if self.brokers[broker_id].online:
             return
         for p in self._set_online(broker_id, True):
+            if self.kafka.zookeeper:  # KafkaController.onBrokerStartup
+                zp = self._zk(p)
+                if p.leader == NO_LEADER and p not in self._zk_online_without_leader:
+                    zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                if zp.being_reassigned and broker_id in zp.replicas and broker_id not in zp.removing:
+                    zp.resume(self.is_alive)  # maybeResumeReassignments: the target includes this broker
+                self._commit(p, zp)
+                continue
             if p.leader == NO_LEADER:
                 election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
                 self._change(p, election)
         if self.controller_id == -1:
             self.controller_id = broker_id
+        if self.topics_to_delete:  # onBrokerStartup: resume the deletions this broker held up
+            self._resume_deletions()
 
     def _require_broker(self, broker_id: int) -> None:
         if broker_id not in self.brokers:

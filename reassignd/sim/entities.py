@@ -27,6 +27,19 @@ class Clock:
         self.now = 0.0
 
 
+DEFAULT_LOG_DIR = "/var/lib/kafka/data"
+DEFAULT_VOLUME_BYTES = 2**40
+
+
+@dataclass(slots=True, eq=False)
+class LogDir:
+    """One of a broker's `log.dirs`: its volume's size and what on it is not a simulated replica."""
+
+    path: str
+    total_bytes: int = DEFAULT_VOLUME_BYTES
+    other_bytes: int = 0  # bytes on the volume that belong to no simulated replica
+
+
 @dataclass(slots=True, eq=False)
 class SimBroker:
     id: int
@@ -36,7 +49,16 @@ class SimBroker:
     network_out: float = 125_000_000.0
     configs: dict[str, str] = field(default_factory=dict)  # dynamic per-broker configs
     static_configs: dict[str, str] = field(default_factory=dict)  # server.properties
-    log_dir: str = "/var/lib/kafka/data"
+    log_dirs: list[LogDir] = field(default_factory=lambda: [LogDir(DEFAULT_LOG_DIR)])
+    log_dir_copy_rate: float = 250_000_000.0  # bytes/s a copy between its log dirs can reach (disk)
+
+    @property
+    def log_dir(self) -> str:
+        """The first of `log.dirs` (the only one unless the scenario names several)."""
+        return self.log_dirs[0].path
+
+    def dir_named(self, path: str) -> LogDir | None:
+        return next((d for d in self.log_dirs if d.path == path), None)
 
 
 class Lag:
@@ -70,6 +92,7 @@ class SimPartition:
         "_t0",
         "_under_since",
         "adding",
+        "dirs",
         "index",
         "isr",
         "lags",
@@ -97,6 +120,9 @@ class SimPartition:
         self.removing: list[int] = []
         self.produce_bytes_per_sec = produce
         self.lags: dict[int, Lag] = {}
+        # the log dir of each replica, by broker; absent: the broker's first (usually only) log dir. None
+        # until a replica is placed elsewhere: an empty dict per partition costs megabytes at 100k partitions.
+        self.dirs: dict[int, str] | None = None
         self.under_min_seconds = 0.0
         self._under_since = -1.0
         self._clock = clock

@@ -15,6 +15,7 @@ LEADER_NOT_AVAILABLE: Final = 5
 NOT_LEADER_OR_FOLLOWER: Final = 6
 BROKER_NOT_AVAILABLE: Final = 8
 REPLICA_NOT_AVAILABLE: Final = 9
+REQUEST_TIMED_OUT: Final = 7
 INVALID_TOPIC_EXCEPTION: Final = 17
 TOPIC_ALREADY_EXISTS: Final = 36
 INVALID_PARTITIONS: Final = 37
@@ -41,6 +42,7 @@ DEFAULT_MESSAGES: Final[dict[int, str]] = {
     "is not the current leader.",
     BROKER_NOT_AVAILABLE: "The broker is not available.",
     REPLICA_NOT_AVAILABLE: "The replica is not available for the requested topic-partition.",
+    REQUEST_TIMED_OUT: "The request timed out.",
     INVALID_TOPIC_EXCEPTION: "The request attempted to perform an operation on an invalid topic.",
     TOPIC_ALREADY_EXISTS: "Topic with this name already exists.",
     INVALID_PARTITIONS: "Number of partitions is below 1.",
@@ -69,11 +71,18 @@ NAMES: Final[dict[int, str]] = {
 
 
 class KafkaError(Exception):
-    """A Kafka error as a response carries it: `code` and `message` (error_message)."""
+    """A Kafka error as a response carries it: `code` and `message` (error_message).
 
-    def __init__(self, code: int, message: str | None = None) -> None:
+    Without a message it carries the code's default text, as Kafka's `new ApiError(error)` does; `null=True`
+    sends no message at all, as `new ApiError(error, null)` and ApiError.fromThrowable for
+    UNKNOWN_SERVER_ERROR do.
+    """
+
+    def __init__(self, code: int, message: str | None = None, *, null: bool = False) -> None:
         self.code = code
-        self.message = message if message is not None else DEFAULT_MESSAGES.get(code, "")
+        self.message: str | None = (
+            None if null else message if message is not None else DEFAULT_MESSAGES.get(code, "")
+        )
         super().__init__(f"{NAMES.get(code, str(code))}: {self.message}")
 
     @property

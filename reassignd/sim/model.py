@@ -13,16 +13,19 @@ import re
 import uuid
 from typing import Any
 
-from reassignd.model import ClusterSnapshot, PartitionState
+from reassignd.model import ClusterSnapshot, InvalidInputError, PartitionState, Problem
 from reassignd.sim import configs as cfg
-from reassignd.sim import errors, views
+from reassignd.sim import errors, log_dirs, views
+from reassignd.sim import zk_controller as zk
 from reassignd.sim.configs import ConfigEntry
 from reassignd.sim.core import ClusterCore
-from reassignd.sim.entities import NO_LEADER, Lag, SimBroker, SimPartition, SimTopic
+from reassignd.sim.entities import NO_LEADER, Lag, LogDir, SimBroker, SimPartition, SimTopic
 from reassignd.sim.errors import KafkaError
+from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
+from reassignd.sim.kafka_version import KafkaVersion
 from reassignd.sim.placement_default import assign_replicas
 from reassignd.sim.reassignment import Election, reassignment_replicas, revert
-from reassignd.sim.scenario import Scenario, parse_topic_id
+from reassignd.sim.scenario import ANY_LOG_DIR, WHAT, Scenario, parse_topic_id
 
 __all__ = ["SimBroker", "SimCluster", "SimPartition", "SimTopic"]
 
@@ -32,8 +35,10 @@ _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
 
 class SimCluster(ClusterCore):
-    def __init__(self, seed: int = 0, cluster_id: str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, seed: int = 0, cluster_id: str | None = None, kafka: KafkaVersion = DEFAULT_KAFKA
+    ) -> None:
+        super().__init__(kafka)
         self._rng = random.Random(seed)
         self.cluster_id = cluster_id or base64.urlsafe_b64encode(self._rng.randbytes(16)).decode().rstrip("=")
         self._topics_by_id: dict[uuid.UUID, SimTopic] = {}
@@ -41,15 +46,20 @@ class SimCluster(ClusterCore):
     # -- construction ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_scenario(cls, scenario: Scenario, seed: int | None = None) -> SimCluster:
+    def from_scenario(
+        cls, scenario: Scenario, seed: int | None = None, kafka: KafkaVersion | None = None
+    ) -> SimCluster:
+        """A cluster in the scenario's state; `kafka` overrides the scenario's release and mode."""
         chosen = seed if seed is not None else (scenario.seed or 0)
-        sim = cls(seed=chosen, cluster_id=scenario.cluster_id)
+        sim = cls(seed=chosen, cluster_id=scenario.cluster_id, kafka=kafka or scenario.kafka)
         for spec in scenario.brokers:
+            roles = (
+                {} if sim.kafka.zookeeper else {"node.id": str(spec.id), "process.roles": "broker,controller"}
+            )
             static = {
                 "broker.id": str(spec.id),
-                "node.id": str(spec.id),
-                "process.roles": "broker,controller",
-                "log.dirs": "/var/lib/kafka/data",
+                **roles,
+                "log.dirs": ",".join(d.path for d in spec.log_dirs),
                 **scenario.static_broker_configs,
             }
             if spec.rack:
@@ -62,6 +72,8 @@ class SimCluster(ClusterCore):
                 spec.network_out,
                 dict(scenario.broker_configs.get(spec.id, {})),
                 static,
+                [LogDir(d.path, d.total_bytes) for d in spec.log_dirs],
+                spec.log_dir_copy_rate,
             )
             sim._replicas_on[spec.id] = set()
         sim.cluster_configs = dict(scenario.cluster_broker_configs)
@@ -79,11 +91,13 @@ class SimCluster(ClusterCore):
                 assignment,
                 sizes=t.partition_bytes,
                 produce=t.produce_bytes_per_sec,
+                dirs=t.log_dirs,
             )
             for p in topic.partitions:
                 state = states.get((t.name, p.index))
                 if state is not None:
                     sim._load_state(p, state)
+        sim._size_volumes(scenario)
         offline = [b.id for b in scenario.brokers if not b.online]
         for broker_id in offline:
             sim.stop_broker(broker_id)
@@ -91,6 +105,30 @@ class SimCluster(ClusterCore):
         wanted = scenario.controller_id
         sim.controller_id = wanted if wanted in online else (online[0] if online else -1)
         return sim
+
+    def _size_volumes(self, scenario: Scenario) -> None:
+        """A log dir given `usable_bytes` at the start: what the replicas there do not use is other data."""
+        problems = []
+        for i, spec in enumerate(scenario.brokers):
+            used = views.bytes_per_log_dir(self, spec.id)
+            for j, d in enumerate(spec.log_dirs):
+                if d.usable_bytes is None:
+                    continue
+                other = d.total_bytes - d.usable_bytes - used.get(d.path, 0)
+                if other < 0:
+                    problems.append(
+                        Problem(
+                            f"brokers[{i}]",
+                            f"log_dirs[{j}].usable_bytes",
+                            f"{d.usable_bytes} usable plus the {used.get(d.path, 0)} bytes of the replicas "
+                            f"placed in {d.path} exceed its total_bytes {d.total_bytes}",
+                        )
+                    )
+                    continue
+                dirs = self.brokers[spec.id].log_dirs
+                dirs[j] = LogDir(d.path, d.total_bytes, other)
+        if problems:
+            raise InvalidInputError(WHAT, problems)
 
     def _new_uuid(self) -> uuid.UUID:
         return uuid.UUID(int=self._rng.getrandbits(128), version=4)
@@ -110,10 +148,12 @@ class SimCluster(ClusterCore):
         *,
         sizes: tuple[int, ...] | None = None,
         produce: tuple[float, ...] | None = None,
+        dirs: tuple[tuple[str, ...], ...] | None = None,
     ) -> SimTopic:
         topic = SimTopic(name, topic_id, configs)
         self.topics[name] = topic
         self._topics_by_id[topic_id] = topic
+        several_dirs = {b.id for b in self.brokers.values() if len(b.log_dirs) > 1}  # else nothing to place
         for index, replicas in enumerate(assignment):
             size = sizes[index] if sizes else 0
             rate = produce[index] if produce else 0.0
@@ -121,8 +161,11 @@ class SimCluster(ClusterCore):
             live = [r for r in replicas if self.is_alive(r)]
             p.isr = live or [replicas[0]]
             p.leader = live[0] if live else NO_LEADER
-            for b in replicas:
+            for position, b in enumerate(replicas):
                 self._replicas_on.setdefault(b, set()).add(p)
+                if dirs or b in several_dirs:
+                    wanted = dirs[index][position] if dirs else None
+                    self._place_log(p, b, None if wanted == ANY_LOG_DIR else wanted)
                 if b not in p.isr:
                     p.lags[b] = Lag(float(size), self._clock.now)
             topic.partitions.append(p)
@@ -134,6 +177,7 @@ class SimCluster(ClusterCore):
         self._account(p, -1)
         for b in p.replicas:
             self._replicas_on[b].discard(p)
+            self._drop_log(p, b)
         p.replicas = list(state.replicas)
         p.isr = list(state.isr) or [state.replicas[0]]
         p.adding = list(state.adding)
@@ -142,10 +186,18 @@ class SimCluster(ClusterCore):
         p.lags = {}
         for b in p.replicas:
             self._replicas_on.setdefault(b, set()).add(p)
+            self._place_log(p, b)
             if b not in p.isr:
                 size = state.replica_sizes.get(b, 0)
                 p.lags[b] = Lag(float(min(size, state.size_bytes)), self._clock.now)
         self._account(p, +1)
+        if self.kafka.zookeeper:  # controller failover: elect the offline, resume the moving
+            zp = self._zk(p)
+            if p.leader == NO_LEADER:
+                zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+            zp.maybe_complete(self.is_alive)
+            self._commit(p, zp)
+            return
         self._change(p)  # elect if leaderless, complete a move the ISR already allows (else a no-op)
 
     def topic_by_id(self, topic_id: uuid.UUID) -> SimTopic | None:
@@ -262,23 +314,54 @@ class SimCluster(ClusterCore):
             )
 
     def delete_topic(self, name: str) -> None:
+        """DeleteTopics for one topic. ZooKeeper mode (TopicDeletionManager): a topic with a reassignment in
+        progress or a replica on a stopped broker is only queued for deletion; it stays until both are
+        over, and the request answers REQUEST_TIMED_OUT (DelayedDeleteTopics; the model does not wait)."""
         topic = self.topics.get(name)
         if topic is None:
+            if self.kafka.zookeeper:  # filtered by the metadata cache: a code without a message
+                raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, null=True)
             raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to locate topic {name}.")
+        if self.kafka.zookeeper:
+            self.topics_to_delete.add(name)
+            self._resume_deletions()
+            if name in self.topics:
+                raise KafkaError(errors.REQUEST_TIMED_OUT, null=True)
+            return
+        self._remove_topic(topic)
+
+    def _resume_deletions(self) -> None:
+        """TopicDeletionManager.resumeDeletions: delete each queued topic that has become eligible."""
+        for name in sorted(self.topics_to_delete):
+            topic = self.topics[name]
+            if all(
+                not p.is_reassigning and all(self.is_alive(b) for b in p.replicas) for p in topic.partitions
+            ):
+                self.topics_to_delete.discard(name)
+                self._remove_topic(topic)
+
+    def _remove_topic(self, topic: SimTopic) -> None:
+        name = topic.name
         for p in topic.partitions:
+            self._zk_online_without_leader.discard(p)
             self._account(p, -1)
             self._under_min.discard(p)
             self._ever_under.discard(p)
             self._reassigning.discard(p)
             for b in p.replicas:
                 self._replicas_on[b].discard(p)
+                self._drop_log(p, b)
         del self.topics[name]
         del self._topics_by_id[topic.topic_id]
 
     # -- reassignment --------------------------------------------------------------------------------------
 
     def alter_partition_reassignment(self, topic: str, partition: int, replicas: list[int] | None) -> None:
-        """One partition of AlterPartitionReassignments (ReplicationControlManager)."""
+        """One partition of AlterPartitionReassignments (ReplicationControlManager, or in ZooKeeper mode
+        KafkaController.processApiPartitionReassignment)."""
+        if self.kafka.zookeeper:
+            self._zk_reassign(topic, partition, replicas)
+            return
         p = self._partition(topic, partition)
         if replicas is None:
             self._cancel_reassignment(p)
@@ -311,6 +394,27 @@ class SimCluster(ClusterCore):
         election = Election.UNCLEAN if allowed else Election.ONLINE
         self._change(p, election, isr=isr, replicas=replicas, adding=(), removing=())
 
+    def _zk_reassign(self, topic: str, partition: int, target: list[int] | None) -> None:
+        t = self.topics.get(topic)
+        p = t.partitions[partition] if t is not None and 0 <= partition < len(t.partitions) else None
+        current, adding = (p.replicas, p.adding) if p is not None else ([], [])
+        if target is not None:
+            live = [b for b, broker in self.brokers.items() if broker.online]
+            problem = zk.validate_target(current, adding, list(target), live)
+            if problem is not None:
+                raise problem
+        if target is None and (p is None or not p.is_reassigning):
+            raise KafkaError(errors.NO_REASSIGNMENT_IN_PROGRESS)  # no message: ApiError(NO_REASSIGNMENT...)
+        if p is None or topic in self.topics_to_delete:  # maybeTriggerPartitionReassignment
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
+        zp = self._zk(p)
+        zp.reassign(zk.origin_replicas(p.replicas, p.adding) if target is None else target, self.is_alive)
+        self._commit(p, zp)
+        if p.leader == NO_LEADER:
+            self._zk_online_without_leader.add(p)
+        if self.topics_to_delete:
+            self._resume_deletions()
+
     def list_partition_reassignments(
         self, tps: list[tuple[str, int]] | None = None
     ) -> list[tuple[str, int, list[int], list[int], list[int]]]:
@@ -338,15 +442,14 @@ class SimCluster(ClusterCore):
         results: dict[tuple[str, int], KafkaError | None] = {}
         for topic, index in tps:
             t = self.topics.get(topic)
-            if t is None:
-                results[(topic, index)] = KafkaError(
-                    errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic}"
-                )
-                continue
-            if not 0 <= index < len(t.partitions):
-                results[(topic, index)] = KafkaError(
-                    errors.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic}-{index}"
-                )
+            if t is None or not 0 <= index < len(t.partitions):
+                if self.kafka.zookeeper:
+                    message = "The partition does not exist."
+                else:
+                    message = (
+                        f"No such topic as {topic}" if t is None else f"No such partition as {topic}-{index}"
+                    )
+                results[(topic, index)] = KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, message)
                 continue
             try:
                 self._elect_one(election_type, t.partitions[index])
@@ -359,6 +462,9 @@ class SimCluster(ClusterCore):
 
     def _elect_one(self, election_type: int, p: SimPartition) -> None:
         """ReplicationControlManager.electLeader: not needed, or a PartitionChangeBuilder election."""
+        if self.kafka.zookeeper:
+            self._zk_elect_one(election_type, p)
+            return
         if election_type == ELECTION_PREFERRED:
             if p.leader == p.replicas[0]:
                 raise KafkaError(errors.ELECTION_NOT_NEEDED)
@@ -369,6 +475,27 @@ class SimCluster(ClusterCore):
                 raise KafkaError(errors.ELECTION_NOT_NEEDED)
             if not self._change(p, Election.UNCLEAN):
                 raise KafkaError(errors.ELIGIBLE_LEADERS_NOT_AVAILABLE)
+
+    def _zk_elect_one(self, election_type: int, p: SimPartition) -> None:
+        """KafkaController.processReplicaLeaderElection for one known partition."""
+        if p.topic in self.topics_to_delete:
+            raise KafkaError(errors.INVALID_TOPIC_EXCEPTION, "The topic is being deleted")
+        zp = self._zk(p)
+        if election_type == ELECTION_PREFERRED:
+            if p.leader == p.replicas[0]:
+                raise KafkaError(errors.ELECTION_NOT_NEEDED)
+            if not zp.elect_preferred(self.is_alive):
+                raise zk.election_failed(
+                    errors.PREFERRED_LEADER_NOT_AVAILABLE, p.topic, p.index, zk.PREFERRED_STRATEGY
+                )
+        else:
+            if p.leader != NO_LEADER and self.is_alive(p.leader):
+                raise KafkaError(errors.ELECTION_NOT_NEEDED)
+            if not zp.elect_offline(self.is_alive, unclean_allowed=True):
+                raise zk.election_failed(
+                    errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, p.topic, p.index, zk.ADMIN_UNCLEAN_STRATEGY
+                )
+        self._commit(p, zp)
 
     # -- configs, log dirs and views (implemented in sim/views.py) -------------------------------------------
 
@@ -386,10 +513,30 @@ class SimCluster(ClusterCore):
     ) -> None:
         views.incremental_alter_configs(self, resource_type, name, ops, validate_only)
 
+    def alter_configs(
+        self,
+        resource_type: int,
+        name: str,
+        configs: list[tuple[str, str | None]],
+        validate_only: bool = False,
+    ) -> None:
+        """Legacy AlterConfigs: the resource's dynamic configs become exactly `configs` (views.py)."""
+        views.alter_configs(self, resource_type, name, configs, validate_only)
+
     def describe_log_dirs(
         self, broker_id: int, tps: list[tuple[str, int]] | None = None
     ) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
         return views.describe_log_dirs(self, broker_id, tps)
+
+    def alter_replica_log_dir(self, broker_id: int, topic: str, partition: int, path: str) -> None:
+        """One partition of AlterReplicaLogDirs sent to `broker_id` (log_dirs.py); raises KafkaError."""
+        log_dirs.alter_replica_log_dir(self, broker_id, topic, partition, path)
+
+    def log_dir_descriptions(
+        self, broker_id: int, tps: list[tuple[str, int]] | None = None
+    ) -> list[views.LogDirDescription]:
+        """DescribeLogDirs with the volume figures: path, total and usable bytes, logs (views.py)."""
+        return views.log_dir_descriptions(self, broker_id, tps)
 
     def observed(self) -> dict[str, Any]:
         return views.observed(self)

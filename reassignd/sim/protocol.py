@@ -84,14 +84,30 @@ def api_spec(request_class: Any, response_class: Any, handler: Handler, cap: int
 
 
 class KafkaProtocol:
-    """Dispatches decoded requests to handlers; shared by every broker listener."""
+    """Dispatches decoded requests to handlers; shared by every broker listener.
 
-    def __init__(self, specs: list[ApiSpec]) -> None:
-        self.specs: dict[int, ApiSpec] = {spec.api_key: spec for spec in specs}
+    `versions` (API key to (min, max)) is what the simulated Kafka release advertises
+    (reassignd/sim/kafka_version.py); an API it lacks is not served, and a handler's schema must describe
+    every version advertised. Without it, each API's schema range is served.
+    """
+
+    def __init__(self, specs: list[ApiSpec], versions: Mapping[int, tuple[int, int]] | None = None) -> None:
         low, high = schema_versions(ApiVersionsRequest)
-        self.specs[ApiVersionsRequest.API_KEY] = ApiSpec(
-            ApiVersionsRequest, ApiVersionsResponse, low, high, self._api_versions
-        )
+        every = [*specs, ApiSpec(ApiVersionsRequest, ApiVersionsResponse, low, high, self._api_versions)]
+        self.specs: dict[int, ApiSpec] = {}
+        for spec in every:
+            if versions is None:
+                self.specs[spec.api_key] = spec
+            elif spec.api_key in versions:
+                low, high = versions[spec.api_key]
+                _, schema_high = schema_versions(spec.request_class)
+                if high > schema_high:
+                    raise ValueError(
+                        f"api key {spec.api_key}: v{high} advertised, the schema ends at v{schema_high}"
+                    )
+                self.specs[spec.api_key] = ApiSpec(
+                    spec.request_class, spec.response_class, low, high, spec.handler
+                )
 
     def advertised(self) -> list[tuple[int, int, int]]:
         return [(key, spec.min_version, spec.max_version) for key, spec in sorted(self.specs.items())]

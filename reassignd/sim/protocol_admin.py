@@ -1,10 +1,12 @@
 """Admin APIs: topics, reassignments, leader elections and log dirs (configs: protocol_configs.py).
 
 Each handler maps one request onto the model (reassignd.sim.model.SimCluster), which raises KafkaError with
-Kafka's code and message; per-item errors are reported per item, as Kafka does. Routing follows a KRaft
-broker (core/src/main/scala/kafka/server/KafkaApis.scala): controller requests (CreateTopics, DeleteTopics,
-AlterPartitionReassignments, ListPartitionReassignments, ElectLeaders) are accepted on any broker and
-forwarded, so no NOT_CONTROLLER here; DescribeLogDirs reports the log dirs of the broker it was sent to.
+Kafka's code and message; per-item errors are reported per item, as Kafka does. Routing follows
+core/src/main/scala/kafka/server/KafkaApis.scala: a KRaft broker forwards controller requests (CreateTopics,
+DeleteTopics, AlterPartitionReassignments, ListPartitionReassignments, ElectLeaders) to the controller, so
+any broker accepts them; a ZooKeeper-mode broker that is not the controller answers them NOT_CONTROLLER
+(per topic, per partition, or top-level, as each handler does in 3.9). DescribeLogDirs reports the log dirs
+of the broker it was sent to.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
+    AlterReplicaLogDirsRequest,
+    AlterReplicaLogDirsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
     DeleteTopicsRequest,
@@ -27,14 +31,28 @@ from kafka.protocol.admin import (
     ListPartitionReassignmentsResponse,
 )
 
-from reassignd.sim.errors import INVALID_REPLICATION_FACTOR, INVALID_REQUEST, UNKNOWN_TOPIC_ID, KafkaError
+from reassignd.sim.errors import (
+    INVALID_REPLICATION_FACTOR,
+    INVALID_REQUEST,
+    NOT_CONTROLLER,
+    UNKNOWN_TOPIC_ID,
+    KafkaError,
+)
 from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec, error_fields
 
 TOPIC = 2
+_NOT_CONTROLLER = KafkaError(NOT_CONTROLLER)  # new ApiError(NOT_CONTROLLER): the default text
+_NOT_CONTROLLER_NULL = KafkaError(NOT_CONTROLLER, null=True)  # CreateTopics, DeleteTopics, ElectLeaders
 
 
 def _invalid_request(message: str) -> KafkaError:
     return KafkaError(INVALID_REQUEST, message)
+
+
+def _not_the_controller(ctx: RequestContext) -> bool:
+    """A ZooKeeper-mode broker handles controller requests only if it is the controller (no forwarding)."""
+    cluster = ctx.cluster
+    return bool(cluster.kafka.zookeeper) and ctx.broker_id != cluster.controller_id
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -50,6 +68,8 @@ def handle_create_topics(ctx: RequestContext, request: Any) -> Any:
     for topic in request.topics:
         created = None
         try:
+            if _not_the_controller(ctx):
+                raise _NOT_CONTROLLER_NULL
             if counts[topic.name] > 1:
                 raise _invalid_request("Duplicate topic name.")
             assignment = {a.partition_index: list(a.broker_ids) for a in topic.assignments} or None
@@ -105,6 +125,8 @@ def handle_delete_topics(ctx: RequestContext, request: Any) -> Any:
     for wanted_name, wanted_id in wanted:
         name, topic_id = wanted_name, wanted_id
         try:
+            if _not_the_controller(ctx):
+                raise _NOT_CONTROLLER_NULL
             if name is None:
                 topic = by_id.get(topic_id)
                 if topic is None:
@@ -130,6 +152,15 @@ def handle_delete_topics(ctx: RequestContext, request: Any) -> Any:
 def handle_alter_partition_reassignments(ctx: RequestContext, request: Any) -> Any:
     r = AlterPartitionReassignmentsResponse
     allow_rf_change = ctx.api_version < 1 or bool(request.allow_replication_factor_change)
+    if _not_the_controller(ctx):
+        return r(
+            version=ctx.api_version,
+            throttle_time_ms=0,
+            allow_replication_factor_change=allow_rf_change,
+            error_code=NOT_CONTROLLER,
+            error_message=_NOT_CONTROLLER.message,
+            responses=[],
+        )
     topics = []
     for topic in request.topics:
         partitions = []
@@ -181,6 +212,8 @@ def handle_list_partition_reassignments(ctx: RequestContext, request: Any) -> An
     if request.topics is not None:
         tps = [(t.name, index) for t in request.topics for index in t.partition_indexes]
     try:
+        if _not_the_controller(ctx):
+            raise _NOT_CONTROLLER
         ongoing = ctx.cluster.list_partition_reassignments(tps)
     except KafkaError as exc:
         return r(
@@ -216,7 +249,11 @@ def handle_elect_leaders(ctx: RequestContext, request: Any) -> Any:
     if request.topic_partitions is not None:
         tps = [(t.topic, index) for t in request.topic_partitions for index in t.partitions]
     try:
-        results = ctx.cluster.elect_leaders(election_type, tps)
+        if _not_the_controller(ctx):  # processReplicaLeaderElection: NOT_CONTROLLER per partition
+            every = [(t.name, p.index) for t in ctx.cluster.topics.values() for p in t.partitions]
+            results = dict.fromkeys(tps if tps is not None else every, _NOT_CONTROLLER_NULL)
+        else:
+            results = ctx.cluster.elect_leaders(election_type, tps)
     except KafkaError as exc:  # a request-level error (v1+ has a top-level error code)
         return r(
             version=ctx.api_version, throttle_time_ms=0, error_code=exc.code, replica_election_results=[]
@@ -249,28 +286,61 @@ def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
     if request.topics is not None:
         tps = [(t.topic, index) for t in request.topics for index in t.partitions]
     results = []
-    for log_dir, replicas in ctx.cluster.describe_log_dirs(ctx.broker_id, tps):
+    for log_dir in ctx.cluster.log_dir_descriptions(ctx.broker_id, tps):
         by_topic: dict[str, list[Any]] = defaultdict(list)
-        for topic, index, size, lag, is_future in replicas:
-            by_topic[topic].append(
+        for replica in log_dir.replicas:
+            by_topic[replica.topic].append(
                 r.DescribeLogDirsResult.DescribeLogDirsTopic.DescribeLogDirsPartition(
-                    partition_index=index, partition_size=size, offset_lag=lag, is_future_key=is_future
+                    partition_index=replica.partition,
+                    partition_size=replica.size,
+                    offset_lag=replica.offset_lag,
+                    is_future_key=replica.is_future,
                 )
             )
         results.append(
             r.DescribeLogDirsResult(
                 error_code=0,
-                log_dir=log_dir,
+                log_dir=log_dir.path,
                 topics=[
                     r.DescribeLogDirsResult.DescribeLogDirsTopic(name=name, partitions=parts)
                     for name, parts in by_topic.items()
                 ],
-                total_bytes=-1,
-                usable_bytes=-1,
+                total_bytes=log_dir.total_bytes,
+                usable_bytes=log_dir.usable_bytes,
                 is_cordoned=False,
             )
         )
     return r(version=ctx.api_version, throttle_time_ms=0, error_code=0, results=results)
+
+
+def handle_alter_replica_log_dirs(ctx: RequestContext, request: Any) -> Any:
+    """Moves between this broker's log dirs (ReplicaManager.alterReplicaLogDirs, per partition)."""
+    r = AlterReplicaLogDirsResponse
+    wanted: dict[tuple[str, int], str] = {}  # AlterReplicaLogDirsRequest.partitionDirs: the last dir wins
+    for log_dir in request.dirs:
+        for topic in log_dir.topics:
+            for index in topic.partitions:
+                wanted[(topic.name, index)] = log_dir.path
+    grouped: dict[str, list[Any]] = defaultdict(list)
+    for (topic, index), path in wanted.items():
+        try:
+            ctx.cluster.alter_replica_log_dir(ctx.broker_id, topic, index, path)
+            code = 0
+        except KafkaError as exc:
+            code = exc.code
+        grouped[topic].append(
+            r.AlterReplicaLogDirTopicResult.AlterReplicaLogDirPartitionResult(
+                partition_index=index, error_code=code
+            )
+        )
+    return r(
+        version=ctx.api_version,
+        throttle_time_ms=0,
+        results=[
+            r.AlterReplicaLogDirTopicResult(topic_name=name, partitions=parts)
+            for name, parts in grouped.items()
+        ],
+    )
 
 
 def specs() -> list[ApiSpec]:
@@ -289,4 +359,5 @@ def specs() -> list[ApiSpec]:
         ),
         api_spec(ElectLeadersRequest, ElectLeadersResponse, handle_elect_leaders),
         api_spec(DescribeLogDirsRequest, DescribeLogDirsResponse, handle_describe_log_dirs),
+        api_spec(AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse, handle_alter_replica_log_dirs),
     ]

@@ -1,10 +1,14 @@
-"""Config APIs: DescribeConfigs and IncrementalAlterConfigs for topic and broker resources.
+"""Config APIs: DescribeConfigs, IncrementalAlterConfigs and legacy AlterConfigs, topic and broker resources.
 
-Routing follows a KRaft broker: DescribeConfigs for a BROKER resource is answered only by that broker or for
-the cluster default "" (core/src/main/scala/kafka/server/ConfigHelper.scala: "Unexpected broker id, expected
-X or empty string, but received Y"); IncrementalAlterConfigs is forwarded to the controller, which accepts
-any integer broker name (ControllerConfigurationValidator). The values, sources, synonyms and type checks
-come from the model (reassignd/sim/configs.py).
+Both modes route alike (core/src/main/scala/kafka/server/KafkaApis.scala, ConfigAdminManager.scala, 3.9):
+- DescribeConfigs for a BROKER resource is answered only by that broker or for the cluster default ""
+  (ConfigHelper: "Unexpected broker id, expected X or empty string, but received Y").
+- (Incremental)AlterConfigs is preprocessed by the broker that receives it, for every resource: a resource
+  named twice is refused ("Each resource must appear at most once."), and a BROKER resource must name this
+  very broker or be "" (ConfigAdminManager.validateResourceNameIsCurrentNodeId: "Unexpected broker id,
+  expected X, but received Y"); its values are validated there (INVALID_REQUEST, KAFKA-13609). Clients send
+  a broker's resource to that broker; only hand-built requests meet these errors.
+The values, sources, synonyms and type checks come from the model (reassignd/sim/configs.py, views.py).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from collections import defaultdict
 from typing import Any
 
 from kafka.protocol.admin import (
+    AlterConfigsRequest,
+    AlterConfigsResponse,
     DescribeConfigsRequest,
     DescribeConfigsResponse,
     IncrementalAlterConfigsRequest,
@@ -33,17 +39,39 @@ def _invalid_request(message: str) -> KafkaError:
 # Configs
 
 
-def _check_broker_resource(ctx: RequestContext, name: str, describing: bool) -> None:
+def _check_described_broker(ctx: RequestContext, name: str) -> None:
+    """ConfigHelper.describeConfigs: this broker's id or the cluster default ""."""
     if not name:
         return
     try:
         broker_id = int(name)
     except ValueError:
         raise _invalid_request(f"Broker id must be an integer, but it is: {name}") from None
-    if describing and broker_id != ctx.broker_id:
+    if broker_id != ctx.broker_id:
         raise _invalid_request(
             f"Unexpected broker id, expected {ctx.broker_id} or empty string, but received {name}"
         )
+
+
+def _check_altered_broker(ctx: RequestContext, name: str) -> None:
+    """ConfigAdminManager.validateResourceNameIsCurrentNodeId: this broker's id or the cluster default ""."""
+    if not name:
+        return
+    try:
+        broker_id = int(name)
+    except ValueError:
+        raise _invalid_request(f"Node id must be an integer, but it is: {name}") from None
+    if broker_id != ctx.broker_id:
+        raise _invalid_request(f"Unexpected broker id, expected {ctx.broker_id}, but received {name}")
+
+
+def _check_alter_resource(ctx: RequestContext, resource_type: int, name: str, repeats: int) -> None:
+    if repeats > 1:
+        raise _invalid_request("Each resource must appear at most once.")
+    if resource_type == BROKER:
+        _check_altered_broker(ctx, name)
+    elif resource_type != TOPIC:
+        raise _invalid_request(f"Unknown resource type {resource_type}")
 
 
 def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
@@ -54,7 +82,7 @@ def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
         entries: list[Any] = []
         try:
             if resource.resource_type == BROKER:
-                _check_broker_resource(ctx, resource.resource_name, describing=True)
+                _check_described_broker(ctx, resource.resource_name)
             elif resource.resource_type != TOPIC:
                 raise _invalid_request(f"Unsupported resource type: {resource.resource_type}")
             keys = resource.configuration_keys
@@ -123,15 +151,34 @@ def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
     for resource in request.resources:
         key = (resource.resource_type, resource.resource_name)
         try:
-            if seen[key] > 1:
-                # ControllerApis: duplicate resources in one request are all rejected.
-                raise _invalid_request(f"Duplicate resource in request: {resource.resource_name}")
-            if resource.resource_type == BROKER:
-                _check_broker_resource(ctx, resource.resource_name, describing=False)
-            elif resource.resource_type != TOPIC:
-                raise _invalid_request(f"Unsupported resource type: {resource.resource_type}")
+            _check_alter_resource(ctx, *key, repeats=seen[key])
             ops = [(c.name, c.config_operation, c.value) for c in resource.configs]
             ctx.cluster.incremental_alter_configs(*key, ops, bool(request.validate_only))
+            error: KafkaError | None = None
+        except KafkaError as exc:
+            error = exc
+        code, message = error_fields(error)
+        responses.append(
+            r.AlterConfigsResourceResponse(
+                error_code=code, error_message=message, resource_type=key[0], resource_name=key[1]
+            )
+        )
+    return r(version=ctx.api_version, throttle_time_ms=0, responses=responses)
+
+
+def handle_alter_configs(ctx: RequestContext, request: Any) -> Any:
+    """Legacy AlterConfigs: each resource's dynamic configs replaced by the ones given."""
+    r = AlterConfigsResponse
+    seen: dict[tuple[int, str], int] = defaultdict(int)
+    for resource in request.resources:
+        seen[(resource.resource_type, resource.resource_name)] += 1
+    responses = []
+    for resource in request.resources:
+        key = (resource.resource_type, resource.resource_name)
+        try:
+            _check_alter_resource(ctx, *key, repeats=seen[key])
+            configs = [(c.name, c.value) for c in resource.configs]
+            ctx.cluster.alter_configs(*key, configs, bool(request.validate_only))
             error: KafkaError | None = None
         except KafkaError as exc:
             error = exc
@@ -150,4 +197,5 @@ def specs() -> list[ApiSpec]:
         api_spec(
             IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, handle_incremental_alter_configs
         ),
+        api_spec(AlterConfigsRequest, AlterConfigsResponse, handle_alter_configs),
     ]

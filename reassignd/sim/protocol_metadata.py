@@ -32,7 +32,7 @@ from reassignd.sim.errors import (
 from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec
 
 ZERO_UUID = uuid.UUID(int=0)
-METADATA_MAX_VERSION = 12
+METADATA_MAX_VERSION = 13  # v13 (Kafka 4.0, KIP-1102) only adds a top-level error code
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -247,6 +247,7 @@ def metadata_response(
             for t in topics
         ],
         authorized_operations=None,
+        error_code=NONE,
     )
 
 
@@ -371,5 +372,7 @@ def encode_metadata_body(
         out.append(tags)
     if 8 <= version <= 10:
         out.append(_AUTH_OPS_NONE)
+    if version >= 13:
+        out.append(_I16.pack(NONE))
     out.append(tags)
     return b"".join(out)

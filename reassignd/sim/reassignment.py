@@ -44,6 +44,9 @@ class PartitionChange:
     after: PartitionFields
     leader_epoch_bump: bool
     unclean: bool = False
+    # A ZooKeeper-mode change is several controller writes: how many leader- and partition-epoch bumps.
+    leader_epoch_bumps: int | None = None  # None: one if leader_epoch_bump (a KRaft record)
+    partition_epoch_bumps: int = 1
 
 
 def reassignment_replicas(

@@ -18,6 +18,8 @@ from aiohttp import web
 
 from reassignd.sim import protocol_admin, protocol_configs, protocol_metadata
 from reassignd.sim.control import build_app
+from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
+from reassignd.sim.kafka_version import KafkaVersion
 from reassignd.sim.protocol import KafkaProtocol
 from reassignd.sim.server import BrokerListeners
 
@@ -26,8 +28,10 @@ log = structlog.get_logger(__name__)
 CLOCK_STEP_SECONDS = 0.05  # wall time between clock steps
 
 
-def kafka_protocol() -> KafkaProtocol:
-    return KafkaProtocol(protocol_metadata.specs() + protocol_configs.specs() + protocol_admin.specs())
+def kafka_protocol(kafka: KafkaVersion = DEFAULT_KAFKA) -> KafkaProtocol:
+    """The APIs and versions a broker of this Kafka release serves."""
+    specs = protocol_metadata.specs() + protocol_configs.specs() + protocol_admin.specs()
+    return KafkaProtocol(specs, kafka.api_versions)
 
 
 class SimRuntime:
@@ -39,7 +43,9 @@ class SimRuntime:
         self.cluster = cluster
         self.host = host
         self.time_scale = float(time_scale)
-        self.listeners = BrokerListeners(kafka_protocol(), cluster, host)
+        self.listeners = BrokerListeners(
+            kafka_protocol(getattr(cluster, "kafka", DEFAULT_KAFKA)), cluster, host
+        )
         self._control: web.AppRunner | None = None
         self._clock: asyncio.Task[None] | None = None
         self.control_port = 0

@@ -1,9 +1,10 @@
 """Scenario files: the cluster a simulation starts from (docs/simulator.md, "Scenario file").
 
-A scenario names brokers (rack path, network capacity), topics (partition count, replication factor, sizes,
-produce rates, configs, optional assignment) and dynamic broker configs. A cluster snapshot JSON
-(reassignd.model.snapshot_from_dict) is accepted too and starts the simulation from that exact state.
-Every problem is collected before failing, each with its field and value.
+A scenario names the Kafka release and controller mode, brokers (rack path, network capacity, log dirs),
+topics (partition count, replication factor, sizes, produce rates, configs, optional assignment and log dirs)
+and dynamic broker configs. A cluster snapshot JSON (reassignd.model.snapshot_from_dict) is accepted too and
+starts the simulation from that exact state. Every problem is collected before failing, each with its field
+and value.
 """
 
 from __future__ import annotations
@@ -24,9 +25,27 @@ from reassignd.model import (
     snapshot_from_dict,
 )
 from reassignd.sim.configs import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigValueError, parse_value
+from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
+from reassignd.sim.kafka_version import KafkaVersion, KafkaVersionError
 
 DEFAULT_NETWORK_BYTES_PER_SEC: Final = 125_000_000.0
+DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC: Final = 250_000_000.0  # a disk copying between its log dirs
+DEFAULT_LOG_DIR: Final = "/var/lib/kafka/data"
+DEFAULT_VOLUME_BYTES: Final = 2**40  # 1 TiB per log dir unless the scenario says otherwise
+ANY_LOG_DIR: Final = "any"  # as in Kafka's reassignment JSON: no preference
 WHAT: Final = "simulator scenario"
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirSpec:
+    """One of a broker's log dirs: its absolute path and its volume (usable bytes at the start, if given)."""
+
+    path: str
+    total_bytes: int = DEFAULT_VOLUME_BYTES
+    usable_bytes: int | None = None  # None: everything the replicas placed there do not use
+
+
+DEFAULT_LOG_DIRS: Final = (LogDirSpec(DEFAULT_LOG_DIR),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +55,8 @@ class BrokerSpec:
     network_in: float = DEFAULT_NETWORK_BYTES_PER_SEC
     network_out: float = DEFAULT_NETWORK_BYTES_PER_SEC
     online: bool = True
+    log_dirs: tuple[LogDirSpec, ...] = DEFAULT_LOG_DIRS
+    log_dir_copy_rate: float = DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +69,8 @@ class TopicSpec:
     configs: dict[str, str] = field(default_factory=dict)
     assignment: tuple[tuple[int, ...], ...] | None = None
     topic_id: str | None = None
+    # Per partition, the log dir of each replica (assignment order); "any" lets Kafka's placement choose.
+    log_dirs: tuple[tuple[str, ...], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +85,7 @@ class Scenario:
     controller_id: int | None = None
     # Set when loaded from a cluster snapshot: the exact partition states to start from.
     partition_states: tuple[PartitionState, ...] | None = None
+    kafka: KafkaVersion = DEFAULT_KAFKA
 
 
 def topic_id_text(topic_id: uuid.UUID) -> str:
@@ -188,9 +212,11 @@ def _parse(data: dict[str, Any]) -> Scenario:
         "controller_id",
         "version",
         "description",
+        "kafka",
     }
     for key in sorted(set(data) - known):
         bad("scenario", key, f"unknown field (expected one of {sorted(known)})")
+    kafka = _parse_kafka(data.get("kafka"), bad)
     seed = data.get("seed")
     if seed is not None and not _is_int(seed):
         bad("scenario", "seed", f"must be an integer, got {seed!r}")
@@ -209,7 +235,16 @@ def _parse(data: dict[str, Any]) -> Scenario:
             bad(where, "(entry)", f"must be an object, got {entry!r}")
             continue
         for key in sorted(
-            set(entry) - {"id", "rack", "network_in_bytes_per_sec", "network_out_bytes_per_sec", "online"}
+            set(entry)
+            - {
+                "id",
+                "rack",
+                "network_in_bytes_per_sec",
+                "network_out_bytes_per_sec",
+                "online",
+                "log_dirs",
+                "log_dir_copy_bytes_per_sec",
+            }
         ):
             bad(where, key, "unknown field")
         bid: Any = entry.get("id")
@@ -225,8 +260,9 @@ def _parse(data: dict[str, Any]) -> Scenario:
             bad(where, "rack", f"must be a non-empty string or null, got {rack!r}")
             ok = False
         caps = []
-        for key in ("network_in_bytes_per_sec", "network_out_bytes_per_sec"):
-            value = entry.get(key, DEFAULT_NETWORK_BYTES_PER_SEC)
+        defaults = {"log_dir_copy_bytes_per_sec": DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC}
+        for key in ("network_in_bytes_per_sec", "network_out_bytes_per_sec", "log_dir_copy_bytes_per_sec"):
+            value = entry.get(key, defaults.get(key, DEFAULT_NETWORK_BYTES_PER_SEC))
             if not _is_number(value) or value <= 0:
                 bad(where, key, f"must be a positive number, got {value!r}")
                 ok = False
@@ -235,9 +271,11 @@ def _parse(data: dict[str, Any]) -> Scenario:
         if not isinstance(online, bool):
             bad(where, "online", f"must be true or false, got {online!r}")
             ok = False
+        dirs = _parse_log_dirs(entry.get("log_dirs"), where, bad)  # bad ones are reported, not cascaded
         if ok:
-            brokers.append(BrokerSpec(bid, rack, caps[0], caps[1], online))
+            brokers.append(BrokerSpec(bid, rack, caps[0], caps[1], online, dirs or DEFAULT_LOG_DIRS, caps[2]))
     broker_ids = {b.id for b in brokers}
+    dirs_of = {b.id: frozenset(d.path for d in b.log_dirs) for b in brokers}
 
     topics: list[TopicSpec] = []
     raw_topics = data.get("topics", [])
@@ -245,7 +283,7 @@ def _parse(data: dict[str, Any]) -> Scenario:
         bad("scenario", "topics", f"must be a list, got {raw_topics!r}")
         raw_topics = []
     for i, entry in enumerate(raw_topics):
-        spec = _parse_topic(entry, f"topics[{i}]", broker_ids, bad)
+        spec = _parse_topic(entry, f"topics[{i}]", dirs_of, bad)
         if spec is not None:
             if any(t.name == spec.name for t in topics):
                 bad(f"topics[{i}]", "name", f"duplicate topic {spec.name!r}")
@@ -285,7 +323,115 @@ def _parse(data: dict[str, Any]) -> Scenario:
         static_broker_configs=static,
         seed=seed,
         cluster_id=cluster_id,
+        kafka=kafka,
     )
+
+
+def _parse_kafka(raw: Any, bad: Any) -> KafkaVersion:
+    """`kafka: {"version": "3.9", "mode": "zookeeper"}`; a patch release ("3.9.1") means its minor release."""
+    if raw is None:
+        return DEFAULT_KAFKA
+    if not isinstance(raw, dict):
+        bad("scenario", "kafka", f'must be an object like {{"version": "3.9", "mode": "kraft"}}, got {raw!r}')
+        return DEFAULT_KAFKA
+    for key in sorted(set(raw) - {"version", "mode"}):
+        bad("kafka", key, "unknown field (expected version, mode)")
+    version = raw.get("version", DEFAULT_KAFKA.release)
+    mode = raw.get("mode", DEFAULT_KAFKA.mode)
+    if not isinstance(version, str):
+        bad("kafka", "version", f'must be a string such as "3.9", got {version!r}')
+        return DEFAULT_KAFKA
+    release = ".".join(version.split(".")[:2])
+    try:
+        return KafkaVersion(release, mode)
+    except KafkaVersionError as exc:
+        bad("kafka", exc.field, str(exc))
+        return DEFAULT_KAFKA
+
+
+def _parse_log_dirs(raw: Any, where: str, bad: Any) -> tuple[LogDirSpec, ...] | None:
+    """A broker's `log_dirs`: absolute paths, each a string or {"path", "total_bytes", "usable_bytes"}."""
+    if raw is None:
+        return DEFAULT_LOG_DIRS
+    if not isinstance(raw, list) or not raw:
+        bad(where, "log_dirs", f"must be a non-empty list of log dirs, got {raw!r}")
+        return None
+    out: list[LogDirSpec] = []
+    ok = True
+    for j, item in enumerate(raw):
+        fld = f"log_dirs[{j}]"
+        entry = {"path": item} if isinstance(item, str) else item
+        if not isinstance(entry, dict):
+            bad(where, fld, f'must be a path or {{"path", "total_bytes", "usable_bytes"}}, got {item!r}')
+            ok = False
+            continue
+        for key in sorted(set(entry) - {"path", "total_bytes", "usable_bytes"}):
+            bad(where, f"{fld}.{key}", "unknown field (expected path, total_bytes, usable_bytes)")
+            ok = False
+        path = entry.get("path")
+        if not isinstance(path, str) or not path.startswith("/") or path == ANY_LOG_DIR:
+            bad(where, f"{fld}.path", f"must be an absolute path, got {path!r}")
+            ok = False
+            continue
+        if any(d.path == path for d in out):
+            bad(where, f"{fld}.path", f"duplicate log dir {path!r}")
+            ok = False
+            continue
+        total = entry.get("total_bytes", DEFAULT_VOLUME_BYTES)
+        usable = entry.get("usable_bytes")
+        if not _is_int(total) or total <= 0:
+            bad(where, f"{fld}.total_bytes", f"must be a positive integer, got {total!r}")
+            ok = False
+            continue
+        if usable is not None and (not _is_int(usable) or not 0 <= usable <= total):
+            bad(
+                where,
+                f"{fld}.usable_bytes",
+                f"must be an integer from 0 to total_bytes ({total}), got {usable!r}",
+            )
+            ok = False
+            continue
+        out.append(LogDirSpec(path, total, usable))
+    return tuple(out) if ok else None
+
+
+def _parse_topic_log_dirs(
+    raw: Any,
+    where: str,
+    assignment: tuple[tuple[int, ...], ...] | None,
+    dirs_of: dict[int, frozenset[str]],
+    bad: Any,
+) -> tuple[tuple[str, ...], ...] | None:
+    """Per partition, one log dir (or "any") per replica of the assignment, on that replica's broker."""
+    if raw is None:
+        return None
+    if assignment is None:
+        bad(where, "log_dirs", "needs an explicit assignment (one log dir per replica)")
+        return None
+    if not isinstance(raw, list) or len(raw) != len(assignment):
+        bad(
+            where, "log_dirs", f"must be a list with one entry per partition ({len(assignment)}), got {raw!r}"
+        )
+        return None
+    out: list[tuple[str, ...]] = []
+    for p, (dirs, replicas) in enumerate(zip(raw, assignment, strict=True)):
+        if (
+            not isinstance(dirs, list)
+            or len(dirs) != len(replicas)
+            or not all(isinstance(d, str) for d in dirs)
+        ):
+            bad(
+                where,
+                f"log_dirs[{p}]",
+                f"must list one log dir per replica of {list(replicas)}, got {dirs!r}",
+            )
+            return None
+        for broker, path in zip(replicas, dirs, strict=True):
+            if path != ANY_LOG_DIR and path not in dirs_of.get(broker, ()):
+                bad(where, f"log_dirs[{p}]", f"{path!r} is not a log dir of broker {broker}")
+                return None
+        out.append(tuple(dirs))
+    return tuple(out)
 
 
 def _per_partition(
@@ -315,7 +461,7 @@ def _per_partition(
     return ()
 
 
-def _parse_topic(entry: Any, where: str, broker_ids: set[int], bad: Any) -> TopicSpec | None:
+def _parse_topic(entry: Any, where: str, dirs_of: dict[int, frozenset[str]], bad: Any) -> TopicSpec | None:
     if not isinstance(entry, dict):
         bad(where, "(entry)", f"must be an object, got {entry!r}")
         return None
@@ -328,7 +474,9 @@ def _parse_topic(entry: Any, where: str, broker_ids: set[int], bad: Any) -> Topi
         "configs",
         "assignment",
         "topic_id",
+        "log_dirs",
     }
+    broker_ids = set(dirs_of)
     for key in sorted(set(entry) - allowed):
         bad(where, key, "unknown field")
     name = entry.get("name")
@@ -395,6 +543,9 @@ def _parse_topic(entry: Any, where: str, broker_ids: set[int], bad: Any) -> Topi
         ok = False
     if not ok or not sizes or not rates:
         return None
+    log_dirs = _parse_topic_log_dirs(entry.get("log_dirs"), where, assignment, dirs_of, bad)
+    if entry.get("log_dirs") is not None and log_dirs is None:
+        return None
     return TopicSpec(
         name=name,
         partitions=partitions,
@@ -404,6 +555,7 @@ def _parse_topic(entry: Any, where: str, broker_ids: set[int], bad: Any) -> Topi
         configs=configs,
         assignment=assignment,
         topic_id=topic_id,
+        log_dirs=log_dirs,
     )
 
 

@@ -8,6 +8,7 @@ read-only; the cluster-default broker resource (name "") lists only its dynamic 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
@@ -87,8 +88,30 @@ def describe_configs(
             entries.append(
                 ConfigEntry(key.name, value, not key.dynamic, source, False, tuple(synonyms), key.type)
             )
+        entries += _custom_broker_entries(sim, broker_id, wanted)
         return entries
     raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
+
+
+def _custom_broker_entries(
+    sim: ClusterCore, broker_id: int | None, wanted: set[str] | None
+) -> list[ConfigEntry]:
+    """Dynamic broker configs Kafka does not define (custom properties, accepted on write).
+
+    ConfigHelper.createBrokerConfigEntry: a key of unknown type may be a secret (KafkaConfig.maybeSensitive),
+    so its value is never shown; it is read-only (not a known dynamic config) and of type UNKNOWN.
+    """
+    levels = [(sim.cluster_configs, cfg.SOURCE_DYNAMIC_DEFAULT_BROKER)]
+    if broker_id is not None:
+        levels.insert(0, (sim.brokers[broker_id].configs, cfg.SOURCE_DYNAMIC_BROKER))
+    names = sorted({n for configs, _ in levels for n in configs if n not in cfg.BROKER_CONFIGS})
+    entries = []
+    for name in names:
+        if wanted is not None and name not in wanted:
+            continue
+        synonyms = tuple((name, None, source) for configs, source in levels if name in configs)
+        entries.append(ConfigEntry(name, None, True, synonyms[0][2], True, synonyms, "UNKNOWN"))
+    return entries
 
 
 def _broker_synonyms(sim: ClusterCore, broker_id: int | None, name: str) -> list[tuple[str, str | None, int]]:
@@ -116,10 +139,6 @@ def _any_static(sim: ClusterCore) -> dict[str, str]:
 _PARTITION_STATE_KEYS = frozenset({cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
 
 
-def _changes_partition_state(ops: list[tuple[str, int, str | None]]) -> bool:
-    return any(op[0] in _PARTITION_STATE_KEYS for op in ops)
-
-
 def incremental_alter_configs(
     sim: ClusterCore,
     resource_type: int,
@@ -127,58 +146,174 @@ def incremental_alter_configs(
     ops: list[tuple[str, int, str | None]],
     validate_only: bool,
 ) -> None:
-    """IncrementalAlterConfigs for one resource: all of `ops` or none (KafkaError)."""
+    """IncrementalAlterConfigs for one resource: all of `ops` or none (KafkaError).
+
+    A BROKER resource is first checked as the receiving broker does in both modes
+    (ConfigAdminManager.validateBrokerConfigChange); the write then follows the KRaft controller
+    (ConfigurationControlManager) or, in ZooKeeper mode, ZkAdminManager.incrementalAlterConfigs.
+    """
+    cfg.check_request(ops)
     if resource_type == cfg.RESOURCE_TOPIC:
         topic = sim.topics.get(name)
-        if topic is None:
-            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
-        updated = cfg.apply_ops(cfg.TOPIC_CONFIGS, topic.configs, ops, what="topic", require_dynamic=False)
-        if validate_only:
-            return
-        topic.configs = updated
-        topic.refresh_throttles()
-        sim._keys_epoch += 1
-        if _changes_partition_state(ops):
-            _after_config_change(sim, topic.partitions)
-        sim._dirty = True
+        if sim.kafka.zookeeper:
+            if not name:
+                raise KafkaError(errors.INVALID_REQUEST, "Default topic resources are not allowed.")
+            updated = cfg.prepare_incremental(cfg.TOPIC_CONFIGS, topic.configs if topic else {}, ops)
+            if topic is None:
+                raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            wrap = f"Invalid config value for resource {cfg.zk_resource(resource_type, name)}: "
+            cfg.check_topic_configs(updated, wrap)
+        else:
+            updated = cfg.kraft_incremental(cfg.TOPIC_CONFIGS, topic.configs if topic else {}, ops)
+            cfg.check_topic_configs(updated)
+            if topic is None:
+                raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if not validate_only:
+            _set_topic_configs(sim, topic, updated, changed={op[0] for op in ops})
         return
     if resource_type == cfg.RESOURCE_BROKER:
         broker_id = _broker_for(sim, name)
         current = sim.cluster_configs if broker_id is None else sim.brokers[broker_id].configs
-        updated = cfg.apply_ops(cfg.BROKER_CONFIGS, current, ops, what="broker", require_dynamic=True)
-        if validate_only:
-            return
-        if broker_id is None:
-            sim.cluster_configs = updated
-        else:
-            sim.brokers[broker_id].configs = updated
-        sim._rate_cache.clear()
-        if _changes_partition_state(ops):
-            if broker_id is None:
-                affected = [p for t in sim.topics.values() for p in t.partitions]
-            else:
-                affected = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
-            _after_config_change(sim, affected)
-        sim._dirty = True
+        checked = cfg.prepare_incremental(cfg.BROKER_CONFIGS, current, ops)
+        cfg.check_dynamic_broker(checked)
+        updated = checked if sim.kafka.zookeeper else cfg.kraft_incremental(cfg.BROKER_CONFIGS, current, ops)
+        if not validate_only:
+            _set_broker_configs(sim, broker_id, updated, changed={op[0] for op in ops})
         return
     raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
 
 
-def _after_config_change(sim: ClusterCore, partitions: list[SimPartition]) -> None:
+def alter_configs(
+    sim: ClusterCore,
+    resource_type: int,
+    name: str,
+    configs: list[tuple[str, str | None]],
+    validate_only: bool,
+) -> None:
+    """Legacy AlterConfigs (API 33) for one resource: its dynamic configs become exactly `configs`.
 
-    for p in partitions:
-        sim._track_under_min(p)
-        if p.leader == -1 and sim.unclean_enabled(p.topic):
-            sim._change(p, Election.UNCLEAN)
+    ConfigAdminManager.preprocess (legacy) refuses duplicate keys and null values and checks BROKER
+    resources on the receiving broker; the KRaft controller (ConfigurationControlManager.legacyAlterConfigs)
+    or ZkAdminManager.alterConfigs then replaces the resource's configs, deleting the ones not given.
+    """
+    cfg.check_request([(key, cfg.OP_SET, value) for key, value in configs])
+    given = {key: value or "" for key, value in configs}
+    if resource_type == cfg.RESOURCE_TOPIC:
+        topic = sim.topics.get(name)
+        if sim.kafka.zookeeper:
+            if not name:
+                raise KafkaError(errors.INVALID_REQUEST, "Default topic resources are not allowed.")
+            if topic is None:
+                raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            cfg.check_topic_configs(given, f"Invalid config value for resource {cfg.zk_resource(2, name)}: ")
+        else:
+            cfg.check_topic_configs(given)
+            if topic is None:
+                raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if not validate_only:
+            _set_topic_configs(sim, topic, given, changed=set(given) | set(topic.configs))
+        return
+    if resource_type == cfg.RESOURCE_BROKER:
+        broker_id = _broker_for(sim, name)
+        cfg.check_dynamic_broker(given)
+        current = sim.cluster_configs if broker_id is None else sim.brokers[broker_id].configs
+        if not validate_only:
+            _set_broker_configs(sim, broker_id, given, changed=set(given) | set(current))
+        return
+    raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
+
+
+def _set_topic_configs(sim: ClusterCore, topic: Any, updated: dict[str, str], changed: set[str]) -> None:
+    topic.configs = updated
+    topic.refresh_throttles()
+    sim._keys_epoch += 1
+    if changed & _PARTITION_STATE_KEYS:
+        _after_config_change(sim, topic.partitions)
     sim._dirty = True
 
 
-def describe_log_dirs(
-    sim: ClusterCore, broker_id: int, tps: list[tuple[str, int]] | None
-) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
-    """[(log_dir, [(topic, partition, size, offset_lag, is_future)])] for the replicas on one broker.
+def _set_broker_configs(
+    sim: ClusterCore, broker_id: int | None, updated: dict[str, str], changed: set[str]
+) -> None:
+    if broker_id is None:
+        sim.cluster_configs = updated
+    else:
+        sim.brokers[broker_id].configs = updated
+    sim._rate_cache.clear()
+    if changed & _PARTITION_STATE_KEYS:
+        if broker_id is None:
+            affected = [p for t in sim.topics.values() for p in t.partitions]
+        else:
+            affected = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
+        _after_config_change(sim, affected)
+    sim._dirty = True
 
-    offset_lag is how far this replica is behind the leader's log end, counting one offset per byte.
+
+def _after_config_change(sim: ClusterCore, partitions: list[SimPartition]) -> None:
+    """Enabling unclean election elects the offline partitions it concerns (KRaft: the controller's config
+    replay; ZooKeeper: KafkaController.processTopicUncleanLeaderElectionEnable and its broker-level twin)."""
+    for p in partitions:
+        sim._track_under_min(p)
+        if p.leader == -1 and sim.unclean_enabled(p.topic):
+            if sim.kafka.zookeeper:
+                zp = sim._zk(p)
+                zp.elect_offline(sim.is_alive, unclean_allowed=True)
+                sim._commit(p, zp)
+            else:
+                sim._change(p, Election.UNCLEAN)
+    sim._dirty = True
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaLogInfo:
+    """One log in a log dir, as DescribeLogDirs reports it (offsets are bytes in the model)."""
+
+    topic: str
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirDescription:
+    """One log dir of a broker: its path, its volume's total and usable bytes, and the logs asked for."""
+
+    path: str
+    total_bytes: int
+    usable_bytes: int
+    replicas: tuple[ReplicaLogInfo, ...]
+
+
+def bytes_per_log_dir(sim: ClusterCore, broker_id: int) -> dict[str, int]:
+    """Bytes the logs on a broker hold, per log dir: the in-sync replicas from the dir's running total (a
+    line in time, kept by ClusterCore._account), the others and the future logs one by one."""
+    now = sim.now
+    used: dict[str, float] = {}
+    dirs = sim.brokers[broker_id].log_dirs
+    for d in dirs:
+        intercept, slope = sim._dir_lines.get((broker_id, d.path), (0.0, 0.0))
+        used[d.path] = intercept + slope * now
+    intercept, slope = sim._first_dir_lines.get(broker_id, (0.0, 0.0))  # replicas placed by default
+    used[dirs[0].path] += intercept + slope * now
+    for p in sim._lagging_on.get(broker_id, ()):
+        path = sim.dir_of(p, broker_id)
+        used[path] = used.get(path, 0.0) + p.position_exact(broker_id)
+    for (_p, b), future in sim._futures.items():
+        if b == broker_id:
+            used[future.path] = used.get(future.path, 0.0) + future.progress.at(now)
+    return {path: round(total) for path, total in used.items()}
+
+
+def log_dir_descriptions(
+    sim: ClusterCore, broker_id: int, tps: list[tuple[str, int]] | None
+) -> list[LogDirDescription]:
+    """ReplicaManager.describeLogDirs: every configured log dir, with the asked-for logs it holds.
+
+    A log's offset lag is Kafka's: for the current log of a replica max(HW - LEO, 0), which is 0 because a
+    replica's own high watermark never passes its own log end (UnifiedLog.updateHighWatermark); how far a
+    follower is behind its leader is the leader's size minus its size. The usable bytes of a volume are its
+    total minus other data minus the replicas in it (they grow as the log does).
     """
     broker = sim.brokers.get(broker_id)
     if broker is None or not broker.online:
@@ -186,18 +321,41 @@ def describe_log_dirs(
     hosted = sim._replicas_on.get(broker_id, set())
     if tps is None:
         parts = sorted(hosted, key=lambda p: (p.topic, p.index))
-    else:  # look up only what was asked: a broker hosts thousands of replicas, a request names a few
+    else:
         parts = []
         for topic, index in sorted(set(tps)):
             t = sim.topics.get(topic)
             p = t.partitions[index] if t is not None and 0 <= index < len(t.partitions) else None
             if p is not None and p in hosted:
                 parts.append(p)
-    rows = []
+    rows: dict[str, list[ReplicaLogInfo]] = {d.path: [] for d in broker.log_dirs}
     for p in parts:
         size = p.position(broker_id)
-        rows.append((p.topic, p.index, size, max(0, p.log_end - size), False))
-    return [(broker.log_dir, rows)]
+        rows[sim.dir_of(p, broker_id)].append(ReplicaLogInfo(p.topic, p.index, size, 0))
+        future = sim._futures.get((p, broker_id))
+        if future is not None:  # its lag: the current log's end minus its own
+            copied = min(round(future.progress.at(sim.now)), size)
+            rows[future.path].append(ReplicaLogInfo(p.topic, p.index, copied, size - copied, True))
+    used = bytes_per_log_dir(sim, broker_id)
+    return [
+        LogDirDescription(
+            d.path,
+            d.total_bytes,
+            max(0, d.total_bytes - d.other_bytes - used.get(d.path, 0)),
+            tuple(rows[d.path]),
+        )
+        for d in broker.log_dirs
+    ]
+
+
+def describe_log_dirs(
+    sim: ClusterCore, broker_id: int, tps: list[tuple[str, int]] | None
+) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
+    """[(log_dir, [(topic, partition, size, offset_lag, is_future)])] for every log dir of one broker."""
+    return [
+        (d.path, [(r.topic, r.partition, r.size, r.offset_lag, r.is_future) for r in d.replicas])
+        for d in log_dir_descriptions(sim, broker_id, tps)
+    ]
 
 
 def observed(sim: ClusterCore) -> dict[str, Any]:
@@ -237,7 +395,12 @@ def replica_sizes(p: SimPartition) -> dict[int, int]:
     return {b: round(min(end, lags[b].at(now))) if b in lags else size for b in p.replicas}
 
 
-def partition_dict(p: SimPartition) -> dict[str, Any]:
+def _usable(sim: ClusterCore, broker: Any) -> list[tuple[Any, int]]:
+    used = bytes_per_log_dir(sim, broker.id)
+    return [(d, max(0, d.total_bytes - d.other_bytes - used.get(d.path, 0))) for d in broker.log_dirs]
+
+
+def partition_dict(p: SimPartition, sim: ClusterCore | None = None) -> dict[str, Any]:
     return {
         "topic": p.topic,
         "partition": p.index,
@@ -251,6 +414,7 @@ def partition_dict(p: SimPartition) -> dict[str, Any]:
         "size_bytes": p.log_end,
         "produce_bytes_per_sec": p.produce_bytes_per_sec,
         "replica_sizes": {str(b): size for b, size in replica_sizes(p).items()},
+        **({"log_dirs": {str(b): sim.dir_of(p, b) for b in sorted(p.replicas)}} if sim is not None else {}),
     }
 
 
@@ -259,6 +423,7 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
     return {
         "time": sim.now,
         "cluster_id": getattr(sim, "cluster_id", None),
+        "kafka": sim.kafka.to_dict(),
         "controller_id": sim.controller_id,
         "brokers": [
             {
@@ -268,6 +433,10 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
                 "network_in_bytes_per_sec": b.network_in,
                 "network_out_bytes_per_sec": b.network_out,
                 "configs": dict(b.configs),
+                "log_dirs": [
+                    {"path": d.path, "total_bytes": d.total_bytes, "usable_bytes": usable}
+                    for d, usable in _usable(sim, b)
+                ],
             }
             for b in sorted(sim.brokers.values(), key=lambda b: b.id)
         ],
@@ -276,7 +445,9 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
             {"name": t.name, "topic_id": topic_id_text(t.topic_id), "configs": dict(t.configs)}
             for t in sorted(sim.topics.values(), key=lambda t: t.name)
         ],
-        "partitions": [partition_dict(p) for name in sorted(sim.topics) for p in sim.topics[name].partitions],
+        "partitions": [
+            partition_dict(p, sim) for name in sorted(sim.topics) for p in sim.topics[name].partitions
+        ],
         "observed": observed(sim),
     }
 
@@ -286,7 +457,8 @@ def partition_state(p: SimPartition, tp: TopicPartition | None = None) -> Partit
     return PartitionState(
         tp=tp or TopicPartition(p.topic, p.index),
         replicas=tuple(p.replicas),
-        isr=tuple(p.isr),
+        # As the adapter reads Metadata: a ZooKeeper-mode cancel can leave an ISR member outside the replicas.
+        isr=tuple(r for r in p.isr if r in p.replicas),
         leader=p.leader,
         adding=tuple(p.adding),
         removing=tuple(p.removing),

@@ -194,16 +194,19 @@ def test_append_and_subtract_on_throttled_replicas(sim: SimCluster) -> None:
 @pytest.mark.parametrize(
     ("resource", "name", "ops", "code"),
     [
-        (BROKER, "2", [(R, SET, "abc")], e.INVALID_CONFIG),
-        (BROKER, "2", [(R, SET, "-1")], e.INVALID_CONFIG),
-        (BROKER, "2", [(R, SET, "1.5")], e.INVALID_CONFIG),
-        (BROKER, "2", [(R, SET, "9223372036854775808")], e.INVALID_CONFIG),
+        # broker values are validated by the broker: INVALID_REQUEST (ConfigAdminManager, KAFKA-13609)
+        (BROKER, "2", [(R, SET, "abc")], e.INVALID_REQUEST),
+        (BROKER, "2", [(R, SET, "-1")], e.INVALID_REQUEST),
+        (BROKER, "2", [(R, SET, "1.5")], e.INVALID_REQUEST),
+        (BROKER, "2", [(R, SET, "9223372036854775808")], e.INVALID_REQUEST),
+        (BROKER, "2", [("min.insync.replicas", SET, "0")], e.INVALID_REQUEST),
         (BROKER, "2", [(R, SET, None)], e.INVALID_REQUEST),
-        (BROKER, "2", [(R, APPEND, "1")], e.INVALID_CONFIG),
-        (BROKER, "2", [(R, SUBTRACT, "1")], e.INVALID_CONFIG),
+        # the rates are not KafkaConfig keys: prepareIncrementalConfigs fails to look them up
+        (BROKER, "2", [(R, APPEND, "1")], e.UNKNOWN_SERVER_ERROR),
+        (BROKER, "2", [(R, SUBTRACT, "1")], e.UNKNOWN_SERVER_ERROR),
+        (BROKER, "2", [("min.insync.replicas", APPEND, "2")], e.INVALID_CONFIG),
         (BROKER, "2", [(R, 9, "1")], e.INVALID_REQUEST),
         (BROKER, "2", [("broker.rack", SET, "x")], e.INVALID_REQUEST),
-        (BROKER, "2", [("no.such", SET, "x")], e.INVALID_CONFIG),
         (BROKER, "2", [(R, SET, "1"), (R, DELETE, None)], e.INVALID_REQUEST),
         (BROKER, "9", [(R, SET, "1")], e.INVALID_REQUEST),
         (BROKER, "x", [(R, SET, "1")], e.INVALID_REQUEST),
@@ -225,6 +228,20 @@ def test_config_op_errors_change_nothing(
     before = (dict(sim.topics["t"].configs), dict(sim.brokers[2].configs), dict(sim.cluster_configs))
     assert _code(lambda: sim.incremental_alter_configs(resource, name, ops, False)) == code
     assert (dict(sim.topics["t"].configs), dict(sim.brokers[2].configs), dict(sim.cluster_configs)) == before
+
+
+def test_unknown_broker_keys_are_custom_configs_kafka_accepts_and_hides(sim: SimCluster) -> None:
+    """DynamicConfig.Broker.validate allows custom properties; ConfigHelper treats an unknown type as
+    possibly sensitive (KafkaConfig.maybeSensitive): listed without its value, read-only, type UNKNOWN."""
+    sim.incremental_alter_configs(BROKER, "2", [("follower.replication.throttle.rate", SET, "5")], False)
+    assert sim.brokers[2].configs == {"follower.replication.throttle.rate": "5"}
+    entry = _entry(sim, BROKER, "2", "follower.replication.throttle.rate")
+    assert (entry.value, entry.is_sensitive, entry.read_only, entry.source) == (None, True, True, 2)
+    assert entry.synonyms == (("follower.replication.throttle.rate", None, 2),)
+    assert sim.broker_config(2, "follower.replication.throttled.rate") == "2000"  # the typo changed nothing
+    assert _code(lambda: sim.incremental_alter_configs(BROKER, "2", [("x.y", APPEND, "1")], False)) == (
+        e.UNKNOWN_SERVER_ERROR
+    )
 
 
 def test_validate_only_changes_nothing(sim: SimCluster) -> None:

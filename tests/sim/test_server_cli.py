@@ -62,3 +62,18 @@ def test_signal_stops_it_cleanly_with_exit_0(tmp_path: Path, sig: signal.Signals
     sim.stop()
     assert sim.later_stdout() == []  # stdout carries the two ready lines only; logs go to stderr
     assert "Traceback" not in sim.log_path.read_text()
+
+
+def test_kafka_version_and_mode_override_the_scenario(tmp_path: Path) -> None:
+    with SimProcess(
+        SCENARIO, tmp_path, time_scale=0, extra_args=["--kafka-version", "3.9", "--kafka-mode", "zookeeper"]
+    ) as sim:
+        assert sim.state()["kafka"] == {"version": "3.9", "mode": "zookeeper"}
+
+
+def test_a_kafka_release_without_zookeeper_mode_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SCENARIO))
+    result = _run(["--scenario", str(path), "--kafka-version", "4.1", "--kafka-mode", "zookeeper"])
+    assert result.returncode == 2
+    assert "--kafka-mode" in result.stderr and "no ZooKeeper mode" in result.stderr

@@ -66,7 +66,7 @@ def test_unsupported_api_versions_version_gets_v0_error_with_list() -> None:
     ("payload", "reason"),
     [
         (struct.pack(">hhih", 0, 9, 1, -1), "unsupported api key 0"),  # Produce is not served
-        (struct.pack(">hhih", 3, 13, 1, -1), "unsupported version 13"),
+        (struct.pack(">hhih", 3, 14, 1, -1), "unsupported version 14"),
         (b"\x00\x03", "shorter than a request header"),
         (struct.pack(">hhih", 3, 12, 1, -1) + b"\xff", "cannot decode"),
     ],

@@ -1,0 +1,138 @@
+"""Which Kafka the simulator pretends to be: a release and a controller mode, and the API versions it serves.
+
+A scenario's `kafka: {"version": "3.9", "mode": "zookeeper"}` picks the row below; without it the newest
+KRaft release is simulated. The mode decides the controller semantics (reassignd/sim/zk_controller.py for
+ZooKeeper, reassignd/sim/reassignment.py for KRaft); the release decides the advertised ApiVersions.
+
+Sources of the version table, per release (apache/kafka, `validVersions` in
+clients/src/main/resources/common/message/*Request.json; none of these APIs has an unstable latest version):
+- 3.7 (tag 3.7.0), 3.8 (tag 3.8.0), 3.9 (branch 3.9): read from the schema files at that revision. ApiVersions
+  v4 is new in 3.9. The same versions are served by ZooKeeper-mode and KRaft brokers (every one of these
+  schemas lists both `zkBroker` and `broker` listeners).
+- 4.0: KIP-896 removed old versions (the schema comments "Version 0 was removed in Apache Kafka 4.0":
+  DescribeConfigs, DeleteTopics, DescribeLogDirs, AlterReplicaLogDirs; CreateTopics v0-1); Metadata v13
+  (KIP-1102) and DescribeCluster v2 (KIP-1073, apache/kafka commit 747dc172, December 2024) are new.
+- 4.1: AlterPartitionReassignments v1 (KIP-860, AllowReplicationFactorChange; the 4.1 Admin javadoc is the
+  first with AlterPartitionReassignmentsOptions.allowReplicationFactorChange).
+DescribeLogDirs v5 (KIP-1066, IsCordoned) is not in 4.1: LogDirDescription.isCordoned first appears in the
+4.3 javadoc. ZooKeeper mode ends with 3.9 (4.0 removed it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+KRAFT: Final = "kraft"
+ZOOKEEPER: Final = "zookeeper"
+MODES: Final = (KRAFT, ZOOKEEPER)
+
+# Kafka's ApiKeys ids of the APIs the simulator serves.
+METADATA: Final = 3
+API_VERSIONS: Final = 18
+CREATE_TOPICS: Final = 19
+DELETE_TOPICS: Final = 20
+DESCRIBE_CONFIGS: Final = 32
+ALTER_CONFIGS: Final = 33
+ALTER_REPLICA_LOG_DIRS: Final = 34
+DESCRIBE_LOG_DIRS: Final = 35
+ELECT_LEADERS: Final = 43
+INCREMENTAL_ALTER_CONFIGS: Final = 44
+ALTER_PARTITION_REASSIGNMENTS: Final = 45
+LIST_PARTITION_REASSIGNMENTS: Final = 46
+DESCRIBE_CLUSTER: Final = 60
+
+_KAFKA_3: Final = {
+    METADATA: (0, 12),
+    API_VERSIONS: (0, 3),
+    CREATE_TOPICS: (0, 7),
+    DELETE_TOPICS: (0, 6),
+    DESCRIBE_CONFIGS: (0, 4),
+    ALTER_CONFIGS: (0, 2),
+    ALTER_REPLICA_LOG_DIRS: (0, 2),
+    DESCRIBE_LOG_DIRS: (0, 4),
+    ELECT_LEADERS: (0, 2),
+    INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ALTER_PARTITION_REASSIGNMENTS: (0, 0),
+    LIST_PARTITION_REASSIGNMENTS: (0, 0),
+    DESCRIBE_CLUSTER: (0, 1),
+}
+_KAFKA_3_9: Final = {**_KAFKA_3, API_VERSIONS: (0, 4)}
+_KAFKA_4_0: Final = {
+    **_KAFKA_3_9,
+    METADATA: (0, 13),
+    CREATE_TOPICS: (2, 7),
+    DELETE_TOPICS: (1, 6),
+    DESCRIBE_CONFIGS: (1, 4),
+    ALTER_REPLICA_LOG_DIRS: (1, 2),
+    DESCRIBE_LOG_DIRS: (1, 4),
+    DESCRIBE_CLUSTER: (0, 2),
+}
+_KAFKA_4_1: Final = {**_KAFKA_4_0, ALTER_PARTITION_REASSIGNMENTS: (0, 1)}
+
+API_VERSIONS_BY_RELEASE: Final[Mapping[str, Mapping[int, tuple[int, int]]]] = MappingProxyType(
+    {
+        "3.7": MappingProxyType(_KAFKA_3),
+        "3.8": MappingProxyType(_KAFKA_3),
+        "3.9": MappingProxyType(_KAFKA_3_9),
+        "4.0": MappingProxyType(_KAFKA_4_0),
+        "4.1": MappingProxyType(_KAFKA_4_1),
+    }
+)
+RELEASES: Final = tuple(API_VERSIONS_BY_RELEASE)
+NEWEST: Final = RELEASES[-1]
+LAST_WITH_ZOOKEEPER: Final = "3.9"
+
+
+class KafkaVersionError(ValueError):
+    """An unknown release or mode, or ZooKeeper mode on a release without it; `field` names the culprit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaVersion:
+    """A Kafka release ("3.9") and its controller mode ("kraft" or "zookeeper")."""
+
+    release: str = NEWEST
+    mode: str = KRAFT
+
+    def __post_init__(self) -> None:
+        if self.release not in API_VERSIONS_BY_RELEASE:
+            raise KafkaVersionError(
+                "version", f"unknown Kafka release {self.release!r} (supported: {', '.join(RELEASES)})"
+            )
+        if self.mode not in MODES:
+            raise KafkaVersionError("mode", f"must be one of {list(MODES)}, got {self.mode!r}")
+        if self.mode == ZOOKEEPER and _release_key(self.release) > _release_key(LAST_WITH_ZOOKEEPER):
+            raise KafkaVersionError(
+                "mode",
+                f"Kafka {self.release} has no ZooKeeper mode (removed in 4.0; the last release with it is "
+                f"{LAST_WITH_ZOOKEEPER})",
+            )
+
+    @property
+    def zookeeper(self) -> bool:
+        return self.mode == ZOOKEEPER
+
+    @property
+    def api_versions(self) -> Mapping[int, tuple[int, int]]:
+        """API key to the (min, max) versions a broker of this release advertises, for the APIs served."""
+        return API_VERSIONS_BY_RELEASE[self.release]
+
+    def to_dict(self) -> dict[str, str]:
+        return {"version": self.release, "mode": self.mode}
+
+    def __str__(self) -> str:
+        return f"Kafka {self.release} ({'ZooKeeper' if self.zookeeper else 'KRaft'})"
+
+
+DEFAULT: Final = KafkaVersion()
