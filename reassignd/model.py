@@ -496,7 +496,7 @@ def snapshot_to_json(snapshot: ClusterSnapshot, indent: int | None = None) -> st
     return json.dumps(snapshot_to_dict(snapshot), indent=indent)
 
 
-def snapshot_from_json(text: str) -> ClusterSnapshot:
+def snapshot_from_json(text: str | bytes) -> ClusterSnapshot:
     return snapshot_from_dict(_load_json(text, "cluster snapshot"))
 
 
