@@ -7,6 +7,7 @@ import tomllib
 from typing import Any
 
 from reassignd.cli._common import load_plan, load_snapshot, print_json, read_text
+from reassignd.config.loader import MAX_CONFIG_BYTES, is_config_key
 from reassignd.engine.dryrun import dry_run
 from reassignd.engine.limits import Limits, flatten_toml
 from reassignd.model import InvalidInputError, Problem
@@ -32,12 +33,24 @@ def register(subparsers: Any) -> None:
 def load_limits(path: str | None) -> Limits:
     if path is None:
         return Limits()
-    text = read_text(path, "limits")
+    text = read_text(path, "limits", max_bytes=MAX_CONFIG_BYTES)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInputError("limits", [Problem(path, "(file)", f"not TOML: {exc}")]) from None
-    return Limits.from_mapping(flatten_toml(document))
+    except RecursionError:
+        raise InvalidInputError("limits", [Problem(path, "(file)", "nested too deep")]) from None
+    flat = flatten_toml(document)
+    unknown = [
+        Problem(path, key, "not a configuration key") for key in sorted(flat) if not is_config_key(key)
+    ]
+    try:
+        limits = Limits.from_mapping(flat)  # the one validator of limits, as the daemon's
+    except InvalidInputError as exc:
+        raise InvalidInputError("limits", [*unknown, *exc.problems]) from None
+    if unknown:
+        raise InvalidInputError("limits", unknown)
+    return limits
 
 
 def _schedule(args: argparse.Namespace) -> int:

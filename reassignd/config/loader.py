@@ -160,6 +160,11 @@ def _definition_for(name: str, table: Mapping[str, ConfigKey]) -> ConfigKey | No
     return None
 
 
+def is_config_key(name: str) -> bool:
+    """Whether `name` is a key of the configuration (a pass-through `cluster.client.*` property included)."""
+    return _definition_for(name, schema()) is not None
+
+
 def _unknown_message(name: str, table: Mapping[str, ConfigKey]) -> str:
     close = difflib.get_close_matches(name, list(table), n=1, cutoff=0.75)
     return "unknown key" + (f" (did you mean {close[0]}?)" if close else "")
