@@ -129,7 +129,11 @@ def topic_name_problem(name: str) -> str | None:
 
 def shown(value: object, limit: int = 60) -> str:
     """`repr(value)` cut to `limit` characters: error messages never echo a megabyte of hostile input."""
-    return clipped(repr(value), limit)
+    try:
+        return clipped(repr(value), limit)
+    except ValueError:  # an int too long for str() (sys.get_int_max_str_digits)
+        digits = int(value.bit_length() * 0.30103) if isinstance(value, int) else 0
+        return f"<an integer of about {digits} digits>"
 
 
 def clipped(text: str, limit: int = 60) -> str:

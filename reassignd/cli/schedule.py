@@ -40,6 +40,10 @@ def load_limits(path: str | None) -> Limits:
         raise InvalidInputError("limits", [Problem(path, "(file)", f"not TOML: {exc}")]) from None
     except RecursionError:
         raise InvalidInputError("limits", [Problem(path, "(file)", "nested too deep")]) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InvalidInputError(
+            "limits", [Problem(path, "(file)", f"not readable: {str(exc)[:80]}")]
+        ) from None
     flat = flatten_toml(document)
     unknown = [
         Problem(path, key, "not a configuration key") for key in sorted(flat) if not is_config_key(key)

@@ -201,6 +201,8 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise refuse("(TOML)", str(exc)) from None
     except RecursionError:
         raise refuse("(TOML)", "arrays or tables nested too deep") from None
+    except ValueError as exc:  # tomllib: an integer of more than 4300 digits
+        raise refuse("(TOML)", f"a value cannot be read: {str(exc)[:80]}") from None
 
 
 def _env_table(table: Mapping[str, ConfigKey]) -> dict[str, ConfigKey]:
