@@ -11,6 +11,7 @@ docs/api.md, "Input limits"):
 - encoding: UTF-8 (a leading byte-order mark is ignored, as RFC 8259 allows);
 - depth: objects and arrays nested at most MAX_DEPTH levels;
 - numbers: at most MAX_NUMBER_DIGITS digits in a row, finite (no NaN, Infinity or overflow to infinity);
+  a number with no fractional part is an integer (`7420.0` reads as 7420, as JSON Schema has it);
 - keys: unique within each object;
 - strings: no lone surrogate escapes.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any, Final
 
 from reassignd.model import InvalidInputError, Problem
@@ -36,6 +38,7 @@ _INNERMOST = re.compile(r"\[\]|\{\}")
 _LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_NUMBER_DIGITS + 1},}}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _BOM = "\ufeff"
+_EXACT_INTEGERS = 2.0**64
 
 
 class _Refused(ValueError):
@@ -123,10 +126,16 @@ def _no_constant(name: str) -> Any:
     raise _Refused("(number)", f"{name} is not a JSON number; only finite numbers are accepted")
 
 
-def _finite_float(text: str) -> float:
+def _finite_float(text: str) -> float | int:
+    """A finite number; one with no fractional part is an integer, as JSON Schema counts it (`7420.0`
+    and `7.42e3` are the integer 7420), so a limit sent by a JavaScript client is read as meant."""
     value = float(text)
     if not math.isfinite(value):
         raise _Refused("(number)", f"{_short(text)} is too large to be a finite number")
+    if value.is_integer() and abs(value) <= _EXACT_INTEGERS:
+        exact = Decimal(text)
+        if exact == exact.to_integral_value():
+            return int(exact)
     return value
 
 

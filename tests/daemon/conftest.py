@@ -61,3 +61,14 @@ def guarded_daemon(
         yield daemon
     finally:
         daemon.stop()
+
+
+@pytest.fixture(scope="session")
+def fuzz_daemon(hostile_sim: SimProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """A daemon of its own for schemathesis, whose random (valid) limit changes no other test sees."""
+    daemon = DaemonProcess(tmp_path_factory.mktemp("fuzz-daemon"), hostile_sim.bootstrap_servers)
+    daemon.start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
