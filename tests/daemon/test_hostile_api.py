@@ -9,6 +9,8 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -311,3 +313,27 @@ def test_a_body_slower_than_the_body_timeout_is_a_408(guarded_daemon: DaemonProc
         answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
         assert b"request_timeout" in answer and time.monotonic() - started < 3.0
+
+
+def test_status_watch_json_into_a_closed_pipe_ends_quietly(plain_daemon: DaemonProcess) -> None:
+    status, body = raw_request(
+        plain_daemon, "POST", "/v1/plans", plan({"topic": "logs", "partition": 2, "replicas": [5, 3, 1]})
+    )
+    assert status == 201, body
+    plan_id = body["plan_id"]
+    try:
+        plain_daemon.request("POST", f"/v1/plans/{plan_id}/pause")  # a paused plan never ends the watch
+        result = subprocess.run(
+            f"set -o pipefail; {sys.executable} -m reassignd status {plan_id} --watch --json --interval 0.05 "
+            f"--api {plain_daemon.url} --token-file {plain_daemon.token_file} | head -n 2 > /dev/null",
+            shell=True,
+            executable="/bin/bash",
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
+        assert result.returncode == 141
+    finally:
+        plain_daemon.request("POST", f"/v1/plans/{plan_id}/cancel")
