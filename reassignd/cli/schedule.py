@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tomllib
 from typing import Any
 
@@ -45,16 +46,10 @@ def load_limits(path: str | None) -> Limits:
             "limits", [Problem(path, "(file)", f"not readable: {str(exc)[:80]}")]
         ) from None
     flat = flatten_toml(document)
-    unknown = [
-        Problem(path, key, "not a configuration key") for key in sorted(flat) if not is_config_key(key)
-    ]
-    try:
-        limits = Limits.from_mapping(flat)  # the one validator of limits, as the daemon's
-    except InvalidInputError as exc:
-        raise InvalidInputError("limits", [*unknown, *exc.problems]) from None
-    if unknown:
-        raise InvalidInputError("limits", unknown)
-    return limits
+    for key in sorted(flat):  # a daemon config file is welcome here; a key nothing knows is worth a word
+        if not is_config_key(key) and not key.startswith("reassignment."):
+            print(f"reassignd: warning: {path}: {key} is not a configuration key; ignored", file=sys.stderr)
+    return Limits.from_mapping(flat)  # the one validator of limits, the daemon's
 
 
 def _schedule(args: argparse.Namespace) -> int:

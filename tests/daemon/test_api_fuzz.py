@@ -53,7 +53,7 @@ def _config() -> SchemathesisConfig:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def served_schema(fuzz_daemon: DaemonProcess) -> Any:
     return schemathesis.openapi.from_url(f"{fuzz_daemon.url}/openapi.json", config=_config())
 
