@@ -30,7 +30,7 @@ from reassignd.daemon.progress import ProgressTracker, ProgressView
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view, throttles_view
 from reassignd.daemon.throttles import ThrottleKeeper
-from reassignd.daemon.validation import plan_rejection, validate_plan
+from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
 from reassignd.engine import Decision, ExecutionState, Limits, Status, changed_partitions, decide
 from reassignd.engine.decide import TOPIC_DELETED
 from reassignd.engine.dryrun import dry_run
@@ -760,7 +760,10 @@ class Controller:
             ) from None
         active = self.run if self.run is not None and not self.run.record.status.terminal else None
         ours = set(active.plan.targets) if active else set()
-        busy = dict.fromkeys(ours, active.plan_id) if active else {}
+        busy = {
+            **unfinished_partitions(self.records.values()),
+            **dict.fromkeys(ours, active.plan_id if active else ""),
+        }
         problems = validate_plan(
             plan,
             snapshot,

@@ -13,11 +13,12 @@ reassigned by another tool). The second can be submitted again unchanged once th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reassignd.daemon.service import ServiceError
 from reassignd.model import ClusterSnapshot, PlanDraft, Problem, ReassignmentPlan, TopicPartition
+from reassignd.store.base import PlanRecord
 
 MAX_CONFLICT_PARTITIONS_LISTED = 20
 
@@ -110,6 +111,18 @@ def validate_plan(
                 )
             )
     return problems
+
+
+def unfinished_partitions(records: Iterable[PlanRecord]) -> dict[TopicPartition, str]:
+    """The partitions of every plan not finished yet (queued, running, paused, cancelling), by plan id: a new
+    plan may not take any of them (409), whether or not their plan has started."""
+    taken: dict[TopicPartition, str] = {}
+    for record in records:
+        if record.status.terminal:
+            continue
+        for entry in record.plan.get("partitions", ()):
+            taken.setdefault(TopicPartition(str(entry["topic"]), int(entry["partition"])), record.id)
+    return taken
 
 
 def plan_rejection(problems: Sequence[Problem]) -> ServiceError:
