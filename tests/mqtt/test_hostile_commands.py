@@ -162,3 +162,18 @@ async def test_a_lost_connection_is_retried(tmp_path: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_set_throttles_above_kafkas_long_is_refused_by_the_controller(tmp_path: Path) -> None:
+    """Through the real controller's validation (the refusal happens before the store or cluster is used)."""
+    from reassignd.daemon.controller import Controller
+    from reassignd.engine import Limits
+
+    controller = Controller(object(), object(), Limits())  # type: ignore[arg-type]
+    b = bridge(CommandVerifier(SECRET, 30.0, clock=lambda: NOW), controller)  # type: ignore[arg-type]
+    command = body(command="set_throttles", throttles={"leader.reassignment.throttled.rate": 2**63})
+    await b.handle_command(sign(SECRET, command))
+    [event] = list(b.queue)
+    assert event["event"] == "command.failed" and event["code"] == "invalid_request"
+    assert "LONG" in event["message"] or "throttles unchanged" in event["message"]
+    assert controller.limits_in_force == Limits()
