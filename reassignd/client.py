@@ -110,7 +110,7 @@ class ApiClient:
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        if self._token and method != "GET":
+        if self._token:  # reads need a token too unless the daemon serves them open (api.read.open)
             headers["Authorization"] = f"Bearer {self._token}"
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:

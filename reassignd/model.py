@@ -8,6 +8,9 @@ every problem before failing, so an operator fixes a bad file in one round inste
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -16,6 +19,46 @@ from typing import Any, Final
 PLAN_VERSION: Final = 1
 SNAPSHOT_VERSION: Final = 1
 NO_LEADER: Final = -1
+INT32_MAX: Final = 2**31 - 1
+"""Kafka's INT32: partition ids and broker ids."""
+INT64_MAX: Final = 2**63 - 1
+"""Kafka's INT64 (LONG): byte counts and rates."""
+MAX_REPLICATION_FACTOR: Final = 2**15 - 1
+"""Kafka's replication factor is an INT16."""
+MAX_TOPIC_NAME_LENGTH: Final = 249
+"""Kafka's Topic.MAX_NAME_LENGTH (clients/.../common/internals/Topic.java)."""
+MAX_DOCUMENT_BYTES: Final = 1 << 30
+"""The largest plan or snapshot file read (a million partitions with sizes is about 300 MB)."""
+PLAN_FIELDS: Final = frozenset({"version", "partitions"})
+SNAPSHOT_FIELDS: Final = frozenset(
+    {
+        "version",
+        "cluster_id",
+        "controller_id",
+        "brokers",
+        "topics",
+        "partitions",
+        "broker_configs",
+        "cluster_configs",
+    }
+)
+SNAPSHOT_BROKER_FIELDS: Final = frozenset({"id", "rack", "online"})
+SNAPSHOT_TOPIC_FIELDS: Final = frozenset({"name", "topic_id", "configs"})
+SNAPSHOT_PARTITION_FIELDS: Final = frozenset(
+    {
+        "topic",
+        "partition",
+        "replicas",
+        "isr",
+        "leader",
+        "size_bytes",
+        "adding",
+        "removing",
+        "replica_sizes",
+        "produce_bytes_per_sec",
+    }
+)
+PLAN_ENTRY_FIELDS: Final = frozenset({"topic", "partition", "replicas", "log_dirs"})
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -64,6 +107,38 @@ class _Problems:
 
 # ---------------------------------------------------------------------------------------------------------
 # Core values
+
+
+_TOPIC_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why Kafka would refuse `name` as a topic (Topic.validate), or None."""
+    if not name:
+        return "must not be empty"
+    if name in (".", ".."):
+        return "cannot be '.' or '..'"
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return f"is {len(name)} characters; Kafka allows at most {MAX_TOPIC_NAME_LENGTH}"
+    if not _TOPIC_NAME.fullmatch(name):
+        return (
+            f"{shown(name)} has characters Kafka does not allow (only ASCII letters, digits, '.', '_', '-')"
+        )
+    return None
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """`repr(value)` cut to `limit` characters: error messages never echo a megabyte of hostile input."""
+    try:
+        return clipped(repr(value), limit)
+    except ValueError:  # an int too long for str() (sys.get_int_max_str_digits)
+        digits = int(value.bit_length() * 0.30103) if isinstance(value, int) else 0
+        return f"<an integer of about {digits} digits>"
+
+
+def clipped(text: str, limit: int = 60) -> str:
+    """`text` cut to `limit` characters (for a key name used as a Problem's field)."""
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def parse_rack_path(rack: str | None) -> tuple[str, ...]:
@@ -295,51 +370,99 @@ class ReassignmentPlan:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_json(cls, text: str) -> ReassignmentPlan:
+    def from_json(cls, text: str | bytes) -> ReassignmentPlan:
         return cls.from_dict(_load_json(text, "reassignment plan"))
 
     @classmethod
     def from_dict(cls, data: Any) -> ReassignmentPlan:
+        """The plan, or InvalidInputError listing every problem (never a plan of the entries that parsed)."""
+        draft = PlanDraft.parse(data)
+        if draft.problems:
+            raise InvalidInputError("reassignment plan", draft.problems)
+        return cls(targets=draft.targets, log_dirs=draft.log_dirs)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanDraft(ReassignmentPlan):
+    """A plan document read leniently: the entries that parsed, plus what was wrong with the others.
+
+    The daemon validates a draft against the live cluster like a plan, so one answer lists every problem:
+    a replica list `[-1, 99]` is reported for the -1 here and for the unknown broker 99 there. A draft with
+    problems is never executed: the validator reports its problems first (daemon/validation.py).
+    `named_brokers` holds, by location, the usable broker ids of the entries that did not parse.
+    """
+
+    problems: tuple[Problem, ...] = ()
+    named_brokers: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def parse(cls, data: Any) -> PlanDraft:
         problems = _Problems()
         targets: dict[TopicPartition, tuple[int, ...]] = {}
         log_dirs: dict[TopicPartition, tuple[str, ...]] = {}
+        named: dict[str, tuple[int, ...]] = {}
         if not isinstance(data, dict):
             problems.add("plan", "(document)", f"must be a JSON object, got {_type_name(data)}")
-            problems.raise_if_any("reassignment plan")
+            return cls(targets={}, problems=tuple(problems.items))
+        _unknown_fields(data, PLAN_FIELDS, "plan", problems)
         version = data.get("version")
-        if version != PLAN_VERSION:
-            problems.add("plan", "version", f"must be {PLAN_VERSION}, got {version!r}")
+        if version != PLAN_VERSION or isinstance(version, bool):
+            problems.add("plan", "version", f"must be {PLAN_VERSION}, got {shown(version)}")
         entries = data.get("partitions")
         if not isinstance(entries, list):
             problems.add("plan", "partitions", f"must be a list, got {_type_name(entries)}")
             entries = []
         for index, entry in enumerate(entries):
             where = f"partitions[{index}]"
+            before = len(problems.items)
             tp = _parse_tp(entry, where, problems)
             if tp is not None:
                 where = f"partitions[{index}] ({tp})"
+            if isinstance(entry, dict):
+                _unknown_fields(entry, PLAN_ENTRY_FIELDS, where, problems)
             replicas = _parse_replica_list(entry, "replicas", where, problems, allow_empty=False)
-            dirs = entry.get("log_dirs") if isinstance(entry, dict) else None
-            dirs_tuple: tuple[str, ...] | None = None
-            if dirs is not None:
-                if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
-                    problems.add(where, "log_dirs", f"must be a list of strings, got {dirs!r}")
-                elif replicas is not None and len(dirs) != len(replicas):
-                    problems.add(
-                        where, "log_dirs", f"has {len(dirs)} entries for {len(replicas)} replicas: {dirs!r}"
-                    )
-                else:
-                    dirs_tuple = tuple(dirs)
-            if tp is None or replicas is None:
-                continue
-            if tp in targets:
+            dirs_tuple = _parse_log_dirs(entry, replicas, where, problems)
+            if tp is not None and tp in targets:
                 problems.add(where, "partition", f"duplicate entry for {tp}")
+                continue
+            if len(problems.items) != before or tp is None or replicas is None:
+                usable = _usable_broker_ids(entry)
+                if usable:
+                    named[where] = usable
                 continue
             targets[tp] = replicas
             if dirs_tuple is not None and any(d != "any" for d in dirs_tuple):
                 log_dirs[tp] = dirs_tuple
-        problems.raise_if_any("reassignment plan")
-        return cls(targets=targets, log_dirs=log_dirs)
+        return cls(targets=targets, log_dirs=log_dirs, problems=tuple(problems.items), named_brokers=named)
+
+
+def _unknown_fields(data: Mapping[str, Any], known: frozenset[str], where: str, problems: _Problems) -> None:
+    for key in sorted(set(data) - known):
+        problems.add(where, clipped(str(key)), f"unknown field; known: {', '.join(sorted(known))}")
+
+
+def _parse_log_dirs(
+    entry: Any, replicas: tuple[int, ...] | None, where: str, problems: _Problems
+) -> tuple[str, ...] | None:
+    dirs = entry.get("log_dirs") if isinstance(entry, dict) else None
+    if dirs is None:
+        return None
+    if not isinstance(dirs, list) or not all(isinstance(d, str) and d for d in dirs):
+        problems.add(where, "log_dirs", f"must be a list of non-empty strings, got {shown(dirs)}")
+        return None
+    if replicas is not None and len(dirs) != len(replicas):
+        problems.add(
+            where, "log_dirs", f"has {len(dirs)} entries for {len(replicas)} replicas: {shown(dirs)}"
+        )
+        return None
+    return tuple(dirs)
+
+
+def _usable_broker_ids(entry: Any) -> tuple[int, ...]:
+    raw = entry.get("replicas") if isinstance(entry, dict) else None
+    if not isinstance(raw, list):
+        return ()
+    return tuple(sorted({b for b in raw if _as_strict_int(b) is not None and 0 <= b <= INT32_MAX}))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -389,7 +512,7 @@ def snapshot_to_json(snapshot: ClusterSnapshot, indent: int | None = None) -> st
     return json.dumps(snapshot_to_dict(snapshot), indent=indent)
 
 
-def snapshot_from_json(text: str) -> ClusterSnapshot:
+def snapshot_from_json(text: str | bytes) -> ClusterSnapshot:
     return snapshot_from_dict(_load_json(text, "cluster snapshot"))
 
 
@@ -400,9 +523,10 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
     if not isinstance(data, dict):
         problems.add("snapshot", "(document)", f"must be a JSON object, got {_type_name(data)}")
         problems.raise_if_any(what)
+    _unknown_fields(data, SNAPSHOT_FIELDS, "snapshot", problems)
     version = data.get("version", SNAPSHOT_VERSION)
-    if version != SNAPSHOT_VERSION:
-        problems.add("snapshot", "version", f"must be {SNAPSHOT_VERSION}, got {version!r}")
+    if version != SNAPSHOT_VERSION or isinstance(version, bool):
+        problems.add("snapshot", "version", f"must be {SNAPSHOT_VERSION}, got {shown(version)}")
 
     brokers = _parse_brokers(data.get("brokers"), problems)
     topics = _parse_topics(data.get("topics", []), problems)
@@ -430,7 +554,7 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
         raw_bc = {}
     for key, configs in raw_bc.items():
         broker_id = _as_int(key)
-        if broker_id is None or broker_id < 0:
+        if broker_id is None or not 0 <= broker_id <= INT32_MAX:
             problems.add("broker_configs", str(key), "key must be a non-negative broker id")
             continue
         parsed = _parse_str_map(configs, f"broker_configs[{key}]", problems)
@@ -440,10 +564,11 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
 
     cluster_id = data.get("cluster_id")
     if cluster_id is not None and not isinstance(cluster_id, str):
-        problems.add("snapshot", "cluster_id", f"must be a string or null, got {cluster_id!r}")
+        problems.add("snapshot", "cluster_id", f"must be a string or null, got {shown(cluster_id)}")
     controller_id = data.get("controller_id")
-    if controller_id is not None and (_as_strict_int(controller_id) is None):
-        problems.add("snapshot", "controller_id", f"must be an integer or null, got {controller_id!r}")
+    controller_int = _as_strict_int(controller_id)
+    if controller_id is not None and (controller_int is None or not 0 <= controller_int <= INT32_MAX):
+        problems.add("snapshot", "controller_id", f"must be an integer or null, got {shown(controller_id)}")
     problems.raise_if_any(what)
     return ClusterSnapshot(
         brokers=brokers,
@@ -460,13 +585,10 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
 # Parsing helpers
 
 
-def _load_json(text: str, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            what, [Problem("(document)", f"line {exc.lineno} column {exc.colno}", f"not JSON: {exc.msg}")]
-        ) from None
+def _load_json(text: str | bytes, what: str) -> Any:
+    from reassignd import strictjson
+
+    return strictjson.loads(text, what, max_bytes=MAX_DOCUMENT_BYTES)
 
 
 def _type_name(value: Any) -> str:
@@ -494,14 +616,22 @@ def _parse_tp(entry: Any, where: str, problems: _Problems) -> TopicPartition | N
     partition = entry.get("partition")
     ok = True
     if not isinstance(topic, str) or not topic:
-        problems.add(where, "topic", f"must be a non-empty string, got {topic!r}")
+        problems.add(where, "topic", f"must be a non-empty string, got {shown(topic)}")
         ok = False
+    else:
+        bad_name = topic_name_problem(topic)
+        if bad_name is not None:
+            problems.add(where, "topic", bad_name)
+            ok = False
     part = _as_strict_int(partition)
     if part is None:
-        problems.add(where, "partition", f"must be an integer, got {partition!r}")
+        problems.add(where, "partition", f"must be an integer, got {shown(partition)}")
         ok = False
     elif part < 0:
         problems.add(where, "partition", f"must not be negative, got {part}")
+        ok = False
+    elif part > INT32_MAX:
+        problems.add(where, "partition", f"must be at most {INT32_MAX} (Kafka's INT32), got {shown(part)}")
         ok = False
     return TopicPartition(topic, part) if ok and isinstance(topic, str) and part is not None else None
 
@@ -515,26 +645,36 @@ def _parse_replica_list(
         return ()
     value = entry.get(name)
     if not isinstance(value, list):
-        problems.add(where, name, f"must be a list of broker ids, got {value!r}")
+        problems.add(where, name, f"must be a list of broker ids, got {shown(value)}")
+        return None
+    if len(value) > MAX_REPLICATION_FACTOR:
+        problems.add(
+            where, name, f"has {len(value)} entries; a replication factor is at most {MAX_REPLICATION_FACTOR}"
+        )
         return None
     ok = True
     ids: list[int] = []
     for item in value:
         broker = _as_strict_int(item)
         if broker is None:
-            problems.add(where, name, f"broker ids must be integers, got {item!r} in {value!r}")
+            problems.add(where, name, f"broker ids must be integers, got {shown(item)} in {shown(value)}")
             ok = False
         elif broker < 0:
-            problems.add(where, name, f"broker ids must not be negative, got {broker} in {value!r}")
+            problems.add(where, name, f"broker ids must not be negative, got {broker} in {shown(value)}")
+            ok = False
+        elif broker > INT32_MAX:
+            problems.add(
+                where, name, f"broker ids are at most {INT32_MAX} (Kafka's INT32), got {shown(broker)}"
+            )
             ok = False
         else:
             ids.append(broker)
     if not value and not allow_empty:
         problems.add(where, name, "must not be empty")
         ok = False
-    duplicates = sorted({b for b in ids if ids.count(b) > 1})
+    duplicates = sorted(b for b, n in Counter(ids).items() if n > 1)
     if duplicates:
-        problems.add(where, name, f"duplicate broker id(s) {duplicates} in {value!r}")
+        problems.add(where, name, f"duplicate broker id(s) {duplicates} in {shown(value)}")
         ok = False
     return tuple(ids) if ok else None
 
@@ -552,7 +692,7 @@ def _parse_str_map(
         if item is None:
             continue
         if isinstance(item, bool) or not isinstance(item, str | int | float):
-            problems.add(where, f"{name}.{key}", f"must be a string, got {item!r}")
+            problems.add(where, f"{name}.{key}", f"must be a string, got {shown(item)}")
             continue
         out[str(key)] = str(item)
     return out
@@ -568,18 +708,19 @@ def _parse_brokers(raw: Any, problems: _Problems) -> dict[int, Broker]:
         if not isinstance(entry, dict):
             problems.add(where, "(entry)", f"must be an object, got {_type_name(entry)}")
             continue
+        _unknown_fields(entry, SNAPSHOT_BROKER_FIELDS, where, problems)
         broker_id = _as_strict_int(entry.get("id"))
         rack = entry.get("rack")
         online = entry.get("online", True)
         ok = True
-        if broker_id is None or broker_id < 0:
-            problems.add(where, "id", f"must be a non-negative integer, got {entry.get('id')!r}")
+        if broker_id is None or not 0 <= broker_id <= INT32_MAX:
+            problems.add(where, "id", f"must be a non-negative integer, got {shown(entry.get('id'))}")
             ok = False
         if rack is not None and not isinstance(rack, str):
-            problems.add(where, "rack", f"must be a string or null, got {rack!r}")
+            problems.add(where, "rack", f"must be a string or null, got {shown(rack)}")
             ok = False
         if not isinstance(online, bool):
-            problems.add(where, "online", f"must be true or false, got {online!r}")
+            problems.add(where, "online", f"must be true or false, got {shown(online)}")
             ok = False
         if not ok or broker_id is None:
             continue
@@ -600,20 +741,21 @@ def _parse_topics(raw: Any, problems: _Problems) -> dict[str, TopicInfo]:
         if not isinstance(entry, dict):
             problems.add(where, "(entry)", f"must be an object, got {_type_name(entry)}")
             continue
+        _unknown_fields(entry, SNAPSHOT_TOPIC_FIELDS, where, problems)
         name = entry.get("name")
         topic_id = entry.get("topic_id")
         if not isinstance(name, str) or not name:
-            problems.add(where, "name", f"must be a non-empty string, got {name!r}")
+            problems.add(where, "name", f"must be a non-empty string, got {shown(name)}")
             continue
         where = f"topics[{index}] ({name})"
         if topic_id is not None and not isinstance(topic_id, str):
-            problems.add(where, "topic_id", f"must be a string or null, got {topic_id!r}")
+            problems.add(where, "topic_id", f"must be a string or null, got {shown(topic_id)}")
             continue
         configs = _parse_str_map(entry.get("configs", {}), where, problems)
         if configs is None:
             continue
         if name in topics:
-            problems.add(where, "name", f"duplicate topic {name!r}")
+            problems.add(where, "name", f"duplicate topic {shown(name)}")
             continue
         topics[name] = TopicInfo(name=name, topic_id=topic_id, configs=configs)
     return topics
@@ -627,6 +769,8 @@ def _parse_partition(
     if tp is not None:
         where = f"partitions[{index}] ({tp})"
     before = len(problems.items)
+    if isinstance(entry, dict):
+        _unknown_fields(entry, SNAPSHOT_PARTITION_FIELDS, where, problems)
     replicas = _parse_replica_list(entry, "replicas", where, problems, allow_empty=False)
     isr = _parse_replica_list(entry, "isr", where, problems, allow_empty=True)
     adding = _parse_replica_list(entry, "adding", where, problems, allow_empty=True, required=False)
@@ -635,24 +779,40 @@ def _parse_partition(
         return None
     leader_raw = entry.get("leader", NO_LEADER)
     leader = NO_LEADER if leader_raw is None else _as_strict_int(leader_raw)
-    if leader is None or leader < NO_LEADER:
-        problems.add(where, "leader", f"must be a broker id, or -1/null for none, got {leader_raw!r}")
+    if leader is None or not NO_LEADER <= leader <= INT32_MAX:
+        problems.add(where, "leader", f"must be a broker id, or -1/null for none, got {shown(leader_raw)}")
     size_raw = entry.get("size_bytes", 0)
     size = _as_strict_int(size_raw)
-    if size is None or size < 0:
-        problems.add(where, "size_bytes", f"must be a non-negative integer, got {size_raw!r}")
+    if size is None or not 0 <= size <= INT64_MAX:
+        problems.add(where, "size_bytes", f"must be a non-negative integer, got {shown(size_raw)}")
     produce_raw = entry.get("produce_bytes_per_sec", 0.0)
-    if isinstance(produce_raw, bool) or not isinstance(produce_raw, int | float) or produce_raw < 0:
-        problems.add(where, "produce_bytes_per_sec", f"must be a non-negative number, got {produce_raw!r}")
+    if (
+        isinstance(produce_raw, bool)
+        or not isinstance(produce_raw, int | float)
+        or not 0 <= produce_raw < math.inf
+        or produce_raw > INT64_MAX
+    ):
+        problems.add(
+            where, "produce_bytes_per_sec", f"must be a non-negative number, got {shown(produce_raw)}"
+        )
     replica_sizes: dict[int, int] = {}
     raw_sizes = entry.get("replica_sizes", {})
     if not isinstance(raw_sizes, dict):
-        problems.add(where, "replica_sizes", f"must be an object of broker id to bytes, got {raw_sizes!r}")
+        problems.add(
+            where, "replica_sizes", f"must be an object of broker id to bytes, got {shown(raw_sizes)}"
+        )
     else:
         for key, value in raw_sizes.items():
             broker_id, nbytes = _as_int(key), _as_strict_int(value)
-            if broker_id is None or nbytes is None or broker_id < 0 or nbytes < 0:
-                problems.add(where, f"replica_sizes.{key}", f"must map a broker id to bytes, got {value!r}")
+            if (
+                broker_id is None
+                or nbytes is None
+                or not 0 <= broker_id <= INT32_MAX
+                or not 0 <= nbytes <= INT64_MAX
+            ):
+                problems.add(
+                    where, f"replica_sizes.{key}", f"must map a broker id to bytes, got {shown(value)}"
+                )
             else:
                 replica_sizes[broker_id] = nbytes
     if replicas is not None:

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import pkgutil
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from reassignd import __version__, logs
-from reassignd.model import InvalidInputError
+from reassignd.cli._common import error_document
+from reassignd.model import InvalidInputError, Problem
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,15 +42,78 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_INVALID = 2
+EXIT_INTERNAL = 1
+_LOCAL_CODES = frozenset({"invalid_input", "unreachable"})
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a reader closing the pipe early (`| head`) gives a C tool
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Never a traceback on bad input or a closed pipe: an error is one message on stderr,
+    or with `--json` the API's error document on stdout, with the same exit code either way."""
     parser = build_parser()
     args = parser.parse_args(argv)
     fmt = {"auto": None, "json": True, "console": False}[args.log_format]
     logs.configure(args.log_level, json=fmt)
+    as_json = bool(getattr(args, "json", False))
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that closed early is noticed here, not at interpreter exit
+        return code
     except InvalidInputError as exc:
-        print(f"reassignd: {exc}", file=sys.stderr)
-        return 2
+        message = f"invalid {exc.what}: {len(exc.problems)} problem(s)"
+        return report_error("invalid_input", message, exc.problems, as_json=as_json, exit_code=EXIT_INVALID)
+    except BrokenPipeError:
+        return _pipe_closed()
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: one line, the traceback only at --log-level debug
+        if args.log_level == "debug":
+            traceback.print_exc()
+        try:
+            return report_error(
+                "internal",
+                f"unexpected {type(exc).__name__}: {exc} (a bug; --log-level debug shows the traceback)",
+                as_json=as_json,
+                exit_code=EXIT_INTERNAL,
+            )
+        except BrokenPipeError:
+            return _pipe_closed()
+
+
+def report_error(
+    code: str,
+    message: str,
+    problems: Iterable[Problem | Mapping[str, Any]] = (),
+    *,
+    as_json: bool,
+    exit_code: int,
+    details: Mapping[str, Any] | None = None,
+    hints: Iterable[str] = (),
+) -> int:
+    """The one way a command reports an error; returns `exit_code`."""
+    if as_json:
+        json.dump(error_document(code, message, problems, details), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return exit_code
+    local = code in _LOCAL_CODES  # the message says it all; the daemon's codes are shown as it sent them
+    print(f"reassignd: {message}" if local else f"reassignd: {code}: {message}", file=sys.stderr)
+    for p in problems:
+        where, field, text = (
+            (p.where, p.field, p.message)
+            if isinstance(p, Problem)
+            else (p.get("where"), p.get("field"), p.get("message"))
+        )
+        print(f"  - {where}: {field}: {text}", file=sys.stderr)
+    for hint in hints:
+        print(f"  hint: {hint}", file=sys.stderr)
+    return exit_code
+
+
+def _pipe_closed() -> int:
+    """stdout's reader went away: send what is left to /dev/null so the exit flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE

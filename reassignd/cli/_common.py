@@ -1,13 +1,14 @@
-"""Small helpers shared by the subcommand modules."""
+"""Small helpers shared by the subcommand modules: bounded file reading, JSON output, the one error shape."""
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reassignd.model import (
+    MAX_DOCUMENT_BYTES,
     ClusterSnapshot,
     InvalidInputError,
     Problem,
@@ -16,21 +17,70 @@ from reassignd.model import (
 )
 
 
-def read_text(path: str, what: str) -> str:
+def read_bytes(path: str, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """A file's (or stdin's, for `-`) bytes, at most `max_bytes`; InvalidInputError names the file."""
     try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            raw = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read(max_bytes + 1)
     except OSError as exc:
         raise InvalidInputError(what, [Problem(path, "(file)", exc.strerror or str(exc))]) from None
+    if len(raw) > max_bytes:
+        raise InvalidInputError(what, [Problem(path, "(file)", f"is larger than {max_bytes} bytes")])
+    return raw
+
+
+def read_text(path: str, what: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> str:
+    raw = read_bytes(path, what, max_bytes)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            what, [Problem(path, "(encoding)", f"is not UTF-8: {exc.reason} at byte {exc.start}")]
+        ) from None
+
+
+def _located(exc: InvalidInputError, path: str) -> InvalidInputError:
+    """Problems about the whole document name the file instead of `(document)`."""
+    problems = [Problem(path, p.field, p.message) if p.where == "(document)" else p for p in exc.problems]
+    return InvalidInputError(exc.what, problems)
 
 
 def load_plan(path: str) -> ReassignmentPlan:
-    return ReassignmentPlan.from_json(read_text(path, "reassignment plan"))
+    try:
+        return ReassignmentPlan.from_json(read_bytes(path, "reassignment plan"))
+    except InvalidInputError as exc:
+        raise _located(exc, path) from None
 
 
 def load_snapshot(path: str) -> ClusterSnapshot:
-    return snapshot_from_json(read_text(path, "cluster snapshot"))
+    try:
+        return snapshot_from_json(read_bytes(path, "cluster snapshot"))
+    except InvalidInputError as exc:
+        raise _located(exc, path) from None
 
 
 def print_json(value: Any) -> None:
     json.dump(value, sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def error_document(
+    code: str,
+    message: str,
+    problems: Iterable[Problem | Mapping[str, Any]] = (),
+    details: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The API's error shape, `{"error": {"code", "message", "problems"?, "details"?}}`, for `--json`."""
+    body: dict[str, Any] = {"code": code, "message": message}
+    listed = [
+        {"where": p.where, "field": p.field, "message": p.message} if isinstance(p, Problem) else dict(p)
+        for p in problems
+    ]
+    if listed:
+        body["problems"] = listed
+    if details:
+        body["details"] = dict(details)
+    return {"error": body}

@@ -3,7 +3,8 @@ cancel, limits, throttle, reassignments.
 
 Exit codes: 0 done, 2 the daemon (or a local check) refused, 3 no daemon could be reached; `status --watch`
 ends 0 when the plan completed and 1 when it was cancelled or failed. Errors go to stderr as the error code,
-the message and every problem, never as a traceback.
+the message and every problem, never as a traceback; with `--json` they go to stdout as the API's error
+document `{"error": {"code", "message", "problems"?, "details"?}}`, with the same exit codes.
 """
 
 from __future__ import annotations
@@ -191,33 +192,38 @@ def _scalar(text: str) -> Any:
 
 
 def _run(handler: Handler, args: argparse.Namespace) -> int:
+    from reassignd.cli import report_error
+
     try:
         token = auth.load_token(args.token_file)
         client = ApiClient(args.api, token=token, timeout=args.timeout)
         return handler(args, client)
     except ApiError as exc:
-        _print_refusal(exc)
-        return EXIT_REFUSED
+        return report_error(
+            exc.code,
+            exc.message,
+            exc.problems,
+            details=exc.details,
+            hints=_hints(exc),
+            as_json=args.json,
+            exit_code=EXIT_REFUSED,
+        )
     except ApiUnreachable as exc:
-        print(f"reassignd: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    except ValueError as exc:  # a bad --api URL; InvalidInputError (a ValueError) has its own message
+        return report_error("unreachable", str(exc), as_json=args.json, exit_code=EXIT_UNREACHABLE)
+    except ValueError as exc:  # a bad --api URL; InvalidInputError (a ValueError) has its own report
         if isinstance(exc, InvalidInputError):
             raise
-        print(f"reassignd: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
+        return report_error("invalid_input", str(exc), as_json=args.json, exit_code=EXIT_REFUSED)
 
 
-def _print_refusal(exc: ApiError) -> None:
-    print(f"reassignd: {exc.code}: {exc.message}", file=sys.stderr)
-    for p in exc.problems:
-        print(f"  - {p.get('where')}: {p.get('field')}: {p.get('message')}", file=sys.stderr)
+def _hints(exc: ApiError) -> list[str]:
     if exc.code == "unauthorized":
-        print(
-            f"  hint: pass --token-file, or set ${auth.TOKEN_FILE_ENV} or ${auth.TOKEN_ENV}", file=sys.stderr
-        )
+        return [f"pass --token-file, or set ${auth.TOKEN_FILE_ENV} or ${auth.TOKEN_ENV}"]
+    if exc.code == "forbidden":
+        return ["this is the read token; changes need the operator token (api.token)"]
     if exc.code == "not_leader" and exc.details.get("leader"):
-        print(f"  hint: the leading daemon is at --api {exc.details['leader']}", file=sys.stderr)
+        return [f"the leading daemon is at --api {exc.details['leader']}"]
+    return []
 
 
 def _print_lines(lines: list[str]) -> None:

@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
 
 def _mqtt_command(args: argparse.Namespace) -> int:
     try:
-        secret = args.secret_file.read_text().strip().encode()
+        secret = args.secret_file.read_bytes().strip()
     except OSError as exc:
         print(f"--secret-file: cannot read {args.secret_file}: {exc.strerror}", file=sys.stderr)
         return 2

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tomllib
 from typing import Any
 
 from reassignd.cli._common import load_plan, load_snapshot, print_json, read_text
+from reassignd.config.loader import MAX_CONFIG_BYTES, is_config_key
 from reassignd.engine.dryrun import dry_run
 from reassignd.engine.limits import Limits, flatten_toml
 from reassignd.model import InvalidInputError, Problem
@@ -32,12 +34,22 @@ def register(subparsers: Any) -> None:
 def load_limits(path: str | None) -> Limits:
     if path is None:
         return Limits()
-    text = read_text(path, "limits")
+    text = read_text(path, "limits", max_bytes=MAX_CONFIG_BYTES)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInputError("limits", [Problem(path, "(file)", f"not TOML: {exc}")]) from None
-    return Limits.from_mapping(flatten_toml(document))
+    except RecursionError:
+        raise InvalidInputError("limits", [Problem(path, "(file)", "nested too deep")]) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise InvalidInputError(
+            "limits", [Problem(path, "(file)", f"not readable: {str(exc)[:80]}")]
+        ) from None
+    flat = flatten_toml(document)
+    for key in sorted(flat):  # a daemon config file is welcome here; a key nothing knows is worth a word
+        if not is_config_key(key) and not key.startswith("reassignment."):
+            print(f"reassignd: warning: {path}: {key} is not a configuration key; ignored", file=sys.stderr)
+    return Limits.from_mapping(flat)  # the one validator of limits, the daemon's
 
 
 def _schedule(args: argparse.Namespace) -> int:

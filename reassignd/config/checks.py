@@ -13,9 +13,6 @@ from typing import Any
 Values = Mapping[str, Any]
 Finding = tuple[str, str]
 
-_INCOMING = "reassignment.max.incoming.replica.movements.per.broker"
-_OUTGOING = "reassignment.max.outgoing.replica.movements.per.broker"
-_GLOBAL = "reassignment.max.concurrent.replica.movements"
 _RATES = ("leader.reassignment.throttled.rate", "follower.reassignment.throttled.rate")
 _SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 _SSL_PROTOCOLS = ("SSL", "SASL_SSL")
@@ -42,15 +39,18 @@ def _state_and_ha(v: Values) -> Iterator[Finding]:
         )
 
 
-def _limits(v: Values) -> Iterator[Finding]:
-    yield from _not_above(v, _INCOMING, _GLOBAL)
-    yield from _not_above(v, _OUTGOING, _GLOBAL)
-
-
 def _not_above(v: Values, smaller: str, larger: str) -> Iterator[Finding]:
     low, high = v.get(smaller), v.get(larger)
     if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
         yield smaller, f"{smaller} = {low} exceeds {larger} = {high}"
+
+
+def _api_roles(v: Values) -> Iterator[Finding]:
+    read, operator = v.get("api.read.token"), v.get("api.token")
+    if read is not None and read == operator:
+        yield "api.read.token", "must differ from api.token: a reader could otherwise change everything"
+    if read is not None and v.get("api.read.open"):
+        yield "api.read.token", "has no effect with api.read.open = true (reads need no token then)"
 
 
 def _timing(v: Values) -> Iterator[Finding]:
@@ -134,7 +134,8 @@ def _readable(v: Values, keys: tuple[str, ...]) -> Iterator[Finding]:
 
 
 def _engine_limits(v: Values) -> Iterator[Finding]:
-    """The engine's own validation of the limits (it may know constraints this module does not)."""
+    """The reassignment limits are judged by the engine's validator alone (reassignd/engine/limits.py), the
+    same one the API, MQTT and `reassignd schedule` use: no second copy of their rules here."""
     from reassignd.config.limits_bridge import limit_key_names, limits_problems
 
     yield from limits_problems({name: v[name] for name in limit_key_names()})
@@ -142,7 +143,7 @@ def _engine_limits(v: Values) -> Iterator[Finding]:
 
 CHECKS: tuple[Callable[[Values], Iterator[Finding]], ...] = (
     _state_and_ha,
-    _limits,
+    _api_roles,
     _timing,
     _auto_throttle,
     _cluster_security,

@@ -17,13 +17,13 @@ from reassignd.config.schema import (
     ConfigKey,
     ValueType,
     all_of,
-    at_least,
     between,
     each,
     enum,
     greater_than,
     host_port,
     matches,
+    min_length,
     non_empty,
     secret_file_key,
 )
@@ -45,6 +45,10 @@ _LABEL = matches(r"[A-Za-z0-9._-]{0,64}", "at most 64 letters, digits, '.', '_' 
 _ZK_PATH = matches(r"(/[A-Za-z0-9._-]+)+", "an absolute ZooKeeper path such as /reassignd (no trailing /)")
 _MQTT_PREFIX = matches(r"[^#+/\s]+(/[^#+/\s]+)*", "a topic prefix without wildcards (#, +) or empty levels")
 _PORT = between(1, 65535)
+_LONG_MAX = 2**63 - 1  # Kafka's LONG: throttle rates
+#: API tokens: 32 characters at least (`openssl rand -hex 32` gives 64), refused at start-up otherwise.
+MIN_TOKEN_LENGTH: Final = 32
+_HOUR = 3600.0
 
 
 def _k(section: str, name: str, value_type: ValueType, doc: str, **options: Any) -> ConfigKey:
@@ -77,7 +81,7 @@ CLUSTER_KEYS: Final = (
         FLOAT,
         "Timeout of one admin request to Kafka.",
         default=30.0,
-        validator=greater_than(0),
+        validator=greater_than(0, _HOUR),
         reloadable=True,
     ),
     _k(
@@ -96,7 +100,7 @@ CLUSTER_KEYS: Final = (
         FLOAT,
         "First retry delay; it doubles per attempt, with full jitter.",
         default=0.5,
-        validator=greater_than(0),
+        validator=greater_than(0, _HOUR),
         reloadable=True,
     ),
     _k(
@@ -105,7 +109,7 @@ CLUSTER_KEYS: Final = (
         FLOAT,
         "Upper bound of the retry delay.",
         default=10.0,
-        validator=greater_than(0),
+        validator=greater_than(0, _HOUR),
         reloadable=True,
     ),
     _k(
@@ -205,18 +209,18 @@ BEHAVIOUR_KEYS: Final = (
         "auto.throttle",
         "auto.throttle.step.bytes.per.second",
         INT,
-        "How much one auto-throttle step raises a broker's rate.",
+        "How much one auto-throttle step raises a broker's rate (bytes/s, a Kafka LONG).",
         default=10 * 1024 * 1024,
-        validator=at_least(1),
+        validator=between(1, _LONG_MAX),
         reloadable=True,
     ),
     _k(
         "auto.throttle",
         "auto.throttle.max.bytes.per.second",
         INT,
-        "The ceiling auto-throttle never raises a rate beyond.",
+        "The ceiling auto-throttle never raises a rate beyond (bytes/s, a Kafka LONG).",
         default=200 * 1024 * 1024,
-        validator=at_least(1),
+        validator=between(1, _LONG_MAX),
         reloadable=True,
     ),
     _k(
@@ -243,7 +247,7 @@ BEHAVIOUR_KEYS: Final = (
         FLOAT,
         "After failed cycles the next one is delayed, doubling up to this bound.",
         default=60.0,
-        validator=greater_than(0),
+        validator=greater_than(0, 24 * _HOUR),
         reloadable=True,
     ),
     _k(
@@ -253,7 +257,7 @@ BEHAVIOUR_KEYS: Final = (
         "On SIGTERM, how long to wait for the running cycle to finish and state to be persisted before "
         "exiting anyway. In-flight moves are left to Kafka either way; a second signal exits at once.",
         default=30.0,
-        validator=greater_than(0),
+        validator=greater_than(0, _HOUR),
     ),
 )
 
@@ -270,10 +274,79 @@ SERVICE_KEYS: Final = (
         "api",
         "api.token",
         STRING,
-        "Bearer token every mutating API call must present. Without one, mutating calls are refused. "
-        "Prefer `api.token.file` or the environment to writing it here.",
+        "The operator token (role `operator`): every call that changes something (submit, pause, resume, "
+        "cancel, limits, throttles, placements) needs `Authorization: Bearer <token>`, and the token also "
+        f"reads everything. At least {MIN_TOKEN_LENGTH} characters (`openssl rand -hex 32`); a shorter one "
+        "is refused at start-up. Without one, mutating calls are refused. Prefer `api.token.file` (which "
+        "must not be readable by group or others) or the environment to writing it here.",
         secret=True,
         reloadable=True,
+        validator=min_length(MIN_TOKEN_LENGTH),
+    ),
+    _k(
+        "api",
+        "api.read.token",
+        STRING,
+        "The read token (role `reader`): GET calls (`/v1/status`, `/v1/plans`, `/v1/limits`, "
+        "`/v1/throttles`, `/v1/reassignments`) and `/metrics` need it or the operator token, unless "
+        "`api.read.open` is true; it cannot change anything. Give it to dashboards and Prometheus. At least "
+        f"{MIN_TOKEN_LENGTH} characters, different from `api.token`. `/healthz`, `/readyz` and "
+        "`/openapi.json` never need a token.",
+        secret=True,
+        reloadable=True,
+        validator=min_length(MIN_TOKEN_LENGTH),
+    ),
+    _k(
+        "api",
+        "api.read.open",
+        BOOL,
+        "Serve the GET calls and `/metrics` without any token (for a daemon that listens on a trusted "
+        "network only). Off: reads need the read token or the operator token.",
+        default=False,
+        reloadable=True,
+    ),
+    _k(
+        "api",
+        "api.max.body.bytes",
+        INT,
+        "Largest request body accepted (a 100,000-partition plan is about 8 MB); a larger one is answered "
+        "413 at once, from its Content-Length, without reading it.",
+        default=64 * 1024 * 1024,
+        validator=between(1024, 1024**3),
+    ),
+    _k(
+        "api",
+        "api.max.connections",
+        INT,
+        "Open client connections served at once; a connection beyond it is answered 503 and closed.",
+        default=256,
+        validator=between(1, 100_000),
+    ),
+    _k(
+        "api",
+        "api.header.timeout.seconds",
+        FLOAT,
+        "A new connection must send its first request line and headers within this time, or it is closed "
+        "(slow clients cannot hold connections open).",
+        default=10.0,
+        validator=between(0.05, _HOUR),
+    ),
+    _k(
+        "api",
+        "api.body.timeout.seconds",
+        FLOAT,
+        "A request body must arrive completely within this time of the handler starting to read it; "
+        "otherwise the answer is 408 `request_timeout`.",
+        default=60.0,
+        validator=between(0.05, _HOUR),
+    ),
+    _k(
+        "api",
+        "api.idle.timeout.seconds",
+        FLOAT,
+        "A kept-alive connection with no complete next request within this time is closed.",
+        default=30.0,
+        validator=between(0.05, _HOUR),
     ),
     _k(
         "state",
@@ -411,7 +484,7 @@ SERVICE_KEYS: Final = (
         INT,
         "Events kept while the MQTT broker is unreachable; beyond that the oldest are dropped (and counted).",
         default=10000,
-        validator=at_least(1),
+        validator=between(1, 10_000_000),
     ),
     _k(
         "mqtt",

@@ -7,6 +7,9 @@ the environment variable), the key and the bad value, so an operator fixes a con
 from __future__ import annotations
 
 import difflib
+import os
+import shlex
+import stat
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -157,22 +160,49 @@ def _definition_for(name: str, table: Mapping[str, ConfigKey]) -> ConfigKey | No
     return None
 
 
+def is_config_key(name: str) -> bool:
+    """Whether `name` is a key of the configuration (a pass-through `cluster.client.*` property included)."""
+    return _definition_for(name, schema()) is not None
+
+
 def _unknown_message(name: str, table: Mapping[str, ConfigKey]) -> str:
     close = difflib.get_close_matches(name, list(table), n=1, cutoff=0.75)
     return "unknown key" + (f" (did you mean {close[0]}?)" if close else "")
 
 
+MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """The file's keys, flattened; InvalidInputError names the file and the TOML error."""
+    """The file's keys, flattened; InvalidInputError names the file and what is wrong with it.
+
+    Bounded like every other input: at most MAX_CONFIG_BYTES, UTF-8 (as TOML requires), and an array nested
+    too deep for the parser is an error, not a crash. NaN and infinity parse (TOML has them) and are then
+    refused by each key's validator.
+    """
+
+    def refuse(field: str, message: str) -> InvalidInputError:
+        return InvalidInputError("configuration", [Problem(str(path), field, message)])
+
     try:
         with open(path, "rb") as handle:
-            return dict(flatten_toml(tomllib.load(handle)))
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
-        raise InvalidInputError(
-            "configuration", [Problem(str(path), "(file)", exc.strerror or str(exc))]
-        ) from None
+        raise refuse("(file)", exc.strerror or str(exc)) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise refuse("(file)", f"is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise refuse("(encoding)", f"is not UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        return dict(flatten_toml(tomllib.loads(text)))
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInputError("configuration", [Problem(str(path), "(TOML)", str(exc))]) from None
+        raise refuse("(TOML)", str(exc)) from None
+    except RecursionError:
+        raise refuse("(TOML)", "arrays or tables nested too deep") from None
+    except ValueError as exc:  # tomllib: an integer of more than 4300 digits
+        raise refuse("(TOML)", f"a value cannot be read: {str(exc)[:80]}") from None
 
 
 def _env_table(table: Mapping[str, ConfigKey]) -> dict[str, ConfigKey]:
@@ -180,10 +210,28 @@ def _env_table(table: Mapping[str, ConfigKey]) -> dict[str, ConfigKey]:
 
 
 def _read_secret_file(path: str) -> str:
-    text = Path(path).read_text(encoding="utf-8").strip()
+    """The secret in `path`. A file that group or others may read or write is refused: the secret would be
+    as good as public on a shared host (the same rule as ssh's for private keys)."""
+    mode = os.stat(path).st_mode
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ValueError(
+            f"is accessible to group or others (mode {stat.S_IMODE(mode):04o}); "
+            f"run: chmod 600 {shlex.quote(path)}"
+        )
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_SECRET_BYTES + 1)
+    if len(raw) > MAX_SECRET_BYTES:
+        raise ValueError(f"is larger than {MAX_SECRET_BYTES} bytes: not a secret")
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ValueError("is not UTF-8 text") from None
     if not text:
         raise ValueError("is empty")
     return text
+
+
+MAX_SECRET_BYTES: Final = 64 * 1024
 
 
 #: `reassignd run` flags (argparse dest) -> the keys they override.
@@ -265,7 +313,11 @@ def load_config(
                 problems.add(sources.get(name, DEFAULT), name, f"set both {name} and {name}.file; keep one")
                 continue
             try:
-                values[name] = Secret(_read_secret_file(secret_path))
+                text = _read_secret_file(secret_path)
+                problem = key.validator(text) if key.validator is not None else None
+                if problem:
+                    raise ValueError(problem)
+                values[name] = Secret(text)
                 sources[name] = f"file {secret_path}"
             except (OSError, ValueError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

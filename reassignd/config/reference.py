@@ -59,8 +59,27 @@ def render_markdown() -> str:
         "are ignored with a warning at start-up.",
         "",
         "Validation reports every problem at once with the key, the value and where it came from, and also "
-        'checks combinations (for example `state.store = "zookeeper"` needs `ha.zookeeper.connect`; a '
-        "per-broker movement limit may not exceed the global one; SASL settings need a SASL protocol).",
+        'checks combinations (for example `state.store = "zookeeper"` needs `ha.zookeeper.connect`; SASL '
+        "settings need a SASL protocol; the read token must differ from the operator token). A file is at "
+        "most 4 MiB of UTF-8; `nan` and `inf` are refused wherever a number is expected.",
+        "",
+        "**Reassignment limits** are checked by one validator, the engine's, wherever they come from: this "
+        "file (start-up, SIGHUP, `validate-config`), `PATCH /v1/limits` and `/v1/throttles`, MQTT "
+        "`set_throttles` and `reassignd schedule --config`. A value is accepted by all of them or by none. "
+        "Every KIP-435 count is a Kafka int (1 to 2147483647); the throttle rates are Kafka LONGs (1 to "
+        "9223372036854775807 bytes/s, or -1/unset for none), as the brokers' `*.replication.throttled.rate` "
+        "configs they are written to. Each movement limit is an independent upper bound (KIP-435: "
+        '"valid values [1,...]"), so there is no rule between them: the tightest binds. With '
+        "`reassignment.max.concurrent.replica.movements = 3` and the per-broker limits at 5, at most 3 "
+        "replicas move at once in the whole cluster and the per-broker limits never bind.",
+        "",
+        "**Roles.** The HTTP API knows two tokens. The operator token (`api.token`) may do everything; the "
+        "read token (`api.read.token`) may only read (GET calls and `/metrics`). Reads need one of the two "
+        "unless `api.read.open = true`; `/healthz`, `/readyz` and `/openapi.json` are always open. Each "
+        "token has at least 32 characters (the daemon refuses to start otherwise), and a file holding a "
+        "token or "
+        "any other secret (`*.file` keys) must not be accessible to group or others: the daemon refuses it "
+        "and names the `chmod 600` to run.",
         "",
         "**Reloadable** keys take effect on SIGHUP (limits from the next decision, throttle rates at once on "
         "moves in flight). A changed key that is not reloadable keeps its old value until the daemon is "

@@ -160,8 +160,16 @@ def between(low: float, high: float) -> Validator:
     return lambda v: None if low <= v <= high else f"must be between {low:g} and {high:g}, got {v!r}"
 
 
-def greater_than(low: float) -> Validator:
-    return lambda v: None if v > low else f"must be > {low:g}, got {v!r}"
+def greater_than(low: float, at_most: float | None = None) -> Validator:
+    """`> low`, and `<= at_most` when given (every duration has a sane upper bound)."""
+    if at_most is None:
+        return lambda v: None if v > low else f"must be > {low:g}, got {v!r}"
+    return lambda v: None if low < v <= at_most else f"must be > {low:g} and <= {at_most:g}, got {v!r}"
+
+
+def min_length(low: int) -> Validator:
+    """For secrets: the message gives the length, never the value."""
+    return lambda v: None if len(v) >= low else f"is {len(v)} characters long; use at least {low}"
 
 
 def matches(pattern: str, what: str) -> Validator:

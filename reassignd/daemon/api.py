@@ -3,9 +3,13 @@
 Everything an operator can do goes through the service protocol, so this module only translates: routes to
 calls, ServiceError codes to HTTP statuses, and every failure (unknown route, bad JSON, oversize body,
 missing token, a bug) to the one error shape `{"error": {"code", "message", "problems"?, "details"?}}`.
-Calls that are not GET need the bearer token and are refused before the service is touched. The token
-never reaches a log line: the access log is our own and records no headers. docs/api.md and
-reassignd/daemon/openapi.json describe the routes; tests keep the document and the router in sync.
+
+Two roles (auth.ApiAccess): calls that are not GET need the operator token; GET calls and /metrics need the
+read token or the operator token unless reads are configured open; /healthz, /readyz and /openapi.json
+are always open. A refused call never reaches the service. No token reaches a log line: the access log is
+our own and records no headers. Bodies are read within a time and size limit and parsed by strictjson
+(depth, number length, duplicate keys, NaN). docs/api.md and reassignd/daemon/openapi.json describe the
+routes; tests keep the document, the router and the behaviour in sync (schemathesis included).
 """
 
 from __future__ import annotations
@@ -16,21 +20,25 @@ import math
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import structlog
 from aiohttp import abc, web
 
+from reassignd import strictjson
 from reassignd.daemon import auth
+from reassignd.daemon.http_limits import DEFAULT_MAX_BODY_BYTES, ConnectionGuard, GuardedRunner, ServerLimits
 from reassignd.daemon.service import JSON, ControllerService, ServiceError
-from reassignd.model import InvalidInputError, Problem, ReassignmentPlan
+from reassignd.model import INT32_MAX, InvalidInputError, PlanDraft, Problem, shown
 
 MetricsHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024  # a 100,000-partition plan is ~8 MB of JSON
+DEFAULT_BODY_TIMEOUT = 60.0
+MAX_PLACEMENT_PARTITIONS = 100_000  # one CreateReplicaPlacement answer; Kafka clusters hold ~200,000 in all
 REQUEST_ID_HEADER = "X-Request-Id"
 OPENAPI_PATH = Path(__file__).resolve().parent / "openapi.json"  # package data: ships in the wheel
 
@@ -39,8 +47,10 @@ STATUS_BY_CODE: Mapping[str, int] = {
     "invalid_request": 400,
     "invalid_json": 400,
     "unauthorized": 401,
+    "forbidden": 403,
     "not_found": 404,
     "method_not_allowed": 405,
+    "request_timeout": 408,
     "conflict": 409,
     "payload_too_large": 413,
     "not_leader": 421,
@@ -49,7 +59,11 @@ STATUS_BY_CODE: Mapping[str, int] = {
     "unavailable": 503,
 }
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: Probes and the API description: never behind a token.
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
 _REFUSAL_CODE = web.ResponseKey("refusal_code", str)
+ACCESS_KEY = web.AppKey("access", auth.ApiAccess)
+_GUARD_KEY = web.AppKey("guard", ConnectionGuard)
 _INCOMING_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _log = structlog.get_logger("reassignd.api")
 
@@ -62,18 +76,24 @@ def create_app(
     openapi: Mapping[str, Any],
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     on_refused: Callable[[str], None] | None = None,
+    read_token: str | None = None,
+    reads_open: bool = False,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> web.Application:
-    """The API application. token=None keeps every mutating route closed (401), never open.
+    """The API application. token=None keeps every mutating route closed (401), never open; reads need
+    `read_token` or `token` unless `reads_open`. `app[ACCESS_KEY]` may be changed later (SIGHUP).
 
     on_refused(code) is called for every refused command (a non-GET call answered with an error), e.g. to
     count `reassignd_rejected_commands_total{channel="api"}`.
     """
+    access = auth.ApiAccess(operator=token, reader=read_token, reads_open=reads_open)
     if token is None:
         _log.warning("api_token_missing", detail="no API token configured: mutating calls are refused")
     handlers = _Handlers(service, metrics_handler, dict(openapi))
-    app = web.Application(
-        middlewares=[_envelope(token, max_body_bytes, on_refused)], client_max_size=max_body_bytes
-    )
+    bounds = _BodyBounds(max_body_bytes, body_timeout)
+    app = web.Application(middlewares=[_envelope(access, bounds, on_refused)], client_max_size=max_body_bytes)
+    app[ACCESS_KEY] = access
+    app[_BOUNDS_KEY] = bounds
     r = app.router
     r.add_post("/v1/plans", handlers.submit)
     r.add_get("/v1/plans", handlers.plans)
@@ -116,15 +136,26 @@ class _Handlers:
             )
         dry_run = _option(request, body, "dry_run")
         allow_rf_change = _option(request, body, "allow_rf_change")
-        try:
-            plan = await _off_loop(len(body.get("partitions") or ()), ReassignmentPlan.from_dict, body)
-        except InvalidInputError as exc:
-            raise _invalid_plan(exc) from None
-        result = await self.service.submit_plan(plan, dry_run=dry_run, allow_rf_change=allow_rf_change)
+        draft = await _off_loop(len(body.get("partitions") or ()), PlanDraft.parse, body)
+        if draft.problems:
+            await self._refuse_draft(draft, allow_rf_change)
+        result = await self.service.submit_plan(draft, dry_run=dry_run, allow_rf_change=allow_rf_change)
         if dry_run:
             return _json(result, 200)
         headers = {"Location": f"/v1/plans/{result['plan_id']}"} if result.get("plan_id") else None
         return _json(result, 201, headers=headers)
+
+    async def _refuse_draft(self, draft: PlanDraft, allow_rf_change: bool) -> None:
+        """A plan with problems is refused with all of them: what the document itself gets wrong and,
+        when the cluster can be read, what does not fit it (unknown brokers). The service is asked as a dry
+        run, so nothing can be queued; if it cannot answer (no cluster contact, a standby), the problems of
+        the document alone are the answer."""
+        try:
+            await self.service.submit_plan(draft, dry_run=True, allow_rf_change=allow_rf_change)
+        except ServiceError as exc:
+            if exc.code == "invalid_plan" and exc.problems:
+                raise
+        raise _invalid_plan(InvalidInputError("reassignment plan", draft.problems))
 
     async def plans(self, _: web.Request) -> web.Response:
         return _json({"plans": self.service.list_plans()})
@@ -158,7 +189,9 @@ class _Handlers:
         return _json({"reassignments": await self.service.cluster_reassignments()})
 
     async def place(self, request: web.Request) -> web.Response:
-        return _json(await self.service.place(await _json_object(request)))
+        body = await _json_object(request)
+        _check_placement_size(body)
+        return _json(await self.service.place(body))
 
     async def healthz(self, _: web.Request) -> web.Response:
         return _json(self.service.health())
@@ -200,30 +233,53 @@ def _finite(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class _BodyBounds:
+    max_bytes: int
+    timeout: float
+
+
+_BOUNDS_KEY = web.AppKey("body_bounds", _BodyBounds)
+_LINE_COLUMN = re.compile(r"^line (\d+) column (\d+)$")
+
+
 async def _json_body(request: web.Request) -> Any:
-    raw = await request.read()
+    bounds = request.app[_BOUNDS_KEY]
+    try:
+        async with asyncio.timeout(bounds.timeout):
+            raw = await request.read()
+    except TimeoutError:
+        raise ServiceError(
+            "request_timeout",
+            f"the request body did not arrive within {bounds.timeout:g} s",
+            details={"timeout_seconds": bounds.timeout},
+        ) from None
     if not raw.strip():
         raise ServiceError("invalid_json", "the request body is empty: a JSON document is expected")
     try:
-        return await _off_loop(len(raw) // 100, json.loads, raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ServiceError("invalid_json", f"the request body is not UTF-8: {exc.reason}") from None
-    except json.JSONDecodeError as exc:
+        return await _off_loop(
+            len(raw) // 100, strictjson.loads, raw, "request body", max_bytes=bounds.max_bytes, where="body"
+        )
+    except InvalidInputError as exc:
+        problem = exc.problems[0]
+        position = _LINE_COLUMN.match(problem.field)
+        details = {"line": int(position[1]), "column": int(position[2])} if position else {}
         raise ServiceError(
             "invalid_json",
-            f"the request body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            details={"line": exc.lineno, "column": exc.colno},
+            f"the request body is not acceptable JSON: {problem.field}: {problem.message}",
+            exc.problems,
+            details=details,
         ) from None
 
 
 _OFF_LOOP_ABOVE = 2_000
 
 
-async def _off_loop(size: int, function: Callable[..., Any], *args: Any) -> Any:
+async def _off_loop(size: int, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Big plans (100,000 partitions: ~8 MB) parse in a thread, so health probes are not kept waiting."""
     if size <= _OFF_LOOP_ABOVE:
-        return function(*args)
-    return await asyncio.to_thread(function, *args)
+        return function(*args, **kwargs)
+    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 async def _json_object(request: web.Request) -> dict[str, Any]:
@@ -243,21 +299,46 @@ _FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 def _option(request: web.Request, body: dict[str, Any], name: str) -> bool:
-    """A boolean option from the query (`?dry_run=true`) or the plan document's top level; both must agree."""
-    values: list[bool] = []
+    """A boolean option from the query (`?dry_run=true`) or the plan document's top level: on when either
+    turns it on. (A client that always sends `"dry_run": false` in the body can still ask for a dry run
+    with the query; `dry_run` is the safe direction, and `allow_rf_change` has to be asked for explicitly
+    in one of the two places.)"""
+    enabled = False
     if name in request.query:
-        raw = request.query[name].strip().lower()
-        if raw not in _TRUE | _FALSE:
-            raise _bad_option(name, f"query parameter must be true or false, got {request.query[name]!r}")
-        values.append(raw in _TRUE)
+        raw = request.query.getall(name)
+        if len(raw) != 1 or raw[0].strip().lower() not in _TRUE | _FALSE:
+            raise _bad_option(name, f"query parameter must be given once, true or false, got {shown(raw)}")
+        enabled = raw[0].strip().lower() in _TRUE
     if name in body:
         value = body.pop(name)
         if not isinstance(value, bool):
-            raise _bad_option(name, f"body field must be true or false, got {value!r}")
-        values.append(value)
-    if len(set(values)) > 1:
-        raise _bad_option(name, "the query parameter and the body field disagree")
-    return bool(values and values[0])
+            raise _bad_option(name, f"body field must be true or false, got {shown(value)}")
+        enabled = enabled or value
+    return enabled
+
+
+def _check_placement_size(body: Mapping[str, Any]) -> None:
+    """A placement is computed in memory: its size is bounded here, before the placer runs."""
+    count = body.get("num_partitions")
+    factor = body.get("replication_factor")
+    problems = []
+    if isinstance(count, int) and not isinstance(count, bool) and count > MAX_PLACEMENT_PARTITIONS:
+        problems.append(Problem("request", "num_partitions", f"must be at most {MAX_PLACEMENT_PARTITIONS}"))
+    if isinstance(factor, int) and not isinstance(factor, bool) and factor > 2**15 - 1:
+        problems.append(Problem("request", "replication_factor", "must be at most 32767 (Kafka's INT16)"))
+    seed = body.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool) and not -(2**63) <= seed < 2**63:
+        problems.append(Problem("request", "seed", "must fit in 64 bits"))
+    ids = body.get("broker_ids")
+    if isinstance(ids, list) and any(
+        isinstance(b, int) and not isinstance(b, bool) and not 0 <= b <= INT32_MAX for b in ids
+    ):
+        problems.append(Problem("request", "broker_ids", f"broker ids are 0 to {INT32_MAX}"))
+    placer = body.get("placer")
+    if isinstance(placer, str) and not placer.strip():
+        problems.append(Problem("request", "placer", "must not be empty"))
+    if problems:
+        raise ServiceError("invalid_request", "invalid replica placement", tuple(problems))
 
 
 def _bad_option(name: str, message: str) -> ServiceError:
@@ -274,15 +355,18 @@ def _invalid_plan(exc: InvalidInputError) -> ServiceError:
 # Middleware: request id, authentication, one error shape
 
 
-def _envelope(token: str | None, max_body_bytes: int, on_refused: Callable[[str], None] | None) -> Any:
+def _envelope(access: auth.ApiAccess, bounds: _BodyBounds, on_refused: Callable[[str], None] | None) -> Any:
     @web.middleware
     async def middleware(
         request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
+        guard = request.app.get(_GUARD_KEY)
+        if guard is not None:
+            guard.request_started(request.protocol)
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
         request_id = incoming if _INCOMING_ID.match(incoming) else uuid.uuid4().hex
         with structlog.contextvars.bound_contextvars(request_id=request_id):
-            response = await _guarded(request, handler, token, max_body_bytes)
+            response = await _guarded(request, handler, access, bounds)
             if on_refused is not None and response.status >= 400 and request.method not in _SAFE_METHODS:
                 try:
                     on_refused(str(response.get(_REFUSAL_CODE, "error")))
@@ -297,35 +381,69 @@ def _envelope(token: str | None, max_body_bytes: int, on_refused: Callable[[str]
 async def _guarded(
     request: web.Request,
     handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-    token: str | None,
-    max_body_bytes: int,
+    access: auth.ApiAccess,
+    bounds: _BodyBounds,
 ) -> web.StreamResponse:
     routed = request.match_info.http_exception is None
     try:
-        if routed and request.method not in _SAFE_METHODS:
-            _authenticate(request, token)
+        if routed:
+            _authorize(request, access)
+            _check_length(request, bounds.max_bytes)
         return await handler(request)
     except ServiceError as exc:
-        return _service_error(exc, request)
+        response = _service_error(exc, request)
+        if exc.code in ("payload_too_large", "request_timeout"):
+            response.force_close()  # the rest of the body is not worth reading
+        return response
     except InvalidInputError as exc:
         error = ServiceError("invalid_request", f"invalid {exc.what}", problems=exc.problems)
         return _service_error(error, request)
     except web.HTTPException as exc:
-        return _http_error(exc, request, max_body_bytes)
+        return _http_error(exc, request, bounds.max_bytes)
     except Exception:
         _log.exception("api_internal_error", method=request.method, path=request.path)
         error = ServiceError("internal", "internal error; the daemon log has the details (see request id)")
         return _service_error(error, request)
 
 
-def _authenticate(request: web.Request, token: str | None) -> None:
-    if token is None:
+def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
+    """Operator token for changes; read or operator token for reads (unless open); probes always open."""
+    if request.method in _SAFE_METHODS:
+        if request.path in OPEN_PATHS or access.reads_open:
+            return
+        if access.operator is None and access.reader is None:
+            raise ServiceError(
+                "unauthorized",
+                "this daemon has no API token configured: reads need api.read.token or api.token "
+                "(or api.read.open = true)",
+            )
+        presented = auth.bearer_token(request.headers.get("Authorization"))
+        if presented is None:
+            raise ServiceError("unauthorized", "missing bearer token (Authorization: Bearer <token>)")
+        if access.role_of(presented) is None:
+            raise ServiceError("unauthorized", "wrong bearer token")
+        return
+    if access.operator is None:
         raise ServiceError("unauthorized", "this daemon has no API token configured: mutations are disabled")
     presented = auth.bearer_token(request.headers.get("Authorization"))
     if presented is None:
         raise ServiceError("unauthorized", "missing bearer token (Authorization: Bearer <token>)")
-    if not auth.token_matches(token, presented):
+    role = access.role_of(presented)
+    if role is None:
         raise ServiceError("unauthorized", "wrong bearer token")
+    if role != auth.OPERATOR:
+        raise ServiceError("forbidden", "the read token cannot change anything: use the operator token")
+
+
+def _check_length(request: web.Request, max_bytes: int) -> None:
+    """A declared body above the limit is refused before a byte of it is read (no waiting for 1 TB)."""
+    length = request.content_length
+    if length is not None and length > max_bytes:
+        raise ServiceError(
+            "payload_too_large",
+            f"the request body ({length} bytes) exceeds {max_bytes} bytes",
+            details={"max_bytes": max_bytes},
+        )
 
 
 def _service_error(exc: ServiceError, request: web.Request) -> web.Response:
@@ -390,10 +508,29 @@ class AccessLog(abc.AbstractAccessLogger):
 
 
 async def start_api(
-    app: web.Application, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, shutdown_timeout: float = 5.0
+    app: web.Application,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    shutdown_timeout: float = 5.0,
+    limits: ServerLimits | None = None,
 ) -> web.AppRunner:
-    """Bind and serve; await `runner.cleanup()` to stop. `runner.addresses` lists the bound sockets."""
-    runner = web.AppRunner(app, access_log_class=AccessLog, shutdown_timeout=shutdown_timeout)
+    """Bind and serve; await `runner.cleanup()` to stop. `runner.addresses` lists the bound sockets.
+
+    `limits` bounds connections and their timeouts (http_limits.py); the body limits of `create_app` stay
+    in force either way.
+    """
+    limits = limits or ServerLimits(max_body_bytes=app[_BOUNDS_KEY].max_bytes)
+    guard = ConnectionGuard(limits)
+    app[_GUARD_KEY] = guard
+    runner = GuardedRunner(
+        app,
+        guard,
+        access_log_class=AccessLog,
+        shutdown_timeout=shutdown_timeout,
+        keepalive_timeout=limits.idle_timeout,
+        lingering_time=2.0,
+    )
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()

@@ -20,9 +20,10 @@ from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
-from reassignd.daemon.api import create_app, load_openapi, parse_listen, start_api
+from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
+from reassignd.daemon.http_limits import ServerLimits
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt import build_bridge
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
@@ -119,15 +120,20 @@ class Daemon:
             response.headers["Content-Type"] = content_type
             return response
 
+        server_limits = ServerLimits.from_config(config)
         app = create_app(
             controller,
             token=config.secret("api.token"),
+            read_token=config.secret("api.read.token"),
+            reads_open=bool(config["api.read.open"]),
             metrics_handler=metrics_handler,
             openapi=load_openapi(),
             on_refused=lambda code: self.metrics.command_rejected("api", code),
+            max_body_bytes=server_limits.max_body_bytes,
+            body_timeout=server_limits.body_timeout,
         )
         host, port = parse_listen(str(config["api.listen"]))
-        runner = await start_api(app, host, port)
+        runner = await start_api(app, host, port, limits=server_limits)
         bound = [a for a in runner.addresses if isinstance(a, tuple)]
         self.api_address = (str(bound[0][0]), int(bound[0][1])) if bound else (host, port)
         log.info(
@@ -164,6 +170,10 @@ class Daemon:
                     notifier.ready("config reload rejected; running config kept")  # ends RELOADING=1
                     continue
                 self.config = result.config
+                access = app[ACCESS_KEY]
+                access.operator = result.config.secret("api.token")
+                access.reader = result.config.secret("api.read.token")
+                access.reads_open = bool(result.config["api.read.open"])
                 controller.limits_in_force = result.config.limits()
                 controller.auto_throttle = auto_throttle_from(result.config)
                 loop.interval = float(result.config["controller.cycle.interval.seconds"])

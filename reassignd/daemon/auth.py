@@ -1,8 +1,11 @@
-"""The API's bearer token: where it comes from and how it is checked.
+"""The API's bearer tokens: the two roles, where a client's token comes from, how a token is checked.
 
-The token is read from a file (preferred: it never shows in `ps` or in the environment of child processes)
-or from REASSIGND_API_TOKEN. It is compared in constant time so the comparison leaks nothing about how many
-leading characters a guess got right, and it is never logged: only whether a request carried one.
+Roles: the operator token (`api.token`) may do everything; the read token (`api.read.token`) may only read.
+The daemon reads both from its configuration (`*.file` keys preferred: a file never shows in `ps` or in the
+environment of child processes, and the loader refuses one that group or others can access); both have at
+least MIN_TOKEN_LENGTH characters or the daemon does not start. A presented token is compared in constant
+time with each, so the comparison leaks nothing about how many leading characters a guess got right, and
+no token is ever logged: only whether a request carried one.
 """
 
 from __future__ import annotations
@@ -11,13 +14,35 @@ import hmac
 import os
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
+from reassignd.config.keys import MIN_TOKEN_LENGTH
 from reassignd.model import InvalidInputError, Problem
 
 TOKEN_ENV = "REASSIGND_API_TOKEN"
 TOKEN_FILE_ENV = "REASSIGND_API_TOKEN_FILE"
-MIN_TOKEN_LENGTH = 16
+OPERATOR: Final = "operator"
+READER: Final = "reader"
+__all__ = ["MIN_TOKEN_LENGTH", "OPERATOR", "READER", "ApiAccess", "bearer_token", "load_token"]
+
+
+@dataclass
+class ApiAccess:
+    """Who may do what; mutable so SIGHUP can rotate the tokens of a running API."""
+
+    operator: str | None
+    reader: str | None = None
+    reads_open: bool = False
+
+    def role_of(self, presented: str) -> str | None:
+        """OPERATOR, READER or None. Both comparisons always run (constant time, whichever matches)."""
+        is_operator = token_matches(self.operator, presented)
+        is_reader = token_matches(self.reader, presented)
+        if is_operator:
+            return OPERATOR
+        return READER if is_reader else None
 
 
 def load_token(
@@ -28,8 +53,9 @@ def load_token(
 ) -> str | None:
     """The token from `token_file`, else $REASSIGND_API_TOKEN_FILE, else $REASSIGND_API_TOKEN, else None.
 
-    The daemon passes min_length=MIN_TOKEN_LENGTH so a guessable token is refused at start-up; clients
-    accept whatever the operator was given. Surrounding whitespace (a trailing newline) is not part of it.
+    For clients (the CLI): they accept whatever the operator was given. The daemon reads its tokens through
+    its configuration, which enforces MIN_TOKEN_LENGTH and private files. Surrounding whitespace (a
+    trailing newline) is not part of the token.
     """
     env = os.environ if env is None else env
     path = token_file or env.get(TOKEN_FILE_ENV) or None
@@ -62,7 +88,7 @@ def _read_token_file(path: Path) -> str:
 
 
 def token_file_is_private(path: str | os.PathLike[str]) -> bool:
-    """False when group or others may read the file: worth a warning at start-up, not a refusal."""
+    """False when group or others may access the file (the config loader refuses such secret files)."""
     try:
         mode = Path(path).stat().st_mode
     except OSError:

@@ -28,7 +28,7 @@ from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view, throttles_view
 from reassignd.daemon.throttles import write_throttles
-from reassignd.daemon.validation import validate_plan
+from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
 from reassignd.engine import Limits, Status
 from reassignd.engine.dryrun import dry_run
 from reassignd.engine.progress import plan_bytes
@@ -439,7 +439,10 @@ class Controller:
             ) from None
         active = self.run if self.run is not None and not self.run.ended else None
         ours = set(active.plan.targets) if active else set()
-        busy = dict.fromkeys(ours, active.plan_id) if active else {}
+        busy = {
+            **unfinished_partitions(self.records.values()),
+            **dict.fromkeys(ours, active.plan_id if active else ""),
+        }
         problems = validate_plan(
             plan,
             snapshot,
@@ -449,7 +452,7 @@ class Controller:
             allow_rf_change=allow_rf_change or self.allow_rf_change_default,
         )
         if problems:
-            raise ServiceError("invalid_plan", f"plan rejected: {len(problems)} problem(s)", tuple(problems))
+            raise plan_rejection(problems)
         moving = {tp: t for tp, t in plan.targets.items() if snapshot.partitions[tp].target_replicas != t}
         # pure and CPU-heavy for large plans: off the event loop, so the API and health checks stay live
         rehearsal = await asyncio.to_thread(dry_run_steps, snapshot, plan, self.limits_in_force)
@@ -536,20 +539,24 @@ class Controller:
         return throttles_view(self)
 
     async def _change_limits(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> None:
-        """All-or-nothing, journaled, in force from the next decision (KIP-435)."""
+        """All-or-nothing, journaled, in force from the next decision (KIP-435): nothing is applied unless
+        every value is valid and the journal has the change."""
         self._require_leader()
-        self.limits_in_force = self._changed(changes, known, where)
+        updated = self._changed(changes, known, where)
         plan_id = self.run.plan_id if self.run else None
         await self.store.commit(
             WriteBatch().append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, dict(changes)))
         )
+        self.limits_in_force = updated
         self.wake()
 
     def _changed(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> Limits:
         names = set(self.limits_in_force.to_mapping())
         allowed = known if known is not None else names
         problems = [
-            Problem(where, k, f"unknown key; known: {sorted(allowed)}") for k in changes if k not in allowed
+            Problem(where, k[:80], f"unknown key; known: {sorted(allowed)}")
+            for k in changes
+            if k not in allowed
         ]
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
@@ -559,7 +566,7 @@ class Controller:
                 {**self.limits_in_force.to_mapping(), **{k: v for k, v in changes.items() if k in allowed}}
             )
         except InvalidInputError as exc:
-            problems += exc.problems
+            problems += [Problem(where, p.field, p.message) for p in exc.problems]
         if problems:
             raise ServiceError(
                 "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)

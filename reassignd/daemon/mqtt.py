@@ -11,7 +11,10 @@ Topics (`<prefix>/<cluster>/...`):
 
 The controller never waits for MQTT: `sink` appends to a bounded deque and returns. While the broker is
 unreachable events wait there; when it is full the oldest is dropped and counted
-(`reassignd_mqtt_dropped_events_total`). The connection is retried with exponential backoff and jitter.
+(`reassignd_mqtt_dropped_events_total`). A lost connection (aiomqtt.MqttError) is retried with exponential
+backoff and jitter; any other exception is a bug and ends `run()`, so the daemon's supervisor sees it and
+the process exits (systemd restarts it) instead of reconnecting forever around it. A command that cannot
+be verified, whatever is wrong with its payload, is answered with a `command.rejected` event.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import aiomqtt
 
 from reassignd.daemon.metrics import DaemonMetrics
-from reassignd.daemon.mqtt_auth import Command, CommandRejected, CommandVerifier
+from reassignd.daemon.mqtt_auth import NONCE_FILE, Command, CommandRejected, CommandVerifier
 from reassignd.daemon.service import ServiceError
 from reassignd.logs import get_logger
 
@@ -195,7 +199,8 @@ class MqttBridge:
         )
 
     async def run(self) -> None:
-        """Connects, serves, and reconnects forever with backoff; only cancellation ends it."""
+        """Connects, serves, and reconnects with backoff after a lost connection; cancellation or a bug (any
+        exception but aiomqtt.MqttError) ends it, the bug reaching the supervisor."""
         backoff = BACKOFF_FIRST
         while True:
             try:
@@ -206,8 +211,9 @@ class MqttBridge:
                     await self._serve(client)
             except aiomqtt.MqttError as exc:
                 log.warning("MQTT connection lost; retrying", error=str(exc), retry_in=round(backoff, 2))
-            except Exception as exc:  # a bug here must not take the controller down with it
-                log.error("MQTT bridge failed; reconnecting", error=repr(exc), exc_info=True)
+            except Exception as exc:
+                log.error("MQTT bridge failed", error=repr(exc), exc_info=True)
+                raise
             finally:
                 self.connected = False
             await asyncio.sleep(backoff * random.uniform(0.8, 1.2))
@@ -330,7 +336,9 @@ def build_bridge(
 ) -> MqttBridge:
     secret = config.secret("mqtt.command.hmac.secret")
     verifier = CommandVerifier(
-        secret.encode() if secret else None, float(config["mqtt.command.replay.window.seconds"])
+        secret.encode() if secret else None,
+        float(config["mqtt.command.replay.window.seconds"]),
+        nonce_file=Path(str(config["state.dir"])) / NONCE_FILE,
     )
     if not secret:
         log.warning("mqtt.command.hmac.secret is not set: every MQTT command will be rejected")

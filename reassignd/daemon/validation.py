@@ -1,14 +1,34 @@
 """Whole-plan validation against the live cluster, before anything is applied.
 
 Pure: the caller passes what it read (snapshot, ongoing reassignments, the running plan). Every problem is
-collected so the operator fixes the plan in one round; a plan with any problem is rejected whole.
+collected so the operator fixes the plan in one round; a plan with any problem is rejected whole. A
+`PlanDraft` (a document that did not parse cleanly) brings its own problems, and the broker ids of its
+broken entries are still checked against the cluster, so `[-1, 99]` is reported for both.
+
+Two kinds of refusal (`plan_rejection`): a plan that is wrong (`422 invalid_plan`: unknown topics or
+brokers, a replication-factor change not allowed, a bad document) and a plan that is right but collides
+with work in progress (`409 conflict`: its partitions belong to an unfinished plan or are being
+reassigned by another tool). The second can be submitted again unchanged once that work is over.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from reassignd.model import ClusterSnapshot, Problem, ReassignmentPlan, TopicPartition
+from reassignd.daemon.service import ServiceError
+from reassignd.model import ClusterSnapshot, PlanDraft, Problem, ReassignmentPlan, TopicPartition
+from reassignd.store.base import PlanRecord
+
+MAX_CONFLICT_PARTITIONS_LISTED = 20
+
+
+@dataclass(frozen=True, slots=True)
+class PlanConflict(Problem):
+    """A partition the plan cannot take now: held by `plan_id`, or (None) reassigned by another tool."""
+
+    plan_id: str | None = None
+    partition: str = ""
 
 
 def validate_plan(
@@ -26,9 +46,19 @@ def validate_plan(
     `busy`: partitions of plans already queued or running, with the plan id that holds them.
     """
     problems: list[Problem] = []
-    if not plan.targets:
-        problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
     known_brokers = set(snapshot.brokers)
+    if isinstance(plan, PlanDraft):
+        problems += plan.problems
+        for where, ids in sorted(plan.named_brokers.items()):
+            unknown = sorted(b for b in ids if b not in known_brokers)
+            if unknown:
+                problems.append(
+                    Problem(
+                        where, "replicas", f"unknown broker id(s) {unknown}: not in the cluster's metadata"
+                    )
+                )
+    if not plan.targets and not problems:
+        problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
     ours_set = set(ours)
     busy = busy or {}
     for tp in sorted(plan.targets):
@@ -67,11 +97,46 @@ def validate_plan(
                 )
             )
         if tp in busy:
-            problems.append(Problem(where, "partition", f"already part of plan {busy[tp]}"))
+            problems.append(
+                PlanConflict(where, "partition", f"already part of plan {busy[tp]}", busy[tp], where)
+            )
         elif tp in ongoing and tp not in ours_set:
             problems.append(
-                Problem(
-                    where, "partition", "is being reassigned by someone else (ListPartitionReassignments)"
+                PlanConflict(
+                    where,
+                    "partition",
+                    "is being reassigned by someone else (ListPartitionReassignments)",
+                    None,
+                    where,
                 )
             )
     return problems
+
+
+def unfinished_partitions(records: Iterable[PlanRecord]) -> dict[TopicPartition, str]:
+    """The partitions of every plan not finished yet (queued, running, paused, cancelling), by plan id: a new
+    plan may not take any of them (409), whether or not their plan has started."""
+    taken: dict[TopicPartition, str] = {}
+    for record in records:
+        if record.status.terminal:
+            continue
+        for entry in record.plan.get("partitions", ()):
+            taken.setdefault(TopicPartition(str(entry["topic"]), int(entry["partition"])), record.id)
+    return taken
+
+
+def plan_rejection(problems: Sequence[Problem]) -> ServiceError:
+    """409 conflict when every problem is a collision with work in progress, else 422 invalid_plan."""
+    conflicts = [p for p in problems if isinstance(p, PlanConflict)]
+    if conflicts and len(conflicts) == len(problems):
+        holders = sorted({c.plan_id for c in conflicts if c.plan_id is not None})
+        holder = holders[0] if len(holders) == 1 else None
+        partitions = [c.partition for c in conflicts[:MAX_CONFLICT_PARTITIONS_LISTED]]
+        who = f"unfinished plan {holder}" if holder else "work in progress"
+        return ServiceError(
+            "conflict",
+            f"{len(conflicts)} partition(s) are taken by {who}; submit again once it is over",
+            tuple(problems),
+            details={"plan_id": holder, "partitions": partitions},
+        )
+    return ServiceError("invalid_plan", f"plan rejected: {len(problems)} problem(s)", tuple(problems))

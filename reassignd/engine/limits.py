@@ -2,17 +2,38 @@
 
 Every limit may change between two decisions (KIP-435: "these values could be changed dynamically"); the
 engine reads them afresh on every call, so a new `Limits` takes effect at the next decision.
+
+`Limits.from_mapping` is the one validator of limit values: the config file (validate-config, start-up,
+SIGHUP), `PATCH /v1/limits` and `/v1/throttles`, MQTT `set_throttles` and `reassignd schedule` all go
+through it, so a value is accepted everywhere or nowhere. The rules:
+
+- Each value has the type the KIP gives it, with its range: the KIP-435 counts are Kafka `int`s
+  ([1, Int.MAX]); the rates are Kafka `LONG`s, as `leader.replication.throttled.rate` is (a rate above
+  2^63 - 1 would be refused by every broker with INVALID_CONFIG, "Not a number of type LONG"); seconds are
+  finite and positive.
+- There is no rule across keys. KIP-435 defines every movement limit as an independent upper limit
+  ("valid values [1,...]", "puts an upper limit on concurrent replica movements"), so the tightest one in
+  force binds: `reassignment.max.concurrent.replica.movements = 3` with the per-broker limits at their
+  default 5 means at most 3 replicas move at once in the whole cluster, and a per-broker limit above the
+  global one simply never binds. The engine never needs more than the smallest of them to make progress
+  (a step adds at most min(R, per-broker outgoing, global) replicas; see decide.py), so no combination of
+  valid values can stall a plan.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-from reassignd.model import InvalidInputError, Problem
+from reassignd.model import InvalidInputError, Problem, clipped, shown
 
 INT_MAX: Final = 2**31 - 1
+"""Kafka's `int`: the type of every KIP-435 count."""
+LONG_MAX: Final = 2**63 - 1
+"""Kafka's `LONG`: the type of the replication throttle rates (KIP-73, KIP-542)."""
+MAX_STALL_WINDOW_SECONDS: Final = 7 * 24 * 3600.0
 
 #: Sort keys a `reassignment.ordering` chain may name (see docs/engine.md, "Ordering").
 ORDERING_KEYS: Final = (
@@ -58,11 +79,11 @@ class Limits:
             key = by_name.get(name)
             if key is None:
                 if name.startswith("reassignment."):
-                    problems.append(Problem("limits", name, f"unknown key (value {raw!r})"))
+                    problems.append(Problem("limits", clipped(name), f"unknown key (value {shown(raw)})"))
                 continue
             converted, error = key.validate(raw)
             if error is not None:
-                problems.append(Problem("limits", name, f"{error}, got {raw!r}"))
+                problems.append(Problem("limits", name, f"{error}, got {shown(raw)}"))
             else:
                 values[key.attribute] = converted
         if problems:
@@ -93,6 +114,8 @@ def _positive_int(raw: object) -> tuple[object, str | None]:
         return None, "must be an integer"
     if raw < 1:
         return None, "must be at least 1"
+    if raw > INT_MAX:
+        return None, f"must be at most {INT_MAX} (KIP-435 limits are Kafka ints)"
     return raw, None
 
 
@@ -105,14 +128,20 @@ def _rate(raw: object) -> tuple[object, str | None]:
         return None, None
     if raw < 1:
         return None, "must be at least 1 byte/s (or -1 for no throttle)"
+    if raw > LONG_MAX:
+        return None, f"must be at most {LONG_MAX} bytes/s (Kafka's throttle rates are of type LONG)"
     return raw, None
 
 
 def _seconds(raw: object) -> tuple[object, str | None]:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         return None, "must be a number of seconds"
+    if not math.isfinite(raw):
+        return None, "must be a finite number of seconds"
     if raw <= 0:
         return None, "must be positive"
+    if raw > MAX_STALL_WINDOW_SECONDS:
+        return None, f"must be at most {MAX_STALL_WINDOW_SECONDS:g} seconds (a week)"
     return float(raw), None
 
 

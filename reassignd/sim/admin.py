@@ -46,7 +46,7 @@ _TRANSPORT = KafkaErrorInfo("_TRANSPORT", None, True, "no broker of the cluster 
 
 
 def _info(exc: KafkaError) -> KafkaErrorInfo:
-    return error_for_code(exc.code, exc.message)
+    return error_for_code(exc.code, exc.message or "")
 
 
 @dataclass

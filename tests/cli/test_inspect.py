@@ -24,7 +24,9 @@ def test_valid_plan_against_snapshot(tmp_path: Path) -> None:
         "validate-plan", str(tmp_path / "plan.json"), "--snapshot", str(tmp_path / "snap.json"), "--json"
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"valid": True, "partitions": 1, "topics": 1, "replicas_to_add": 0}
+    summary = json.loads(result.stdout)
+    assert summary == {**summary, "valid": True, "partitions": 1, "topics": 1, "replicas_to_add": 0}
+    assert [w["kind"] for w in summary["warnings"]] == ["replication_factor"]  # orders-0 goes from 3 to 2
 
 
 def test_invalid_plan_lists_every_problem_without_traceback(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 def test_validate_config_accepts_the_example_and_hides_secrets(tmp_path: Path) -> None:
     token = tmp_path / "token"
-    token.write_text("very-secret-token")
+    token.write_text("very-secret-token-0123456789abcdef")
+    token.chmod(0o600)
     result = run(
         "validate-config",
         "config/reassignd.toml",

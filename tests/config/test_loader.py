@@ -190,12 +190,6 @@ def test_toml_syntax_and_missing_file(tmp_path: Path) -> None:
         ("ha.enable = true", "ha.enable", "needs ha.zookeeper.connect"),
         ('ha.enable = true\nha.zookeeper.connect = "zk:2181"', "ha.enable", "state.store = 'zookeeper'"),
         (
-            "reassignment.max.concurrent.replica.movements = 4\n"
-            "reassignment.max.incoming.replica.movements.per.broker = 5",
-            "reassignment.max.incoming.replica.movements.per.broker",
-            "= 5 exceeds reassignment.max.concurrent.replica.movements = 4",
-        ),
-        (
             "controller.cycle.interval.seconds = 1.0\ncontroller.cycle.min.interval.seconds = 2.0",
             "controller.cycle.min.interval.seconds",
             "exceeds controller.cycle.interval.seconds",
@@ -240,11 +234,12 @@ def test_cross_field_checks(tmp_path: Path, text: str, key: str, fragment: str) 
 
 def test_secrets_from_file_env_and_value(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
-    token_file.write_text("  s3cret-token\n")
+    token_file.write_text("  s3cret-token-0123456789abcdef0123\n")
+    token_file.chmod(0o600)
     path = write(tmp_path, BASE + f'api.token.file = "{token_file}"\nmqtt.username = "m"\n')
     config = load_config(path, {"REASSIGND_MQTT_PASSWORD": "mqtt-pass"})
     assert isinstance(config["api.token"], Secret)
-    assert config.secret("api.token") == "s3cret-token"
+    assert config.secret("api.token") == "s3cret-token-0123456789abcdef0123"
     assert config.secret("mqtt.password") == "mqtt-pass"
     assert config.secret("mqtt.command.hmac.secret") is None
     dump = repr(config) + str(config.redacted()) + str(dict(config))
@@ -255,6 +250,7 @@ def test_secrets_from_file_env_and_value(tmp_path: Path) -> None:
 def test_secret_problems(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.write_text("\n")
+    empty.chmod(0o600)
     path = write(tmp_path, BASE + f'api.token.file = "{empty}"\nmqtt.password.file = "{tmp_path}/none"\n')
     found = {k: m for _, k, m in problems_of(path, {"REASSIGND_MQTT_PASSWORD": "also"})}
     assert "is empty" in found["api.token.file"]
@@ -304,15 +300,13 @@ def test_config_is_immutable(tmp_path: Path) -> None:
 
 
 @given(st.integers(min_value=1, max_value=2**31 - 1), st.integers(min_value=1, max_value=2**31 - 1))
-def test_per_broker_limit_never_above_global(per_broker: int, total: int) -> None:
+def test_movement_limits_are_independent_upper_bounds(per_broker: int, total: int) -> None:
+    """KIP-435: each limit is an upper bound of its own ([1, Int.MAX]); no ordering between them."""
     env = {
         "REASSIGND_CLUSTER_BOOTSTRAP_SERVERS": "k:9092",
         "REASSIGND_REASSIGNMENT_MAX_INCOMING_REPLICA_MOVEMENTS_PER_BROKER": str(per_broker),
         "REASSIGND_REASSIGNMENT_MAX_OUTGOING_REPLICA_MOVEMENTS_PER_BROKER": "1",
         "REASSIGND_REASSIGNMENT_MAX_CONCURRENT_REPLICA_MOVEMENTS": str(total),
     }
-    if per_broker <= total:
-        assert load_config(None, env)["reassignment.max.incoming.replica.movements.per.broker"] == per_broker
-    else:
-        with pytest.raises(InvalidInputError):
-            load_config(None, env)
+    limits = load_config(None, env).limits()
+    assert (limits.max_incoming_per_broker, limits.max_concurrent_replica_movements) == (per_broker, total)

@@ -52,14 +52,15 @@ def test_unchanged_file_changes_nothing(tmp_path: Path) -> None:
 
 def test_rotated_token_file_is_reloaded(tmp_path: Path) -> None:
     token = tmp_path / "token"
-    token.write_text("first")
+    token.write_text("first-token-0123456789abcdef012345")
+    token.chmod(0o600)
     path = tmp_path / "c.toml"
     path.write_text(BASE + f"api.token.file = '{token}'\n")
     current = load_config(path)
-    token.write_text("second")
+    token.write_text("second-token-0123456789abcdef01234")
     result = reload_config(current)
     assert result.changed == {"api.token"}
-    assert result.config.secret("api.token") == "second"
+    assert result.config.secret("api.token") == "second-token-0123456789abcdef01234"
 
 
 def test_run_flags_override_the_file_and_survive_a_reload(tmp_path: Path) -> None:

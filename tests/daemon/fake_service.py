@@ -22,6 +22,7 @@ from reassignd.model import (
     ClusterSnapshot,
     InvalidInputError,
     PartitionState,
+    PlanDraft,
     Problem,
     ReassignmentPlan,
     TopicPartition,
@@ -148,7 +149,13 @@ class FakeControllerService:
         problems: list[Problem] = []
         moves: dict[TopicPartition, _Move] = {}
         topics = {tp.topic for tp in self.partitions}
-        if not plan.targets:
+        if isinstance(plan, PlanDraft):  # as the controller does (daemon/validation.py)
+            problems += plan.problems
+            for where, ids in sorted(plan.named_brokers.items()):
+                unknown = sorted(set(ids) - set(self.brokers))
+                if unknown:
+                    problems.append(Problem(where, "replicas", f"unknown broker id(s) {unknown}"))
+        if not plan.targets and not problems:
             problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
         for tp, target in sorted(plan.targets.items()):
             where = str(tp)

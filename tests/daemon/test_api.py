@@ -38,6 +38,8 @@ MUTATING = [
 
 
 def make_app(fake: Any, token: str | None = TOKEN, **kwargs: Any) -> web.Application:
+    """Reads are served open here (this file tests the routes); test_api_roles.py tests who may read."""
+    kwargs.setdefault("reads_open", True)
     registry = CollectorRegistry()
     Gauge("reassignd_test_gauge", "a gauge for the test", registry=registry).set(7)
     return create_app(
@@ -190,8 +192,14 @@ async def test_dry_run_reports_with_200_and_queues_nothing(
     assert fake.plans == {}
 
 
-async def test_options_that_disagree_or_are_not_booleans_are_refused(api: TestClient[Any, Any]) -> None:
+async def test_an_option_is_on_when_either_place_turns_it_on_and_non_booleans_are_refused(
+    api: TestClient[Any, Any], fake: FakeControllerService
+) -> None:
     status, body = await submit(api, {**drain_plan(), "dry_run": False}, "?dry_run=true")
+    assert status == 200 and body["plan_id"] is None and fake.plans == {}
+    status, body = await submit(api, {**drain_plan(), "dry_run": True}, "?dry_run=false")
+    assert status == 200 and body["plan_id"] is None and fake.plans == {}
+    status, body = await submit(api, drain_plan(), "?dry_run=true&dry_run=false")
     assert status == 400 and assert_error(body, "invalid_request")["problems"][0]["field"] == "dry_run"
     status, body = await submit(api, drain_plan(), "?allow_rf_change=maybe")
     assert status == 400 and "'maybe'" in body["error"]["problems"][0]["message"]
@@ -230,7 +238,8 @@ async def test_plan_parse_errors_are_422_with_every_problem(
     assert {p["field"] for p in error["problems"]} >= {"version", "replicas", "topic"}
     status, body = await submit(api, [1, 2])  # type: ignore[arg-type]
     assert status == 422 and assert_error(body, "invalid_plan")
-    assert fake.calls == []
+    assert fake.plans == {}
+    assert all(call == ("submit_plan", {"partitions": 0, "dry_run": True}) for call in fake.calls)
 
 
 async def test_plans_wrong_for_the_cluster_are_rejected_whole(

@@ -34,7 +34,7 @@ def test_the_file_wins_over_the_environment(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("", "is empty"), ("\n \n", "is empty"), ("two words", "whitespace"), ("short", "use at least 16")],
+    [("", "is empty"), ("\n \n", "is empty"), ("two words", "whitespace"), ("short", "use at least 32")],
 )
 def test_bad_tokens_are_refused_naming_where_they_came_from(
     tmp_path: Path, content: str, message: str

@@ -1,19 +1,28 @@
 """The OpenAPI document and the router agree both ways, and live responses match the documented schemas.
 
-jsonschema is not a dependency, so `conforms` below checks the subset of JSON Schema the document uses
-(type, properties, required, additionalProperties, items, enum, const, minimum, minItems, minProperties,
-$ref). It is strict about that subset: an unknown keyword fails, so the document cannot drift past it.
+`conforms` below checks the subset of JSON Schema the document uses (type, properties, required,
+additionalProperties, items, enum, const, minimum, maximum, exclusiveMinimum, minItems, maxItems,
+uniqueItems, minProperties, minLength, pattern, anyOf, allOf, not, contains, $ref). It is strict about that
+subset: an unknown keyword fails, so the document cannot drift past it. tests/daemon/test_api_fuzz.py runs
+schemathesis against a real daemon on top.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from reassignd.daemon.api import STATUS_BY_CODE, create_app, load_openapi, prometheus_metrics_handler
+from reassignd.daemon.api import (
+    OPEN_PATHS,
+    STATUS_BY_CODE,
+    create_app,
+    load_openapi,
+    prometheus_metrics_handler,
+)
 from reassignd.engine.limits import LIMIT_KEYS
 from tests.daemon.fake_service import FakeControllerService, drain_plan, small_cluster
 
@@ -23,7 +32,8 @@ DOC = load_openapi()
 METHODS = {"get", "post", "patch", "put", "delete"}
 _ANNOTATIONS = {"description", "format", "default", "title", "example"}
 _CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum"}
-_CHECKED |= {"minItems", "minProperties", "$ref"}
+_CHECKED |= {"minItems", "minProperties", "$ref", "maximum", "exclusiveMinimum", "maxItems", "uniqueItems"}
+_CHECKED |= {"minLength", "pattern", "anyOf", "allOf", "not", "contains"}
 
 
 def resolve(ref: str) -> Any:
@@ -52,9 +62,30 @@ def conforms(value: Any, schema: dict[str, Any], where: str = "$") -> list[str]:
         errors.append(f"{where}: {value!r} not in {schema['enum']}")
     if "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
         errors.append(f"{where}: {value!r} < minimum {schema['minimum']}")
+    if "maximum" in schema and _is(value, "number") and value > schema["maximum"]:
+        errors.append(f"{where}: {value!r} > maximum {schema['maximum']}")
+    if "exclusiveMinimum" in schema and _is(value, "number") and value <= schema["exclusiveMinimum"]:
+        errors.append(f"{where}: {value!r} <= exclusiveMinimum {schema['exclusiveMinimum']}")
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            errors.append(f"{where}: shorter than {schema['minLength']}")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(f"{where}: {value!r} does not match {schema['pattern']}")
+    if "anyOf" in schema and all(conforms(value, option, where) for option in schema["anyOf"]):
+        errors.append(f"{where}: {value!r} matches none of anyOf")
+    for part in schema.get("allOf", []):
+        errors += conforms(value, part, where)
+    if "not" in schema and not conforms(value, schema["not"], where):
+        errors.append(f"{where}: {value!r} matches the schema under not")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             errors.append(f"{where}: fewer than {schema['minItems']} items")
+        if len(value) > schema.get("maxItems", len(value)):
+            errors.append(f"{where}: more than {schema['maxItems']} items")
+        if schema.get("uniqueItems") and len({repr(v) for v in value}) != len(value):
+            errors.append(f"{where}: items are not unique")
+        if "contains" in schema and all(conforms(v, schema["contains"], where) for v in value):
+            errors.append(f"{where}: no item matches contains")
         for index, item in enumerate(value):
             errors += conforms(item, schema.get("items", {}), f"{where}[{index}]")
     if isinstance(value, dict):
@@ -127,14 +158,16 @@ def test_the_document_is_openapi_3_1_and_every_reference_resolves() -> None:
     assert len(operation_ids) == len(set(operation_ids))
 
 
-def test_mutating_operations_declare_the_bearer_token_and_401() -> None:
+def test_every_operation_but_the_probes_declares_the_bearer_token_and_401() -> None:
     for path, method in documented_operations():
         operation = DOC["paths"][path][method]
-        if method == "get":
+        if path in OPEN_PATHS:
             assert "security" not in operation, (path, method)
         else:
             assert operation["security"] == [{"bearerAuth": []}], (path, method)
             assert "401" in operation["responses"], (path, method)
+        if method != "get":
+            assert "403" in operation["responses"], (path, method)
 
 
 def test_the_documented_limits_are_the_engines() -> None:
@@ -231,3 +264,10 @@ def test_the_structural_check_can_fail() -> None:
     assert len(error) == 1 and error[0].startswith("$.error.code: 'nope' not in")
     with pytest.raises(AssertionError, match="not checked"):
         conforms(1, {"oneOf": []})
+    change = {"$ref": "#/components/schemas/LimitsChange"}
+    assert conforms({"reassignment.parallel.replica.count": 2**31}, change)
+    assert conforms({"leader.reassignment.throttled.rate": 0}, change)
+    assert conforms({"reassignment.ordering": ["larger_first", "smaller_first"]}, change)
+    assert not conforms(
+        {"leader.reassignment.throttled.rate": -1, "reassignment.ordering": "plan_order"}, change
+    )

@@ -56,3 +56,29 @@ def test_all_problems_are_listed_together() -> None:
         ("orders-0", "replicas"),
         ("orders-1", "partition"),
     ]
+
+
+def test_every_unfinished_plan_holds_its_partitions_and_collisions_alone_are_a_conflict() -> None:
+    from reassignd.daemon.validation import plan_rejection, unfinished_partitions
+    from reassignd.store.base import PlanRecord, PlanStatus
+
+    def record(plan_id: str, status: PlanStatus, *partitions: int) -> PlanRecord:
+        entries = [{"topic": "t", "partition": p, "replicas": [1]} for p in partitions]
+        return PlanRecord(plan_id, {"version": 1, "partitions": entries}, {}, status, 0.0, 0.0)
+
+    taken = unfinished_partitions(
+        [
+            record("queued", PlanStatus.QUEUED, 0),
+            record("paused", PlanStatus.PAUSED, 1),
+            record("done", PlanStatus.COMPLETED, 2),
+        ]
+    )
+    assert taken == {TopicPartition("t", 0): "queued", TopicPartition("t", 1): "paused"}
+    snapshot = ClusterSnapshot.build(
+        [Broker(1)], [PartitionState(TopicPartition("t", p), (1,), (1,), 1) for p in range(3)]
+    )
+    plan = ReassignmentPlan({TopicPartition("t", 0): (1,), TopicPartition("t", 2): (1,)})
+    rejection = plan_rejection(validate_plan(plan, snapshot, ongoing=(), busy=taken))
+    assert rejection.code == "conflict" and rejection.details == {"plan_id": "queued", "partitions": ["t-0"]}
+    wrong = ReassignmentPlan({TopicPartition("t", 0): (9,)})
+    assert plan_rejection(validate_plan(wrong, snapshot, ongoing=(), busy=taken)).code == "invalid_plan"

@@ -28,7 +28,7 @@ class LiveScrape:
 
 
 def _scrape(daemon: DaemonProcess) -> str:
-    code, body = daemon.request("GET", "/metrics", token=None)
+    code, body = daemon.request("GET", "/metrics")  # a read: the token is needed
     assert code == 200, body
     return body.decode() if isinstance(body, bytes) else str(body)
 

@@ -44,7 +44,8 @@ def daemon_config(service: str, tmp_path: Path) -> Any:
         environment[key] = value
         if value.startswith(SECRETS_DIR + "/"):
             stand_in = tmp_path / Path(value).name
-            stand_in.write_text("stand-in-secret-0123456789\n")
+            stand_in.write_text("stand-in-secret-0123456789abcdef0123456789\n")
+            stand_in.chmod(0o400)  # as deploy/docker/write-secrets.py leaves it
             environment[key] = str(stand_in)
     return load_config(COMPOSE_CONFIG, environment)
 

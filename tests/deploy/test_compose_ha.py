@@ -31,6 +31,7 @@ def test_compose_daemons_elect_exactly_one_leader(zookeeper: ZooKeeperServer, tm
     compose = load_config(REPO / "config/compose.toml", {})
     ha = {key: compose[key] for key in HA_KEYS}
     ha["ha.zookeeper.connect"] = zookeeper.hosts + f"/deploy-test-{time.monotonic_ns()}"
+    ha["api.read.open"] = compose["api.read.open"]  # Prometheus scrapes without a token, as in the stack
     with SimProcess(scenario(4), tmp_path / "sim", time_scale=2) as sim:
         daemons = [
             DaemonProcess(tmp_path / name, sim.bootstrap_servers, {**ha, "ha.node.id": name})

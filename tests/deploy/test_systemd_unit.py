@@ -74,7 +74,7 @@ def test_systemd_analyze_verify_accepts_the_unit(tmp_path: Path) -> None:
     assert result.returncode == 0 and not complaints, result.stdout + result.stderr
 
 
-def test_the_unit_notifies_reloads_restarts_and_is_hardened() -> None:
+def test_the_unit_notifies_reloads_restarts_and_is_hardened(tmp_path: Path) -> None:
     unit = unit_settings()
     service = {key: values[-1] for key, values in unit["Service"].items()}
     assert service["Type"] == "notify" and service["NotifyAccess"] == "main"
@@ -95,7 +95,10 @@ def test_the_unit_notifies_reloads_restarts_and_is_hardened() -> None:
     assert "api-token:/etc/reassignd/api-token" in unit["Service"]["LoadCredential"]
     # With the example config, the unit's REASSIGND_* settings are valid config keys (the daemon warns about
     # unknown ones); the credential is a file systemd provides, stood in for here.
-    config = load_config(EXAMPLE_CONFIG, {**environment, "REASSIGND_API_TOKEN_FILE": str(UNIT)})
+    credential = tmp_path / "api-token"
+    credential.write_text("x" * 64)
+    credential.chmod(0o400)  # systemd gives the service its credential readable by the service alone
+    config = load_config(EXAMPLE_CONFIG, {**environment, "REASSIGND_API_TOKEN_FILE": str(credential)})
     assert not config.ignored_env
     assert config["state.dir"] == "%S/reassignd"
 

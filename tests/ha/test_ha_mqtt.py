@@ -29,6 +29,7 @@ def test_commands_and_status_follow_the_leader(
     base = f"test/{cluster}"
     secret_file = tmp_path / "secret"
     secret_file.write_bytes(SECRET)
+    secret_file.chmod(0o600)
 
     def settings(node: str) -> dict[str, object]:
         return {

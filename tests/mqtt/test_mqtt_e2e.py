@@ -30,6 +30,7 @@ SECRET = b"a-shared-secret-for-tests-0123456789"
 def mqtt_settings(tmp_path: Path, port: int, cluster: str) -> dict[str, Any]:
     secret_file = tmp_path / "hmac-secret"
     secret_file.write_bytes(SECRET + b"\n")
+    secret_file.chmod(0o600)
     return {
         **LIMITS,
         "cluster.id": cluster,

@@ -149,6 +149,7 @@ def test_tls_and_password_with_the_documented_acl(secure_broker: tuple[int, Path
     )
     secret_file = tmp_path / "secret"
     secret_file.write_bytes(SECRET)
+    secret_file.chmod(0o600)
     password_file = tmp_path / "mqtt-password"
     settings = {
         **LIMITS,
@@ -166,6 +167,7 @@ def test_tls_and_password_with_the_documented_acl(secure_broker: tuple[int, Path
     }
     with SimProcess(scenario(5), tmp_path / "sim", time_scale=5) as sim:
         password_file.write_text("wrong-password")
+        password_file.chmod(0o600)
         refused = DaemonProcess(tmp_path / "refused", sim.bootstrap_servers, settings).start()
         try:
             time.sleep(2)

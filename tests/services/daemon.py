@@ -16,7 +16,7 @@ from typing import Any
 from reassignd.config.reference import toml_value
 from tests.services.procs import free_port, stop_pid
 
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 
 
 def plan_targets(plan: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
@@ -33,6 +33,7 @@ class DaemonProcess:
         self.port = free_port()
         self.token_file = workdir / "token"
         self.token_file.write_text(TOKEN)
+        self.token_file.chmod(0o600)
         self.state_dir = workdir / "state"
         self.settings = {
             "cluster.bootstrap.servers": bootstrap_servers,
