@@ -63,11 +63,50 @@ def _percent(done: float, total: float) -> str:
     return f"{100.0 * done / total:.1f}%" if total else "100.0%"
 
 
-def _bytes_text(moved: Any, total: Any) -> str:
-    """`moved / total (pct)`, or `unknown` before the daemon has measured the plan (queued)."""
+def _bytes_text(moved: Any, total: Any, percent: Any = None) -> str:
+    """`moved / total (pct)`, or `unknown` before the daemon has measured the plan (queued). The daemon's
+    percentage counts the work fixed at the start (what producers add since shows apart as growth)."""
     if total is None:
         return "unknown"
-    return f"{format_bytes(moved or 0)}/{format_bytes(total)} ({_percent(moved or 0, total)})"
+    shown = f"{float(percent):.1f}%" if percent is not None else _percent(moved or 0, total)
+    return f"{format_bytes(moved or 0)}/{format_bytes(total)} ({shown})"
+
+
+def cluster_text(status: Status) -> str | None:
+    """The cluster's reachability in words, when there is something to say."""
+    cluster = status.get("cluster") or {}
+    offline = cluster.get("unreachable_brokers") or []
+    if cluster.get("reachable", True):
+        return f"cluster reachable; brokers offline: {', '.join(map(str, offline))}" if offline else None
+    since = cluster.get("since")
+    when = ""
+    if isinstance(since, (int, float)):
+        stamp = datetime.fromtimestamp(since, UTC)
+        when = (
+            f" since {stamp.strftime('%H:%M:%SZ')} ({format_duration(datetime.now(UTC).timestamp() - since)})"
+        )
+    return f"CLUSTER UNREACHABLE{when}: no broker answers; nothing new starts"
+
+
+def outcome_text(status: Status) -> str | None:
+    """Where an ended plan left its partitions, and what a cancel is still restoring."""
+    p = _progress(status)
+    outcome = p.get("outcome")
+    if isinstance(outcome, Mapping):
+        counts = outcome.get("counts") or {}
+        return (
+            f"ended: {counts.get('target', 0)} on target, {counts.get('pre_plan', 0)} back on their "
+            f"pre-plan list, {counts.get('unchanged', 0)} never moved, "
+            f"{counts.get('dropped', 0)} dropped (topic deleted)"
+        )
+    cancel = p.get("cancel")
+    if isinstance(cancel, Mapping):
+        return (
+            f"cancelling: {cancel.get('remaining', 0)} of {cancel.get('partitions', 0)} partitions "
+            f"still to settle ({cancel.get('to_pre_plan', 0)} back to their pre-plan list, "
+            f"{cancel.get('to_target', 0)} finishing on their target)"
+        )
+    return None
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -101,11 +140,13 @@ def summary_line(status: Status) -> str:
     p = _progress(status)
     return (
         f"plan {status.get('plan_id')} {status.get('state')}: "
-        f"bytes {_bytes_text(p.get('bytes_moved'), p.get('bytes_total'))}, "
+        f"bytes {_bytes_text(p.get('bytes_moved'), p.get('bytes_total'), p.get('percent'))}, "
         f"partitions {p.get('partitions_done', 0)}/{_partitions_total(status)} done, "
         f"{p.get('partitions_in_flight', 0)} moving, {p.get('partitions_waiting', 0)} waiting, "
         f"rate {format_rate(p.get('rate_bytes_per_sec'))}, ETA {format_duration(p.get('eta_seconds'))}, "
         f"stalled {len(status.get('stalled') or [])}"
+        + (f", dropped {p['partitions_dropped']}" if p.get("partitions_dropped") else "")
+        + ("" if (status.get("cluster") or {}).get("reachable", True) else ", CLUSTER UNREACHABLE")
     )
 
 
@@ -147,6 +188,7 @@ def _throttle_text(status: Status) -> str:
 def status_lines(status: Status, *, waiting_shown: int = 5) -> list[str]:
     """The whole status as plain lines: what `status` prints when stdout is not a terminal."""
     lines = [summary_line(status), _throttle_text(status)]
+    lines += [text for text in (cluster_text(status), outcome_text(status)) if text]
     if status.get("brokers"):
         lines += ["", *format_table(_BROKER_HEADERS, _broker_rows(status))]
     stalled = status.get("stalled") or []
@@ -195,7 +237,7 @@ def render_status(status: Status, *, notice: str | None = None) -> RenderableTyp
     overall.add_row(
         "bytes",
         ProgressBar(total=max(bytes_total, 1), completed=bytes_moved if bytes_total else 1, width=40),
-        _bytes_text(p.get("bytes_moved"), p.get("bytes_total")).replace("/", " / ", 1),
+        _bytes_text(p.get("bytes_moved"), p.get("bytes_total"), p.get("percent")).replace("/", " / ", 1),
     )
     overall.add_row(
         "partitions",
@@ -220,7 +262,14 @@ def render_status(status: Status, *, notice: str | None = None) -> RenderableTyp
         style = "red" if not raw.get("online", True) else ("yellow" if at_limit else None)
         brokers.add_row(*(str(c) for c in row), style=style)
 
-    parts: list[RenderableType] = [header, overall, Text(_throttle_text(status)), brokers]
+    parts: list[RenderableType] = [header]
+    unreachable = cluster_text(status)
+    if unreachable:
+        parts.append(Text(unreachable, "bold red" if "UNREACHABLE" in unreachable else "yellow"))
+    ended = outcome_text(status)
+    if ended:
+        parts.append(Text(ended, "bold"))
+    parts += [overall, Text(_throttle_text(status)), brokers]
     stalled = status.get("stalled") or []
     if stalled:
         table = Table(title=f"STALLED moves ({len(stalled)})", title_style="bold red", style="red")

@@ -26,7 +26,7 @@ from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view, throttles_view
+from reassignd.daemon.status import RATE_KEYS, cluster_view, list_plans_view, plan_status_view, throttles_view
 from reassignd.daemon.throttles import write_throttles
 from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
 from reassignd.engine import Limits, Status
@@ -616,7 +616,7 @@ class Controller:
                 "reason": "cluster unreachable",
                 "role": "leader",
                 "leader": None,
-                "cluster": self.cluster_state.to_json(),
+                "cluster": cluster_view(self.cluster_state.to_json()),
             }
         if not self._contact_ok and self.last_status in ("starting",):
             return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}

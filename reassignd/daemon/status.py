@@ -46,6 +46,10 @@ def _iso(ts: float | None) -> str | None:
     return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")
 
 
+def cluster_view(cluster: JSON) -> JSON:
+    return {**cluster, "since": _iso(cluster.get("since"))}
+
+
 def _current_run(controller: Controller, record: PlanRecord) -> RunState | None:
     run = controller.run
     return run if run is not None and run.plan_id == record.id and run.execution is not None else None
@@ -141,7 +145,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
             LEADER_RATE_KEY: limits.leader_throttled_rate,
             FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
         },
-        "cluster": controller.cluster_state.to_json(),
+        "cluster": cluster_view(controller.cluster_state.to_json()),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -149,7 +153,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = run.cluster.to_json()
+    status["cluster"] = cluster_view(run.cluster.to_json())
     incoming, outgoing = run.throttles.applied_rates()
     load = run.execution.load
     snapshot = run.last_view

@@ -41,9 +41,11 @@ from reassignd.engine.effects import (
     Reassign,
     WriteThrottles,
 )
+from reassignd.engine.eta import estimate
 from reassignd.engine.limits import Limits
 from reassignd.engine.progress import source_size
 from reassignd.engine.state import (
+    ENDED,
     MOVING,
     STATE_VERSION,
     ExecutionState,
@@ -595,6 +597,8 @@ def _observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         moving=run.phase is not Phase.PAUSED,
         count_work=counting,
     )
+    if run.phase is not Phase.PAUSED:
+        tracking = _with_eta(tracking, full, state, limits, run.produce)
     for move in tracking.stalled:
         if (move.tp, move.broker) in before.stalled_keys:
             continue
@@ -666,6 +670,63 @@ def _observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     if targets:
         effects.append(Reassign(MappingProxyType(targets)))
     return Transition(run, tuple(effects))
+
+
+def _with_eta(
+    tracking: Tracking,
+    full: ClusterSnapshot,
+    state: ExecutionState,
+    limits: Limits,
+    produce: Mapping[TopicPartition, float],
+) -> Tracking:
+    """The ETA: the work left at the rates in force (eta.py). The slowest copy's own pace is no guide
+    while it shares its broker's rate with others (it speeds up as they finish), so it counts only when
+    no rate is known at all."""
+
+    def rate(broker: int, key: str, ours: int | None, seen: Mapping[int, float]) -> float | None:
+        configured = full.broker_config(broker, key) if full.configs_known("broker", str(broker)) else None
+        for value in (configured, ours):
+            if value is not None and float(value) > 0:
+                return float(value)
+        return seen.get(broker)
+
+    def ended(tp: TopicPartition) -> bool:
+        return state[tp].status in ENDED
+
+    online = full.online_broker_ids()
+    waiting_for = sorted(b for b, parts in state.blocked_by_broker.items() if parts and b not in online)
+    if waiting_for:
+        count = sum(len(state.blocked_by_broker[b]) for b in waiting_for)
+        brokers = ", ".join(map(str, waiting_for))
+        return replace(
+            tracking, eta=None, eta_reason=f"{count} partition(s) wait for offline broker(s) {brokers}"
+        )
+
+    found = estimate(
+        full,
+        state.plan.targets,
+        ended,
+        {tp: rec.leader for tp, rec in state.in_flight()},
+        rate_in=lambda b: rate(b, FOLLOWER_RATE, limits.follower_throttled_rate, tracking.seen_in),
+        rate_out=lambda b: rate(b, LEADER_RATE, limits.leader_throttled_rate, tracking.seen_out),
+        produce={**produce, **tracking.produce},
+        replica_count=min(
+            limits.parallel_replica_count,
+            limits.max_outgoing_per_broker,
+            limits.max_concurrent_replica_movements,
+        ),
+        concurrent_in=limits.max_incoming_per_broker,
+        concurrent_out=limits.max_outgoing_per_broker,
+    )
+    if found.seconds == 0.0 and tracking.slowest_copy:
+        # no rate known anywhere (unthrottled, not yet seen): the copies' own pace is all there is
+        return replace(tracking, eta=tracking.slowest_copy, eta_reason="the slowest copy in flight")
+    if found.seconds is None or found.seconds == 0.0:
+        return replace(tracking, eta=found.seconds, eta_reason=found.bottleneck)
+    # the plan ends at the cycle that sees its last copy done (and restores the throttles): one cycle more
+    samples = tracking.plan_samples
+    cycle = samples[-1].time - samples[-2].time if len(samples) >= 2 else 0.0
+    return replace(tracking, eta=found.seconds + cycle, eta_reason=found.bottleneck)
 
 
 def _replicas(run: RunState, full: ClusterSnapshot) -> Mapping[TopicPartition, Replicas]:
@@ -977,6 +1038,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
         "percent": round(t.percent, 2),
         "rate_bytes_per_sec": t.rate,
         "eta_seconds": t.eta,
+        "eta_reason": t.eta_reason,
         "finished_bytes": t.finished_bytes,
     }
     if run.phase.ended:

@@ -85,7 +85,15 @@ class Tracking:
     leaders: Mapping[TopicPartition, tuple[Sample, ...]] = field(default_factory=lambda: _EMPTY)
     stalled: tuple[StalledMove, ...] = ()
     eta: float | None = None
+    eta_reason: str = ""
     rate: float | None = None
+    slowest_copy: float | None = None
+    """Seconds until the slowest copy in flight catches up at its observed pace (None: not known)."""
+    seen_in: Mapping[int, float] = field(default_factory=lambda: _EMPTY)
+    """Bytes/s the copies into each broker grew over the window, together (its rate, when unthrottled)."""
+    seen_out: Mapping[int, float] = field(default_factory=lambda: _EMPTY)
+    produce: Mapping[TopicPartition, float] = field(default_factory=lambda: _EMPTY)
+    """Produce rates of the partitions watched, from their leaders' growth."""
 
     # -- figures ------------------------------------------------------------------------------------------
 
@@ -204,7 +212,13 @@ def observe(
     )
     timed = _timed(updated, now, snapshot, set(watched), produce or {})
     if not moving:  # paused: the copies in flight are still watched; rate and ETA hold their last values
-        return replace(timed, plan_samples=tracking.plan_samples, rate=tracking.rate, eta=tracking.eta)
+        return replace(
+            timed,
+            plan_samples=tracking.plan_samples,
+            rate=tracking.rate,
+            eta=tracking.eta,
+            eta_reason=tracking.eta_reason,
+        )
     return timed
 
 
@@ -232,6 +246,9 @@ def _timed(
     leaders: dict[TopicPartition, tuple[Sample, ...]] = {}
     stalled: list[StalledMove] = []
     etas: list[float | None] = []
+    seen_in: dict[int, float] = {}
+    seen_out: dict[int, float] = {}
+    produced_by: dict[TopicPartition, float] = {}
     for tp in watched:
         p = snapshot.partitions.get(tp)
         if p is None or not p.adding:
@@ -239,6 +256,7 @@ def _timed(
         history = _window((*tracking.leaders.get(tp, ()), Sample(now, source_size(p))), now, window)
         leaders[tp] = history
         produced = produce.get(tp) or p.produce_bytes_per_sec or max(0.0, rate(list(history), window) or 0.0)
+        produced_by[tp] = produced
         for broker in p.adding:
             if broker in p.isr:
                 continue
@@ -248,6 +266,9 @@ def _timed(
             copies[key] = samples
             growth = follower_growth(samples, window)
             etas.append(move_eta_seconds(sample, growth))
+            if growth is not None and growth > 0:
+                seen_in[broker] = seen_in.get(broker, 0.0) + growth
+                seen_out[p.leader] = seen_out.get(p.leader, 0.0) + growth
             if is_stalled(samples, window):
                 stalled.append(StalledMove(tp, broker, growth, produced))
     stalled.sort(key=lambda m: (m.tp, m.broker))
@@ -259,6 +280,10 @@ def _timed(
         stalled=tuple(stalled),
         rate=speed,
         eta=plan_eta_seconds(eta_seconds(tracking.remaining_bytes, speed), etas),
+        slowest_copy=max((e for e in etas if e is not None), default=None),
+        seen_in=MappingProxyType(seen_in),
+        seen_out=MappingProxyType(seen_out),
+        produce=MappingProxyType(produced_by),
     )
 
 

@@ -211,13 +211,15 @@ def rehearse(
     auto_throttle: AutoThrottle | None = None,
     on_cycle: Callable[[Sample], None] | None = None,
     on_run: Callable[[RunState, float], None] | None = None,
+    every_cycle: bool = False,
 ) -> RehearsalResult:
     """Run `plan` on `sim` as the daemon would, from the sim's current time until it ends or gets stuck.
 
     `cycle_interval` is the daemon's `controller.cycle.interval.seconds` in simulated seconds (times the
     time scale when comparing with a time-scaled simulator). Ends when the plan completes, when nothing
     can progress any more (moves that never converge), or after `max_seconds` of virtual time. `on_run`
-    sees the machine's state after every cycle (with the seconds elapsed), e.g. to compare its ETA.
+    sees the machine's state after every cycle (with the seconds elapsed), e.g. to compare its ETA;
+    `every_cycle` steps through idle cycles too, as the daemon does, instead of jumping to the next event.
     """
     if not (math.isfinite(cycle_interval) and cycle_interval > 0):
         raise ValueError(f"cycle_interval must be a positive number of seconds, got {cycle_interval}")
@@ -280,7 +282,7 @@ def rehearse(
             ):
                 ended = _why_ended(run.execution)
                 break
-            if upcoming is not None and not watching:
+            if upcoming is not None and not watching and not every_cycle:
                 cycles_ahead = max(1, math.ceil((upcoming - sim.now) / cycle_interval - 1e-9))
                 step = cycles_ahead * cycle_interval
                 cycles += cycles_ahead - 1

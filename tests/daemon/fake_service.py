@@ -459,6 +459,8 @@ class FakeControllerService:
             "bytes_remaining": remaining,
             "rate_bytes_per_sec": rate,
             "eta_seconds": 0.0 if remaining == 0 else (remaining / rate if rate else None),
+            "partitions_dropped": 0,
+            "percent": round(100.0 * moved / total, 2) if total else 100.0,
         }
 
     def _status(self, plan: _Plan) -> JSON:
@@ -497,6 +499,11 @@ class FakeControllerService:
             "limits": self._limits.to_mapping(),
             "throttles": {LEADER_RATE: self._rate(LEADER_RATE), FOLLOWER_RATE: self._rate(FOLLOWER_RATE)},
             "stalled": stalled,
+            "cluster": {
+                "reachable": True,
+                "since": _iso(plan.submitted_at),
+                "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
+            },
             "waiting": [
                 {"topic": tp.topic, "partition": tp.partition, "reason": reason}
                 for tp, reason in sorted(plan.waiting.items())

@@ -1,0 +1,133 @@
+"""The failure paths end to end: `reassignd run` against `reassignd sim`, judged from the cluster's side.
+
+The interleavings are explored in process (test_plan_run_stateful.py); these few runs show the real
+processes over TCP end as described: a cancel at a moment with partitions mid-step and between steps, a
+broker bounced mid-plan (receiving, serving), a one-minute outage of the whole cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reassignd.store.base import EventKind
+from reassignd.store.sqlite import SqliteStore
+from tests.daemon.test_e2e import LIMITS, assignment, configs, fill_plan, reassigning, scenario
+from tests.daemon.test_e2e_lifecycle import wait_for
+from tests.services.daemon import DaemonProcess, plan_targets
+from tests.services.simulator import SimProcess
+
+pytestmark = pytest.mark.slow
+
+
+def journal(daemon: DaemonProcess, kind: EventKind) -> list[Any]:
+    store = SqliteStore(daemon.state_dir)
+    try:
+        return store.journal(kinds=[kind])
+    finally:
+        store.close()
+
+
+def test_a_cancel_leaves_each_partition_on_its_pre_plan_list_or_its_target(tmp_path: Path) -> None:
+    with SimProcess(scenario(12), tmp_path / "sim", time_scale=10) as sim:
+        before = sim.state()
+        daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
+        try:
+            plan = fill_plan(12)  # every partition two steps or more: add the new leader, then drop
+            plan_id = daemon.submit(plan)
+            wait_for(
+                lambda: (
+                    reassigning(sim.state()) > 0
+                    and sum(len(r) > 3 and not a for r, a in _lists(sim.state())) > 0
+                ),
+                60,
+                "some partitions between two steps while others copy",
+            )
+            code, body = daemon.request("POST", f"/v1/plans/{plan_id}/cancel")
+            assert code == 200, body
+            status = daemon.wait_for_state(plan_id, {"cancelled"}, timeout=120)
+            after = sim.state()
+            pre = assignment(before)
+            targets = plan_targets(plan)
+            for tp, replicas in assignment(after).items():
+                if tp in targets:
+                    assert replicas in (pre[tp], targets[tp]), (tp, replicas, pre[tp], targets[tp])
+            assert reassigning(after) == 0
+            assert all(sorted(p["isr"]) == sorted(p["replicas"]) for p in after["partitions"])
+            assert configs(after) == configs(before), "every throttle config as before the plan"
+            outcome = status["progress"]["outcome"]["counts"]
+            assert sum(outcome.values()) == len(targets) and outcome["pre_plan"] > 0
+            observed = after["observed"]["under_min_isr"]
+            assert not [e for e in observed if e["seconds"] > 0], observed
+        finally:
+            daemon.stop()
+
+
+def _lists(state: dict[str, Any]) -> list[tuple[list[int], list[int]]]:
+    return [(p["replicas"], p["adding"]) for p in state["partitions"]]
+
+
+@pytest.mark.parametrize("role", ["receiving", "serving"])
+def test_a_broker_that_bounces_mid_plan_keeps_none_of_our_throttles(role: str, tmp_path: Path) -> None:
+    broker = 4 if role == "receiving" else 2  # fill_plan moves replicas from brokers 1-3 to 4-6
+    with SimProcess(scenario(12), tmp_path / "sim", time_scale=20) as sim:
+        before = sim.state()
+        settings = {**LIMITS, "cluster.request.timeout.seconds": 2}
+        daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, settings).start()
+        try:
+            plan = fill_plan(12)
+            plan_id = daemon.submit(plan)
+            wait_for(
+                lambda: any(b["id"] == broker and b["configs"] for b in sim.state()["brokers"]),
+                60,
+                f"our throttle on broker {broker}",
+            )
+            sim.stop_broker(broker)
+            time.sleep(240 / 20)  # four minutes of cluster time
+            sim.start_broker(broker)
+            status = daemon.wait_for_state(plan_id, {"completed"}, timeout=180)
+            after = sim.state()
+            targets = plan_targets(plan)
+            assert {tp: assignment(after)[tp] for tp in targets} == targets
+            assert configs(after) == configs(before), "every throttle config as before, on every broker"
+            assert not journal(daemon, EventKind.FOREIGN_CHANGE), "our own writes are never someone else's"
+            assert status["progress"]["percent"] == 100.0
+        finally:
+            daemon.stop()
+
+
+def test_a_one_minute_outage_is_visible_and_the_plan_completes_after(tmp_path: Path) -> None:
+    with SimProcess(scenario(12), tmp_path / "sim", time_scale=10) as sim:
+        before = sim.state()
+        settings = {**LIMITS, "cluster.request.timeout.seconds": 1}
+        daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, settings).start()
+        try:
+            plan = fill_plan(12)
+            plan_id = daemon.submit(plan)
+            wait_for(lambda: reassigning(sim.state()) > 0, 30, "a step in flight")
+            brokers = [b["id"] for b in before["brokers"]]
+            for b in brokers:
+                sim.stop_broker(b)
+            wait_for(lambda: not daemon.status(plan_id)["cluster"]["reachable"], 30, "the outage in status")
+            status = daemon.status(plan_id)
+            assert status["cluster"]["since"] is not None and status["state"] == "running"
+            code, ready = daemon.request("GET", "/readyz")
+            assert code == 503 and ready["reason"] == "cluster unreachable", ready
+            code, metrics = daemon.request("GET", "/metrics")
+            assert "reassignd_cluster_reachable 0.0" in str(metrics)
+            time.sleep(max(0.0, 60 / 10 - 2))  # a minute of cluster time in all
+            for b in brokers:
+                sim.start_broker(b)
+            status = daemon.wait_for_state(plan_id, {"completed"}, timeout=180)
+            assert status["cluster"]["reachable"] is True
+            after = sim.state()
+            targets = plan_targets(plan)
+            assert {tp: assignment(after)[tp] for tp in targets} == targets
+            assert configs(after) == configs(before)
+            code, ready = daemon.request("GET", "/readyz")
+            assert code == 200, ready
+        finally:
+            daemon.stop()
