@@ -63,13 +63,14 @@ def _percent(done: float, total: float) -> str:
     return f"{100.0 * done / total:.1f}%" if total else "100.0%"
 
 
-def _bytes_text(moved: Any, total: Any, percent: Any = None) -> str:
-    """`moved / total (pct)`, or `unknown` before the daemon has measured the plan (queued). The daemon's
-    percentage counts the work fixed at the start (what producers add since shows apart as growth)."""
+def _bytes_text(moved: Any, total: Any, percent: Any = None, grown: Any = None) -> str:
+    """`moved / total (pct)`, or `unknown` before the daemon has measured the plan (queued). The total and
+    the daemon's percentage are the work fixed at the start; what producers wrote since shows apart."""
     if total is None:
         return "unknown"
     shown = f"{float(percent):.1f}%" if percent is not None else _percent(moved or 0, total)
-    return f"{format_bytes(moved or 0)}/{format_bytes(total)} ({shown})"
+    extra = f" +{format_bytes(grown)} written since" if grown else ""
+    return f"{format_bytes(moved or 0)}/{format_bytes(total)}{extra} ({shown})"
 
 
 def cluster_text(status: Status) -> str | None:
@@ -138,9 +139,10 @@ def _partitions_total(status: Status) -> Any:
 
 def summary_line(status: Status) -> str:
     p = _progress(status)
+    moved = _bytes_text(p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown"))
     return (
         f"plan {status.get('plan_id')} {status.get('state')}: "
-        f"bytes {_bytes_text(p.get('bytes_moved'), p.get('bytes_total'), p.get('percent'))}, "
+        f"bytes {moved}, "
         f"partitions {p.get('partitions_done', 0)}/{_partitions_total(status)} done, "
         f"{p.get('partitions_in_flight', 0)} moving, {p.get('partitions_waiting', 0)} waiting, "
         f"rate {format_rate(p.get('rate_bytes_per_sec'))}, ETA {format_duration(p.get('eta_seconds'))}, "
@@ -237,7 +239,9 @@ def render_status(status: Status, *, notice: str | None = None) -> RenderableTyp
     overall.add_row(
         "bytes",
         ProgressBar(total=max(bytes_total, 1), completed=bytes_moved if bytes_total else 1, width=40),
-        _bytes_text(p.get("bytes_moved"), p.get("bytes_total"), p.get("percent")).replace("/", " / ", 1),
+        _bytes_text(
+            p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown")
+        ).replace("/", " / ", 1),
     )
     overall.add_row(
         "partitions",

@@ -37,6 +37,7 @@ _PROGRESS_KEYS = (
     "percent",
     "rate_bytes_per_sec",
     "eta_seconds",
+    "eta_reason",
 )
 
 

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from reassignd.store.base import EventKind
-from reassignd.store.sqlite import SqliteStore
 from tests.daemon.test_e2e import LIMITS, assignment, configs, fill_plan, reassigning, scenario
 from tests.services.daemon import DaemonProcess
 from tests.services.simulator import SimProcess
@@ -120,52 +118,3 @@ def test_live_throttle_and_limit_changes(tmp_path: Path) -> None:
                 time.sleep(0.05)
         finally:
             daemon.stop()
-
-
-def test_someone_elses_change_to_our_throttles_is_reported_and_repaired(tmp_path: Path) -> None:
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
-
-    with SimProcess(scenario(20), tmp_path / "sim", time_scale=1) as sim:
-        slow = {**LIMITS, "follower.reassignment.throttled.rate": 1_000_000}
-        daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, slow).start()
-        try:
-            plan_id = daemon.submit(fill_plan(20))
-
-            def ours() -> str:
-                topics, _ = configs(sim.state())
-                return str(topics["logs"].get("follower.replication.throttled.replicas", ""))
-
-            wait_for(lambda: ours() != "", 30, "our follower throttle entries on topic logs")
-            admin = AdminClient({"bootstrap.servers": sim.bootstrap_servers})
-            resource = ConfigResource(
-                ConfigResource.Type.TOPIC,
-                "logs",
-                incremental_configs=[
-                    ConfigEntry(
-                        "follower.replication.throttled.replicas",
-                        "19:1",
-                        incremental_operation=AlterConfigOpType.SET,
-                    )
-                ],
-            )
-            for future in admin.incremental_alter_configs([resource]).values():
-                future.result(timeout=30)
-            wait_for(
-                lambda: ours() != "19:1" and "19:1" in ours().split(","),
-                10,
-                "our entries put back beside the other tool's",
-            )
-            daemon.request("POST", "/v1/cancel")
-            daemon.wait_for_state(plan_id, {"cancelled"}, timeout=60)
-            assert daemon.terminate() == 0
-            assert "19:1" in ours().split(","), "the other tool's entry is not ours to remove"
-        finally:
-            daemon.stop()
-        store = SqliteStore(daemon.state_dir)
-        try:
-            foreign = [e for e in store.journal(plan_id=plan_id) if e.kind is EventKind.FOREIGN_CHANGE]
-        finally:
-            store.close()
-        assert any(e.data.get("config") == "follower.replication.throttled.replicas" for e in foreign), (
-            foreign
-        )

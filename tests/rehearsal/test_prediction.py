@@ -23,6 +23,7 @@ from reassignd.model import ClusterSnapshot, ReassignmentPlan, snapshot_from_dic
 from reassignd.placement.rules import move_violation
 from reassignd.placement.topology import Topology
 from reassignd.rehearsal import cluster_from_snapshot, rehearse
+from tests.daemon.inprocess import InProcessDaemon
 from tests.services.daemon import DaemonProcess
 from tests.services.simulator import SimProcess
 
@@ -147,6 +148,27 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[ClusterSnapshot],
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
+async def test_the_daemon_in_process_takes_what_the_rehearsal_predicts(case: str) -> None:
+    """Both executors of the plan-run machine on the same model: the daemon's controller (its snapshot
+    shaping, size refreshes, effects) and the rehearsal driver end within a cycle of each other."""
+    make_scenario, make_plan = CASES[case]
+    daemon = InProcessDaemon(make_scenario(), LIMITS)
+    plan = make_plan(daemon.sim.to_snapshot())
+    predicted = rehearse(cluster_from_snapshot(daemon.sim.to_snapshot()), plan, Limits.from_mapping(LIMITS))
+    assert predicted.finished, predicted.ended_because
+    plan_id = await daemon.submit(plan, allow_rf_change=True)
+    await daemon.run(seconds=4 * predicted.duration_seconds)
+    record = await daemon.store.get_plan(plan_id)
+    assert record is not None and record.started_at is not None and record.finished_at is not None
+    actual = record.finished_at - record.started_at
+    assert abs(actual - predicted.duration_seconds) <= 2 * daemon.cycle_seconds, (
+        actual,
+        predicted.duration_seconds,
+    )
+    assert all(daemon.replicas(tp.topic, tp.partition) == list(t) for tp, t in plan.targets.items())
+
+
+@pytest.mark.parametrize("case", ["drain-a-broker"])
 def test_executed_duration_is_within_10_percent_of_the_rehearsal(case: str, tmp_path: Path) -> None:
     make_scenario, make_plan = CASES[case]
     limits = Limits.from_mapping(LIMITS)

@@ -1,0 +1,129 @@
+"""The controller in process, in virtual time: what used to take a simulator and a daemon process each.
+
+The same scenario and plan as the end-to-end tests (test_e2e.py); what happened is read from the
+simulator's model, never from the daemon's report of itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reassignd.store.base import EventKind, PlanStatus
+from tests.daemon.inprocess import InProcessDaemon, plan_of
+from tests.daemon.test_e2e import LIMITS, fill_plan, scenario
+
+TOPIC_LIST = "follower.replication.throttled.replicas"
+
+
+def daemon(partitions: int, limits: dict[str, Any] | None = None) -> InProcessDaemon:
+    return InProcessDaemon(scenario(partitions), {**LIMITS, **(limits or {})}, cycle_seconds=1.0)
+
+
+def targets(plan: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
+    return {(e["topic"], e["partition"]): e["replicas"] for e in plan["partitions"]}
+
+
+async def test_the_under_min_isr_gauge_follows_the_cluster() -> None:
+    """Counted incrementally (only changed partitions are re-checked): it must rise when brokers go and
+    fall back when they return, matching the simulator's own count for the plan's partitions."""
+    d = daemon(30)
+    plan = fill_plan(30)
+    await d.submit(plan_of(targets(plan)))
+    await d.cycle()
+    gauge = d.controller.metrics["reassignd_under_min_isr_partitions"]
+    planned = set(targets(plan))
+
+    def sim_count() -> int:
+        under = d.sim.observed()["under_min_isr"]
+        return sum(1 for u in under if u["under_now"] and (u["topic"], u["partition"]) in planned)
+
+    d.sim.stop_broker(2)
+    d.sim.stop_broker(3)
+    await d.controller.cycle()
+    expected = sim_count()
+    assert expected > 0 and gauge._value.get() == expected
+    for _ in range(3):  # more cycles: the count must stay right, not drift
+        await d.controller.cycle()
+        assert gauge._value.get() == sim_count() == expected
+    d.sim.start_broker(2)
+    d.sim.start_broker(3)
+    await d.run(lambda: gauge._value.get() == 0, seconds=600)
+    assert sim_count() == 0
+
+
+async def test_someone_elses_change_to_our_throttles_is_reported_and_repaired() -> None:
+    d = daemon(20, {"follower.reassignment.throttled.rate": 1_000_000})
+    plan_id = await d.submit(plan_of(targets(fill_plan(20))))
+
+    def ours() -> str:
+        return d.sim.topics["logs"].configs.get(TOPIC_LIST, "")
+
+    await d.run(lambda: ours() != "", seconds=60)
+    d.sim.incremental_alter_configs(2, "logs", [(TOPIC_LIST, 0, "19:1")])  # another tool SETs the list
+    await d.cycle()
+    assert ours() != "19:1" and "19:1" in ours().split(","), "our entries put back beside the other tool's"
+    await d.controller.cancel()
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.CANCELLED
+    assert ours() == "19:1", "the other tool's entry is not ours to remove; nothing of ours stays"
+    foreign = await d.journal(EventKind.FOREIGN_CHANGE)
+    assert any(e.data.get("config") == TOPIC_LIST for e in foreign), foreign
+
+
+async def test_a_stopped_target_broker_waits_while_others_complete() -> None:
+    d = daemon(30)
+    before = d.throttle_configs()
+    plan = targets(fill_plan(30))
+    plan_id = await d.submit(plan_of(plan))
+    await d.cycle()
+    d.sim.stop_broker(6)  # mid-plan: moves onto it may have started or not
+    on_6 = {tp for tp, replicas in plan.items() if 6 in replicas}
+    others = set(plan) - on_6
+    await d.run(lambda: all(d.replicas(*tp) == plan[tp] for tp in others), seconds=3600)
+    assert sum(d.replicas(*tp) == plan[tp] for tp in on_6) <= 2, "moves onto the stopped broker wait"
+    status = d.controller.plan_status(plan_id)
+    assert status["state"] == "running"
+    assert {w["reason"] for w in status["waiting"]} >= {"offline_target"}
+    assert status["progress"]["eta_seconds"] is None and "offline" in status["progress"]["eta_reason"]
+    d.sim.start_broker(6)
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert all(d.replicas(*tp) == plan[tp] for tp in plan)
+    assert d.throttle_configs() == before
+
+
+async def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes() -> None:
+    d = daemon(30)
+    before = d.throttle_configs()
+    plan = targets(fill_plan(30))
+    plan_id = await d.submit(plan_of(plan))
+
+    def logs_copying_under_our_throttle() -> bool:
+        moving = [p for p in d.sim.topics["logs"].partitions if p.adding]
+        return bool(moving) and bool(d.sim.topics["logs"].configs.get(TOPIC_LIST))
+
+    await d.run(logs_copying_under_our_throttle, seconds=600)
+    d.sim.delete_topic("logs")
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert all(d.replicas(*tp) == plan[tp] for tp in plan if tp[0] == "events")
+    before.pop("topic logs", None)
+    assert d.throttle_configs() == before, "no throttle left behind"
+    entries = await d.journal()
+    dropped = {
+        (e.tp.topic, e.tp.partition) for e in entries if e.kind is EventKind.PARTITION_DROPPED and e.tp
+    }
+    reached = {
+        (e.tp.topic, e.tp.partition)
+        for e in entries
+        if e.kind is EventKind.STEP_FINISHED
+        and e.tp
+        and e.data["target"] == plan[(e.tp.topic, e.tp.partition)]
+    }
+    logs = {tp for tp in plan if tp[0] == "logs"}
+    assert dropped and dropped <= logs and not dropped & reached
+    assert logs <= dropped | reached, "every partition of the deleted topic either got there or was dropped"
+    progress = d.controller.plan_status(plan_id)["progress"]
+    assert progress["partitions_dropped"] == len(dropped)
+    assert progress["partitions_done"] == len(plan) - len(dropped)
+    assert not await d.journal(EventKind.FOREIGN_CHANGE)
