@@ -79,6 +79,9 @@ class ApiClient:
     def set_limits(self, changes: Mapping[str, Any]) -> Any:
         return self.request("PATCH", "/v1/limits", body=changes)
 
+    def reset_limits(self, keys: list[str] | None = None) -> Any:
+        return self.request("POST", "/v1/limits/reset", body={} if keys is None else {"keys": keys})
+
     def throttles(self) -> Any:
         return self.request("GET", "/v1/throttles")
 

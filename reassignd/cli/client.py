@@ -82,6 +82,11 @@ def register(subparsers: Any) -> None:
     limits.add_argument(
         "changes", nargs="*", metavar="KEY=VALUE", help="e.g. reassignment.parallel.partition.count=8"
     )
+    limits.add_argument(
+        "--reset",
+        action="store_true",
+        help="undo runtime changes (of the KEYs given, else all): the config file's values apply again",
+    )
     throttle = add(
         "throttle", _throttle, "show or change the throttle rates (50MB/s, 10MiB, 1e6; none removes)"
     )
@@ -303,7 +308,12 @@ def _lifecycle(action: str, args: argparse.Namespace, client: ApiClient) -> int:
 
 
 def _limits(args: argparse.Namespace, client: ApiClient) -> int:
-    limits = client.set_limits(parse_assignments(args.changes)) if args.changes else client.limits()
+    if args.reset:
+        limits = client.reset_limits(list(args.changes) or None)
+    elif args.changes:
+        limits = client.set_limits(parse_assignments(args.changes))
+    else:
+        limits = client.limits()
     if args.json:
         print_json(limits)
     else:

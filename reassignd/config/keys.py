@@ -364,6 +364,25 @@ SERVICE_KEYS: Final = (
         default="sqlite",
     ),
     _k(
+        "state",
+        "store.retention.days",
+        FLOAT,
+        "Ended plans (completed, cancelled) are kept this long after they ended, with their journal and "
+        "partition rows, then pruned a few at a time in the background. Unfinished plans are never pruned.",
+        default=90.0,
+        validator=greater_than(0, 36500),
+        reloadable=True,
+    ),
+    _k(
+        "state",
+        "store.retention.plans",
+        INT,
+        "At most this many ended plans are kept (the newest); older ones are pruned like expired ones.",
+        default=500,
+        validator=between(1, 1_000_000),
+        reloadable=True,
+    ),
+    _k(
         "ha",
         "ha.enable",
         BOOL,

@@ -104,6 +104,7 @@ def create_app(
         r.add_post(f"/v1/{action}", handlers.lifecycle(action))
     r.add_get("/v1/limits", handlers.limits)
     r.add_patch("/v1/limits", handlers.set_limits)
+    r.add_post("/v1/limits/reset", handlers.reset_limits)
     r.add_get("/v1/throttles", handlers.throttles)
     r.add_patch("/v1/throttles", handlers.set_throttles)
     r.add_get("/v1/reassignments", handlers.reassignments)
@@ -178,6 +179,25 @@ class _Handlers:
 
     async def set_limits(self, request: web.Request) -> web.Response:
         return _json(await self.service.set_limits(await _json_object(request)))
+
+    async def reset_limits(self, request: web.Request) -> web.Response:
+        """Body `{"keys": [...]}` resets those runtime changes; an empty body or no `keys`, all of them."""
+        body = await _json_object(request) if request.can_read_body else {}
+        keys = body.get("keys")
+        if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
+            raise ServiceError(
+                "invalid_request",
+                "keys must be a list of setting names",
+                (Problem("body", "keys", f"got {keys!r}"),),
+            )
+        unknown = set(body) - {"keys"}
+        if unknown:
+            raise ServiceError(
+                "invalid_request",
+                "unknown fields",
+                tuple(Problem("body", k[:80], "unknown field") for k in sorted(unknown)),
+            )
+        return _json(await self.service.reset_limits(keys))
 
     async def throttles(self, _: web.Request) -> web.Response:
         return _json(self.service.throttles())

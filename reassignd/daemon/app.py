@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,10 @@ from reassignd.daemon.http_limits import ServerLimits
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt import build_bridge
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
+from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.store.aio import AsyncStore
+from reassignd.store.base import StoreError
 from reassignd.store.sqlite import SqliteStore
 
 log = logs.get_logger("reassignd.daemon")
@@ -41,6 +43,34 @@ def auto_throttle_from(config: Config) -> AutoThrottle | None:
         step=int(config["auto.throttle.step.bytes.per.second"]),
         ceiling=int(config["auto.throttle.max.bytes.per.second"]),
     )
+
+
+def file_settings_from(config: Config) -> FileSettings:
+    """The config file's limits and auto-throttle: what runtime changes override (daemon/settings.py)."""
+    return FileSettings(
+        config.limits(),
+        auto_throttle_from(config),
+        int(config["auto.throttle.step.bytes.per.second"]),
+        int(config["auto.throttle.max.bytes.per.second"]),
+    )
+
+
+async def prune_history(controller: Controller, config: Callable[[], Config], interval: float = 60.0) -> None:
+    """Retention: ended plans beyond `store.retention.plans` or older than `store.retention.days` go, a
+    few at a time, off the cycle path; only the leader prunes (the store fences it like a commit)."""
+    while True:
+        await asyncio.sleep(interval)
+        if not controller.is_leader:
+            continue
+        days, keep = float(config()["store.retention.days"]), int(config()["store.retention.plans"])
+        try:
+            pruned = await controller.store.prune(controller.clock() - days * 86400, keep, limit=5)
+        except StoreError as exc:
+            log.warning("pruning the store's history failed; retried later", error=str(exc))
+            continue
+        if pruned.plans or pruned.journal_entries:
+            log.info("history pruned", plans=list(pruned.plans), journal_entries=pruned.journal_entries)
+            await controller.start()
 
 
 class MetricsObserver:
@@ -81,6 +111,7 @@ class Daemon:
             metrics=self.metrics,
             allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
             auto_throttle=auto_throttle_from(config),
+            file_settings=file_settings_from(config),
         )
         bridge = None
         if config["mqtt.enable"]:
@@ -107,6 +138,7 @@ class Daemon:
             float(config["controller.cycle.interval.seconds"]),
             min_interval=float(config["controller.cycle.min.interval.seconds"]),
             on_result=on_cycle,
+            backoff_max=float(config["controller.error.backoff.max.seconds"]),
         )
         controller.wake = loop.wake
         flags = SignalFlags()
@@ -174,8 +206,8 @@ class Daemon:
                 access.operator = result.config.secret("api.token")
                 access.reader = result.config.secret("api.read.token")
                 access.reads_open = bool(result.config["api.read.open"])
-                controller.limits_in_force = result.config.limits()
-                controller.auto_throttle = auto_throttle_from(result.config)
+                await controller.config_reloaded(file_settings_from(result.config))
+                loop.backoff_max = float(result.config["controller.error.backoff.max.seconds"])
                 loop.interval = float(result.config["controller.cycle.interval.seconds"])
                 loop.min_interval = float(result.config["controller.cycle.min.interval.seconds"])
                 if bridge is not None:
@@ -201,6 +233,7 @@ class Daemon:
         if bridge is not None:
             supervisor.add("mqtt", bridge.run())
         supervisor.add("reload", watch_reload())
+        supervisor.add("retention", prune_history(controller, lambda: self.config))
         if notifier.watchdog_seconds:
             supervisor.add("watchdog", feed_watchdog())
         stop_requested = asyncio.Event()

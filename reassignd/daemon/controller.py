@@ -23,9 +23,11 @@ from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon import settings as runtime_settings
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
+from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.status import RATE_KEYS, cluster_view, list_plans_view, plan_status_view, throttles_view
 from reassignd.daemon.throttles import write_throttles
 from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
@@ -53,16 +55,22 @@ from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import (
+    ACTIVE_STATUSES,
     ConfigResource,
     Event,
     EventKind,
     OriginalValue,
     PlanRecord,
     PlanStatus,
+    PlanSummary,
+    SettingsConflict,
     WriteBatch,
 )
 
 __all__ = ["AutoThrottle", "Controller"]
+
+DEFAULT_AUTO_STEP = 10 * 1024 * 1024
+DEFAULT_AUTO_MAX = 200 * 1024 * 1024
 
 log = get_logger("reassignd.controller")
 
@@ -114,14 +122,25 @@ class Controller:
         events: EventSink | None = None,
         wake: Callable[[], None] | None = None,
         auto_throttle: AutoThrottle | None = None,
+        file_settings: FileSettings | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
+        self.file_settings = file_settings or FileSettings(
+            limits,
+            auto_throttle,
+            auto_throttle.step if auto_throttle else DEFAULT_AUTO_STEP,
+            auto_throttle.ceiling if auto_throttle else DEFAULT_AUTO_MAX,
+        )
         self.limits_in_force = limits
+        self.auto_throttle = auto_throttle
+        self.runtime: dict[str, Any] = {}
+        """The runtime changes in force (daemon/settings.py), by key."""
+        self._settings_version = 0
+        self._settings_document: dict[str, Any] = {}
         self.metrics = metrics or DaemonMetrics()
         self.clock = clock
         self.allow_rf_change_default = allow_rf_change
-        self.auto_throttle = auto_throttle
         self.events = events
         self.wake: Callable[[], None] = wake or (lambda: None)
         self.guard: Callable[[], Awaitable[None]] = _no_guard
@@ -134,7 +153,7 @@ class Controller:
         self._lock = asyncio.Lock()
         self._contact_ok = False
         self.last_status = "starting"
-        self.records: dict[str, PlanRecord] = {}
+        self.records: dict[str, PlanSummary] = {}
         self.metrics.set_cluster_reachable(True)
 
     @property
@@ -154,8 +173,47 @@ class Controller:
         await self.guard()  # looked up at call time: the HA coordinator installs its guard later
 
     async def start(self) -> None:
-        """Load what the status views need before the API serves its first request."""
+        """Load what the status views need before the API serves its first request, and the runtime
+        settings (a restart or a failover keeps what operators changed)."""
         await self._refresh_records()
+        await self._load_settings()
+
+    async def _load_settings(self) -> None:
+        record = await self.store.settings()
+        outcome = runtime_settings.reconcile(record.document, self.file_settings)
+        for key, why in sorted(outcome.kept.items()):
+            log.info("runtime setting kept", key=key, why=why)
+        for key, why in sorted(outcome.dropped.items()):
+            log.warning("runtime setting dropped", key=key, why=why)
+        if outcome.changed and self.is_leader:
+            await self.store.commit(WriteBatch().put_settings(record.version, outcome.document))
+            record = await self.store.settings()
+        self._apply_settings(record.version, dict(record.document))
+
+    def _apply_settings(self, version: int, document: dict[str, Any]) -> None:
+        try:
+            now_in_force = runtime_settings.effective(document, self.file_settings)
+        except InvalidInputError as exc:  # a record no longer valid with this release: the file's values
+            log.error(
+                "runtime settings refused; the config file's values apply",
+                problems=[str(p) for p in exc.problems],
+            )
+            now_in_force = runtime_settings.effective({}, self.file_settings)
+        self._settings_version, self._settings_document = version, document
+        self.limits_in_force = now_in_force.limits
+        self.auto_throttle = now_in_force.auto_throttle
+        self.runtime = dict(now_in_force.overrides)
+
+    async def config_reloaded(self, file_settings: FileSettings) -> None:
+        """SIGHUP: the new config file's values, with the runtime changes that still stand over them."""
+        async with self._lock:
+            before = self.limits_in_force.to_mapping()
+            self.file_settings = file_settings
+            await self._load_settings()
+            after = self.limits_in_force.to_mapping()
+            diff = {k: [before.get(k), v] for k, v in after.items() if before.get(k) != v}
+            log.info("settings after reload", changed=diff, runtime=sorted(self.runtime))
+        self.wake()
 
     async def leadership_changed(self, is_leader: bool, leader_address: str | None = None) -> None:
         """HA: a new leader rebuilds everything from the store and the cluster; a standby only reads.
@@ -174,6 +232,7 @@ class Controller:
             self._hygiene_done = False
             self.metrics.set_leader(is_leader)
             await self._refresh_records()
+            await self._load_settings()
         self._emit("leadership.changed", is_leader=is_leader, leader=leader_address)
         if is_leader:
             self.wake()
@@ -244,17 +303,25 @@ class Controller:
             transition = step(transition.run, answered, self.settings)
 
     async def _active_run(self) -> RunState | None:
+        """The running plan, else the next queued one started. Idle cycles read nothing from the store: the
+        records are refreshed by every change this daemon makes (only the leader makes any)."""
         if self.run is not None and not self.run.ended:
             return self.run
+        active = [r for r in self.records.values() if r.status in ACTIVE_STATUSES]
+        queued = [r for r in self.records.values() if r.status is PlanStatus.QUEUED]
+        if not active and not queued:
+            self.run = None
+            return None
         record = await self.store.active_plan()
         if record is None:
             queued = await self.store.list_plans([PlanStatus.QUEUED])
             if not queued:
+                await self._refresh_records()
                 self.run = None
                 return None
-            record = min(queued, key=lambda r: (r.submitted_at, r.id))
-            await self.store.commit(WriteBatch().set_status(record.id, PlanStatus.RUNNING))
-            record = await self._reload_record(record.id)
+            first = min(queued, key=lambda r: (r.submitted_at, r.id))
+            await self.store.commit(WriteBatch().set_status(first.id, PlanStatus.RUNNING))
+            record = await self._reload_record(first.id)
             self._emit("plan.started", plan_id=record.id)
             await self._refresh_records()
         self.run = await self._load(record)
@@ -311,8 +378,9 @@ class Controller:
             self._hygiene_done = True
             return
         owned: dict[str, set[int]] = {}
-        for record in await self.store.list_plans():
-            if record.status is not PlanStatus.QUEUED:
+        for summary in await self.store.list_plans():
+            record = None if summary.status is PlanStatus.QUEUED else await self.store.get_plan(summary.id)
+            if record is not None:
                 for entry in record.plan.get("partitions", []):
                     owned.setdefault(str(entry["topic"]), set()).add(int(entry["partition"]))
         owned_frozen = {t: frozenset(p) for t, p in owned.items()}
@@ -377,8 +445,8 @@ class Controller:
             return
         self.events({"event": kind, "at": self.clock(), **emitted(data)})
 
-    async def _refresh_records(self) -> list[PlanRecord]:
-        """The plan records the synchronous status views read; refreshed on changes."""
+    async def _refresh_records(self) -> list[PlanSummary]:
+        """The plan summaries the synchronous status views read; refreshed on changes."""
         plans = await self.store.list_plans()
         self.records = {r.id: r for r in plans}
         return plans
@@ -439,8 +507,10 @@ class Controller:
             ) from None
         active = self.run if self.run is not None and not self.run.ended else None
         ours = set(active.plan.targets) if active else set()
+        unfinished = [r for r in self.records.values() if not r.status.terminal]
+        bodies = [b for b in [await self.store.get_plan(r.id) for r in unfinished] if b is not None]
         busy = {
-            **unfinished_partitions(self.records.values()),
+            **unfinished_partitions(bodies),
             **dict.fromkeys(ours, active.plan_id if active else ""),
         }
         problems = validate_plan(
@@ -488,7 +558,8 @@ class Controller:
             record = await (self.store.get_plan(plan_id) if plan_id else self.store.active_plan())
             if record is None and plan_id is None and verb == "cancel":
                 queued = await self.store.list_plans([PlanStatus.QUEUED])
-                record = min(queued, key=lambda r: (r.submitted_at, r.id)) if queued else None
+                first = min(queued, key=lambda r: (r.submitted_at, r.id)) if queued else None
+                record = await self.store.get_plan(first.id) if first is not None else None
             if record is None:
                 raise ServiceError(
                     "not_found" if plan_id else "conflict",
@@ -524,7 +595,13 @@ class Controller:
         return await self._lifecycle(plan_id, "cancel")
 
     def limits(self) -> JSON:
-        return self.limits_in_force.to_mapping()
+        auto = self.auto_throttle
+        return {
+            **self.limits_in_force.to_mapping(),
+            runtime_settings.AUTO_ENABLE: auto is not None,
+            runtime_settings.AUTO_STEP: auto.step if auto else self.file_settings.auto_step,
+            runtime_settings.AUTO_MAX: auto.ceiling if auto else self.file_settings.auto_max,
+        }
 
     async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
         await self._change_limits(changes, None, "limits")
@@ -538,21 +615,38 @@ class Controller:
         await self._change_limits(changes, set(RATE_KEYS), "throttles")
         return throttles_view(self)
 
-    async def _change_limits(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> None:
-        """All-or-nothing, journaled, in force from the next decision (KIP-435): nothing is applied unless
-        every value is valid and the journal has the change."""
+    async def reset_limits(self, keys: list[str] | None = None) -> JSON:
+        """Runtime changes of `keys` (all when None) undone: the config file's values apply again."""
         self._require_leader()
-        updated = self._changed(changes, known, where)
-        plan_id = self.run.plan_id if self.run else None
-        await self.store.commit(
-            WriteBatch().append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, dict(changes)))
-        )
-        self.limits_in_force = updated
+        async with self._lock:
+            for _ in range(3):
+                record = await self.store.settings()
+                try:
+                    document = runtime_settings.reset(record.document, keys)
+                except InvalidInputError as exc:
+                    raise ServiceError("invalid_request", "limits unchanged", exc.problems) from None
+                data = {"reset": sorted(keys) if keys is not None else "all"}
+                plan_id = self.run.plan_id if self.run else None
+                batch = WriteBatch().put_settings(record.version, document)
+                batch.append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, data))
+                try:
+                    await self.store.commit(batch)
+                except SettingsConflict:
+                    continue
+                self._apply_settings(record.version + 1, document)
+                break
+            else:
+                raise ServiceError("unavailable", "the settings record kept changing; try again")
+        log.info("runtime settings reset", keys=keys or "all")
         self.wake()
+        return self.limits()
 
-    def _changed(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> Limits:
-        names = set(self.limits_in_force.to_mapping())
-        allowed = known if known is not None else names
+    async def _change_limits(self, changes: Mapping[str, Any], known: set[str] | None, where: str) -> None:
+        """All or nothing (every value checked with everything else in force), committed to the store
+        before it applies, and applied between two cycles (the cycle holds the same lock), so no cycle
+        sees two limit sets and a restart or a failover keeps it (daemon/settings.py)."""
+        self._require_leader()
+        allowed = known if known is not None else set(runtime_settings.RUNTIME_KEYS)
         problems = [
             Problem(where, k[:80], f"unknown key; known: {sorted(allowed)}")
             for k in changes
@@ -560,18 +654,34 @@ class Controller:
         ]
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
-        updated = self.limits_in_force
-        try:
-            updated = Limits.from_mapping(
-                {**self.limits_in_force.to_mapping(), **{k: v for k, v in changes.items() if k in allowed}}
-            )
-        except InvalidInputError as exc:
-            problems += [Problem(where, p.field, p.message) for p in exc.problems]
-        if problems:
-            raise ServiceError(
-                "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
-            )
-        return updated
+        known_changes = {k: v for k, v in changes.items() if k in allowed}
+        async with self._lock:
+            for _ in range(3):
+                record = await self.store.settings()
+                document: dict[str, Any] = {}
+                try:
+                    document, _ = runtime_settings.changed(
+                        record.document, self.file_settings, known_changes, self.clock()
+                    )
+                except InvalidInputError as exc:
+                    problems += [Problem(where, p.field, p.message) for p in exc.problems]
+                if problems:  # every problem at once, and nothing applied
+                    raise ServiceError(
+                        "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
+                    )
+                plan_id = self.run.plan_id if self.run else None
+                batch = WriteBatch().put_settings(record.version, document)
+                batch.append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, dict(changes)))
+                try:
+                    await self.store.commit(batch)
+                except SettingsConflict:
+                    continue
+                self._apply_settings(record.version + 1, document)
+                break
+            else:
+                raise ServiceError("unavailable", "the settings record kept changing; try again")
+        log.info("runtime settings changed", changes=dict(changes))
+        self.wake()
 
     async def cluster_reassignments(self) -> list[JSON]:
         try:

@@ -24,8 +24,10 @@ class FixedRateLoop:
 
     `wake()` starts the next cycle early (an API call, a completed step), but never sooner than
     `min_interval` after the previous start, so a burst of wake-ups cannot flood the cluster with reads.
-    A cycle that raises is logged and
-    the loop goes on: one bad cycle never kills the daemon. Each cycle returns a short status that is logged.
+    A cycle that raises is logged and the loop goes on: one bad cycle never kills the daemon. After failed
+    cycles the next one waits longer, doubling from the interval up to `backoff_max` (a failing cluster or
+    store is not hammered); one good cycle ends the backoff. Each cycle returns a short status that is
+    logged.
     """
 
     def __init__(
@@ -36,6 +38,7 @@ class FixedRateLoop:
         clock: Callable[[], float] = time.monotonic,
         on_result: Callable[[str | None, float, BaseException | None], None] | None = None,
         min_interval: float = 0.0,
+        backoff_max: float = 60.0,
     ) -> None:
         self._cycle = cycle
         self.interval = interval
@@ -44,9 +47,19 @@ class FixedRateLoop:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._on_result = on_result
+        self.backoff_max = backoff_max
         self.cycles = 0
         self.failures = 0
+        self.failing = 0
+        """Cycles failed in a row."""
         self.last_status: str | None = None
+
+    def delay(self) -> float:
+        """The time to the next cycle: the interval, doubled for each failed cycle in a row, at most
+        `backoff_max` (never below the interval)."""
+        if not self.failing:
+            return self.interval
+        return max(self.interval, min(self.backoff_max, self.interval * 2.0**self.failing))
 
     def wake(self) -> None:
         self._wake.set()
@@ -75,13 +88,14 @@ class FixedRateLoop:
                 self.failures += 1
                 log.error("cycle failed", error=repr(exc), exc_info=True)
             self.cycles += 1
+            self.failing = 0 if error is None else self.failing + 1
             elapsed = self._clock() - started
             self.last_status = status if error is None else f"error: {error!r}"
             if self._on_result is not None:
                 self._on_result(status, elapsed, error)
             if error is None:
                 log.info("cycle", status=status, seconds=round(elapsed, 4))
-            next_run += self.interval
+            next_run += self.delay()
             now = self._clock()
             if next_run < now:
                 if elapsed > self.interval:

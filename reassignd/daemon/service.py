@@ -84,6 +84,10 @@ class ControllerService(Protocol):
         """Change limits (KIP names) from the next decision on; all-or-nothing validation."""
         ...
 
+    async def reset_limits(self, keys: list[str] | None = None) -> JSON:
+        """Undo runtime changes of `keys` (all when None): the config file's values apply again."""
+        ...
+
     def throttles(self) -> JSON:
         """The rates in force by their KIP names, and per broker what is applied: {"applied": {...}}."""
         ...

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
-from reassignd.store.base import PlanRecord
+from reassignd.store.base import PlanSummary
 
 if TYPE_CHECKING:
     from reassignd.daemon.controller import Controller
@@ -51,20 +51,20 @@ def cluster_view(cluster: JSON) -> JSON:
     return {**cluster, "since": _iso(cluster.get("since"))}
 
 
-def _current_run(controller: Controller, record: PlanRecord) -> RunState | None:
+def _current_run(controller: Controller, record: PlanSummary) -> RunState | None:
     run = controller.run
     return run if run is not None and run.plan_id == record.id and run.execution is not None else None
 
 
-def _figures(controller: Controller, record: PlanRecord) -> dict[str, Any]:
+def _figures(controller: Controller, record: PlanSummary) -> dict[str, Any]:
     run = _current_run(controller, record)
     if run is not None:
         return summary_of(run)
     return dict(record.summary or {})
 
 
-def _progress(controller: Controller, record: PlanRecord) -> JSON:
-    partitions = len(record.plan.get("partitions", []))
+def _progress(controller: Controller, record: PlanSummary) -> JSON:
+    partitions = record.partitions
     figures = _figures(controller, record)
     progress: JSON = {"partitions_total": partitions}
     for key in _PROGRESS_KEYS:
@@ -80,17 +80,17 @@ def _progress(controller: Controller, record: PlanRecord) -> JSON:
     return progress
 
 
-def _state(controller: Controller, record: PlanRecord) -> str:
+def _state(controller: Controller, record: PlanSummary) -> str:
     run = _current_run(controller, record)
     return run.phase.value if run is not None else record.status.value
 
 
-def _summary(controller: Controller, record: PlanRecord) -> JSON:
+def _summary(controller: Controller, record: PlanSummary) -> JSON:
     return {
         "plan_id": record.id,
         "state": _state(controller, record),
         "submitted_at": _iso(record.submitted_at),
-        "partitions": len(record.plan.get("partitions", [])),
+        "partitions": record.partitions,
         "progress": _progress(controller, record),
     }
 
@@ -100,7 +100,7 @@ def list_plans_view(controller: Controller) -> list[JSON]:
     return [_summary(controller, r) for r in ordered]
 
 
-def _record(controller: Controller, plan_id: str | None) -> PlanRecord:
+def _record(controller: Controller, plan_id: str | None) -> PlanSummary:
     if plan_id is not None:
         record = controller.records.get(plan_id)
         if record is None:

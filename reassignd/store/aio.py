@@ -19,6 +19,9 @@ from reassignd.store.base import (
     OriginalValue,
     PlanRecord,
     PlanStatus,
+    PlanSummary,
+    Pruned,
+    Settings,
     StateStore,
     WriteBatch,
 )
@@ -36,8 +39,14 @@ class AsyncStore:
     async def get_plan(self, plan_id: str) -> PlanRecord | None:
         return await asyncio.to_thread(self.store.get_plan, plan_id)
 
-    async def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
+    async def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanSummary]:
         return await asyncio.to_thread(self.store.list_plans, statuses)
+
+    async def settings(self) -> Settings:
+        return await asyncio.to_thread(self.store.settings)
+
+    async def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
+        return await asyncio.to_thread(self.store.prune, before, keep_plans, limit)
 
     async def active_plan(self) -> PlanRecord | None:
         return await asyncio.to_thread(self.store.active_plan)

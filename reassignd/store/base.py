@@ -102,6 +102,54 @@ def check_transition(plan_id: str, current: PlanStatus, new: PlanStatus) -> None
         raise IllegalTransitionError(f"plan {plan_id}: cannot go from {current.value} to {new.value}")
 
 
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """What one status change writes, the same in every store: the checked transition, the times, the
+    journal event. Adapters only persist it."""
+
+    status: PlanStatus
+    started_at: float | None
+    finished_at: float | None
+    updated_at: float
+    error: str | None
+    event: Event
+
+
+def status_change(
+    plan_id: str,
+    current: PlanStatus,
+    new: PlanStatus,
+    *,
+    started_at: float | None,
+    error: str | None,
+    now: float,
+) -> StatusChange:
+    """The first start sets `started_at`, a terminal status `finished_at`; paused -> running journals
+    `plan.resumed`, any other change the event of its new status (STATUS_EVENTS)."""
+    check_transition(plan_id, current, new)
+    resumed = current is PlanStatus.PAUSED and new is PlanStatus.RUNNING
+    kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[new]
+    data = {"from": current.value, "to": new.value, **({"error": error} if error else {})}
+    return StatusChange(
+        status=new,
+        started_at=started_at if started_at is not None or new is not PlanStatus.RUNNING else now,
+        finished_at=now if new.terminal else None,
+        updated_at=now,
+        error=error,
+        event=Event(kind, plan_id, data=data),
+    )
+
+
+def submitted_event(plan_id: str, plan: Mapping[str, Any]) -> Event:
+    """The one `plan.submitted` entry of a submission, journaled by the store with the plan."""
+    return Event(EventKind.PLAN_SUBMITTED, plan_id, data={"partitions": partition_count(plan)})
+
+
+def partition_count(plan: Mapping[str, Any]) -> int:
+    partitions = plan.get("partitions")
+    return len(partitions) if isinstance(partitions, list) else 0
+
+
 class EventKind(enum.StrEnum):
     PLAN_SUBMITTED = "plan.submitted"
     PLAN_STARTED = "plan.started"
@@ -176,9 +224,10 @@ class JournalEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class PlanRecord:
+class PlanSummary:
+    """A plan without its body: what lists and status views need, cheap to read for many plans."""
+
     id: str
-    plan: Mapping[str, Any]  # the submitted Kafka reassignment JSON, as parsed
     options: Mapping[str, Any]
     status: PlanStatus
     submitted_at: float
@@ -189,6 +238,34 @@ class PlanRecord:
     summary: Mapping[str, Any] | None = None
     """The plan's figures (progress, bytes, where its partitions ended), written by the controller: what
     status shows of a plan after it ended, across restarts and failovers."""
+    partitions: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRecord(PlanSummary):
+    """A plan with its body, the submitted Kafka reassignment JSON as parsed."""
+
+    plan: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The runtime settings record: changes made through the API or MQTT, and the config file's values they
+    replaced (so a later config change of that key wins; see daemon/settings.py). `version` grows by one
+    with every write; a write names the version it read (compare and set)."""
+
+    version: int = 0
+    document: Mapping[str, Any] = field(default_factory=dict)
+
+
+class SettingsConflict(StoreError):
+    """The settings record changed since it was read: nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    plans: tuple[str, ...] = ()
+    journal_entries: int = 0
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -229,6 +306,7 @@ class WriteBatch:
     events: list[Event] = field(default_factory=list)
     summaries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     written: dict[tuple[ConfigResource, str], tuple[str | None, ...]] = field(default_factory=dict)
+    new_settings: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
 
     def submit_plan(self, plan_id: str, plan: Mapping[str, Any], options: Mapping[str, Any]) -> WriteBatch:
         self.new_plans.append((plan_id, plan, options))
@@ -237,6 +315,11 @@ class WriteBatch:
     def set_status(self, plan_id: str, status: PlanStatus, error: str | None = None) -> WriteBatch:
         """Also journals the matching plan event (resumed when it leaves paused for running)."""
         self.status_changes.append((plan_id, status, error))
+        return self
+
+    def put_settings(self, read_version: int, document: Mapping[str, Any]) -> WriteBatch:
+        """Replace the runtime settings record, if it is still at `read_version` (SettingsConflict else)."""
+        self.new_settings[:] = [(read_version, document)]
         return self
 
     def set_summary(self, plan_id: str, summary: Mapping[str, Any]) -> WriteBatch:
@@ -282,6 +365,7 @@ class WriteBatch:
                 self.events,
                 self.summaries,
                 self.written,
+                self.new_settings,
             )
         )
 
@@ -325,8 +409,19 @@ class StateStore(abc.ABC):
     def get_plan(self, plan_id: str) -> PlanRecord | None: ...
 
     @abc.abstractmethod
-    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
-        """Plans in submission order, optionally only those with one of `statuses`."""
+    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanSummary]:
+        """Plans in submission order, without their bodies, optionally only those with one of `statuses`.
+        Costs what is kept (retention bounds it), never a parse of every plan body."""
+
+    @abc.abstractmethod
+    def settings(self) -> Settings:
+        """The runtime settings record (version 0, empty, before the first write)."""
+
+    @abc.abstractmethod
+    def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
+        """Delete up to `limit` ended plans, oldest first, that finished before `before` or are beyond the
+        newest `keep_plans` ended ones: the record, body, partition rows, journal entries and step keys.
+        Unfinished plans are never pruned. Fenced like a commit."""
 
     @abc.abstractmethod
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]: ...
@@ -376,7 +471,7 @@ class StateStore(abc.ABC):
 
     def active_plan(self) -> PlanRecord | None:
         active = self.list_plans(ACTIVE_STATUSES)
-        return active[0] if active else None
+        return self.get_plan(active[0].id) if active else None
 
     def __enter__(self) -> StateStore:
         return self

@@ -26,7 +26,6 @@ from typing import Any, Final
 
 from reassignd.model import TopicPartition
 from reassignd.store.base import (
-    STATUS_EVENTS,
     CommitResult,
     ConfigResource,
     DuplicatePlanError,
@@ -38,26 +37,46 @@ from reassignd.store.base import (
     OriginalValue,
     PlanRecord,
     PlanStatus,
+    PlanSummary,
+    Pruned,
+    Settings,
+    SettingsConflict,
     StateStore,
     StepReplayError,
     StoreError,
     Unfenced,
     UnknownPlanError,
     WriteBatch,
-    check_transition,
+    partition_count,
+    status_change,
+    submitted_event,
 )
 
 SCHEMA_VERSION: Final = 2
 #: Statements that take a database from the version before each to it.
+_JOURNAL_DELETE_GUARD: Final = """
+CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
+    WHEN NOT ((OLD.plan_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plans WHERE id = OLD.plan_id))
+              OR EXISTS (SELECT 1 FROM meta WHERE key = 'pruning' AND value = '1'))
+    BEGIN SELECT RAISE(ABORT, 'the journal is append-only (retention prunes ended plans only)'); END;
+"""
 _MIGRATIONS: Final = {
     2: (
         "ALTER TABLE plans ADD COLUMN summary_json TEXT",
+        "ALTER TABLE plans ADD COLUMN partitions INTEGER NOT NULL DEFAULT 0",
+        "UPDATE plans SET partitions = COALESCE(json_array_length(plan_json, '$.partitions'), 0)",
+        "CREATE INDEX plans_by_status ON plans (status, ordinal)",
         "ALTER TABLE original_configs ADD COLUMN written_json TEXT",
+        "CREATE TABLE settings (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL, "
+        "document_json TEXT NOT NULL)",
+        "DROP TRIGGER journal_no_delete",
+        _JOURNAL_DELETE_GUARD.strip(),
     )
 }
 DB_FILE_NAME: Final = "reassignd.db"
 
-_SCHEMA: Final = """
+_SCHEMA: Final = (
+    """
 CREATE TABLE plans (
     id TEXT PRIMARY KEY,
     ordinal INTEGER NOT NULL UNIQUE,
@@ -70,7 +89,14 @@ CREATE TABLE plans (
     started_at REAL,
     finished_at REAL,
     error TEXT,
-    summary_json TEXT
+    summary_json TEXT,
+    partitions INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX plans_by_status ON plans (status, ordinal);
+CREATE TABLE settings (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL,
+    document_json TEXT NOT NULL
 );
 CREATE TABLE partition_states (
     plan_id TEXT NOT NULL REFERENCES plans(id),
@@ -103,14 +129,16 @@ CREATE TABLE journal (
 CREATE INDEX journal_by_plan ON journal (plan_id, seq);
 CREATE TRIGGER journal_no_update BEFORE UPDATE ON journal
     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
-    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
+    + _JOURNAL_DELETE_GUARD
+    + """
+"""
+)
 
-_PLAN_COLUMNS: Final = (
-    "id, plan_json, options_json, status, submitted_at, updated_at, started_at, finished_at, error, "
-    "summary_json"
+_SUMMARY_COLUMNS: Final = (
+    "id, options_json, status, submitted_at, updated_at, started_at, finished_at, error, summary_json, "
+    "partitions"
 )
 _JOURNAL_COLUMNS: Final = "seq, at, kind, plan_id, topic, partition, step_index, data_json"
 
@@ -198,6 +226,8 @@ class SqliteStore(StateStore):
                 self._write_partition_states(batch.partition_states, now)
                 for plan_id, summary in batch.summaries.items():
                     self._write_summary(plan_id, summary)
+                for read_version, document in batch.new_settings:
+                    self._write_settings(read_version, document)
                 recorded = self._write_originals(batch, now)
                 seqs = tuple(self._insert_event(event, now) for event in batch.events)
                 self._db.execute("COMMIT")
@@ -224,31 +254,42 @@ class SqliteStore(StateStore):
             raise DuplicatePlanError(f"plan {plan_id} already exists")
         ordinal = self._db.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM plans").fetchone()[0]
         self._db.execute(
-            "INSERT INTO plans (id, ordinal, plan_json, options_json, status, submitted_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (plan_id, ordinal, _dumps(plan, "plan"), _dumps(options, "options"), PlanStatus.QUEUED, now, now),
+            "INSERT INTO plans (id, ordinal, plan_json, options_json, status, submitted_at, updated_at, "
+            "partitions) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                plan_id,
+                ordinal,
+                _dumps(plan, "plan"),
+                _dumps(options, "options"),
+                PlanStatus.QUEUED,
+                now,
+                now,
+                partition_count(plan),
+            ),
         )
-        partitions = plan.get("partitions")
-        count = len(partitions) if isinstance(partitions, list) else None
-        self._insert_event(Event(EventKind.PLAN_SUBMITTED, plan_id, data={"partitions": count}), now)
+        self._insert_event(submitted_event(plan_id, plan), now)
 
     def _change_status(self, plan_id: str, status: PlanStatus, error: str | None, now: float) -> None:
         row = self._db.execute("SELECT status, started_at FROM plans WHERE id = ?", (plan_id,)).fetchone()
         if row is None:
             raise UnknownPlanError(f"plan {plan_id} does not exist")
-        current = PlanStatus(row[0])
-        check_transition(plan_id, current, status)
-        started_at = row[1] if row[1] is not None or status is not PlanStatus.RUNNING else now
-        finished_at = now if status.terminal else None
+        change = status_change(plan_id, PlanStatus(row[0]), status, started_at=row[1], error=error, now=now)
         self._db.execute(
             "UPDATE plans SET status = ?, updated_at = ?, started_at = ?, finished_at = ?, "
             "error = COALESCE(?, error) WHERE id = ?",
-            (status, now, started_at, finished_at, error, plan_id),
+            (change.status, change.updated_at, change.started_at, change.finished_at, change.error, plan_id),
         )
-        resumed = current is PlanStatus.PAUSED and status is PlanStatus.RUNNING
-        kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[status]
-        data = {"from": current.value, "to": status.value, **({"error": error} if error else {})}
-        self._insert_event(Event(kind, plan_id, data=data), now)
+        self._insert_event(change.event, now)
+
+    def _write_settings(self, read_version: int, document: Mapping[str, Any]) -> None:
+        row = self._db.execute("SELECT version FROM settings WHERE id = 1").fetchone()
+        current = row[0] if row else 0
+        if current != read_version:
+            raise SettingsConflict(f"settings are at version {current}, not {read_version}")
+        self._db.execute(
+            "INSERT OR REPLACE INTO settings (id, version, document_json) VALUES (1, ?, ?)",
+            (current + 1, _dumps(document, "settings")),
+        )
 
     def _write_summary(self, plan_id: str, summary: Mapping[str, Any]) -> None:
         cursor = self._db.execute(
@@ -344,14 +385,61 @@ class SqliteStore(StateStore):
             return self._db.execute(sql, tuple(params)).fetchall()
 
     def get_plan(self, plan_id: str) -> PlanRecord | None:
-        rows = self._query(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?", (plan_id,))
-        return _plan(rows[0]) if rows else None
+        rows = self._query(f"SELECT {_SUMMARY_COLUMNS}, plan_json FROM plans WHERE id = ?", (plan_id,))
+        if not rows:
+            return None
+        *head, body = rows[0]
+        return PlanRecord(**_summary_fields(head), plan=json.loads(body))
 
-    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
-        rows = self._query(f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY ordinal")
-        wanted = None if statuses is None else {PlanStatus(s) for s in statuses}
-        plans = [_plan(row) for row in rows]
-        return [p for p in plans if wanted is None or p.status in wanted]
+    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanSummary]:
+        if statuses is None:
+            rows = self._query(f"SELECT {_SUMMARY_COLUMNS} FROM plans ORDER BY ordinal")
+        else:
+            wanted = sorted({PlanStatus(s).value for s in statuses})
+            marks = ", ".join("?" * len(wanted))
+            rows = self._query(
+                f"SELECT {_SUMMARY_COLUMNS} FROM plans WHERE status IN ({marks}) ORDER BY ordinal", wanted
+            )
+        return [PlanSummary(**_summary_fields(row)) for row in rows]
+
+    def settings(self) -> Settings:
+        rows = self._query("SELECT version, document_json FROM settings WHERE id = 1")
+        return Settings(rows[0][0], json.loads(rows[0][1])) if rows else Settings()
+
+    def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
+        ended = tuple(s.value for s in PlanStatus if s.terminal)
+        marks = ", ".join("?" * len(ended))
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._check_fence()
+                rows = self._db.execute(
+                    f"SELECT id, finished_at FROM plans WHERE status IN ({marks}) ORDER BY ordinal DESC",
+                    ended,
+                ).fetchall()
+                doomed = [
+                    plan_id
+                    for index, (plan_id, finished) in enumerate(rows)
+                    if index >= keep_plans or (finished if finished is not None else 0.0) < before
+                ]
+                doomed = list(reversed(doomed))[:limit]
+                entries = 0
+                for plan_id in doomed:
+                    self._db.execute("DELETE FROM partition_states WHERE plan_id = ?", (plan_id,))
+                    self._db.execute("DELETE FROM plans WHERE id = ?", (plan_id,))
+                    entries += self._db.execute("DELETE FROM journal WHERE plan_id = ?", (plan_id,)).rowcount
+                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pruning', '1')")
+                entries += self._db.execute(
+                    "DELETE FROM journal WHERE plan_id IS NULL AND at < ? AND seq IN "
+                    "(SELECT seq FROM journal WHERE plan_id IS NULL AND at < ? ORDER BY seq LIMIT ?)",
+                    (before, before, limit * 100),
+                ).rowcount
+                self._db.execute("DELETE FROM meta WHERE key = 'pruning'")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return Pruned(tuple(doomed), entries)
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         rows = self._query(
@@ -412,20 +500,20 @@ class SqliteStore(StateStore):
             self._db.close()
 
 
-def _plan(row: Any) -> PlanRecord:
-    plan_id, plan_json, options_json, status, submitted, updated, started, finished, error, summary = row
-    return PlanRecord(
-        id=plan_id,
-        plan=json.loads(plan_json),
-        options=json.loads(options_json),
-        status=PlanStatus(status),
-        submitted_at=submitted,
-        updated_at=updated,
-        started_at=started,
-        finished_at=finished,
-        error=error,
-        summary=json.loads(summary) if summary else None,
-    )
+def _summary_fields(row: Any) -> dict[str, Any]:
+    plan_id, options_json, status, submitted, updated, started, finished, error, summary, partitions = row
+    return {
+        "id": plan_id,
+        "options": json.loads(options_json),
+        "status": PlanStatus(status),
+        "submitted_at": submitted,
+        "updated_at": updated,
+        "started_at": started,
+        "finished_at": finished,
+        "error": error,
+        "summary": json.loads(summary) if summary else None,
+        "partitions": partitions,
+    }
 
 
 def _entry(row: Any) -> JournalEntry:

@@ -3,7 +3,8 @@
 Layout under the store's root (one per cluster, `<ha.zookeeper.path>/<cluster>/state`)::
 
     head                        {"epoch", "seq", "ordinal"}: rewritten by every commit (version-checked)
-    plans/<plan>                the plan's record (status, times, error, ordinal); small
+    settings                    {"version", "document"}: the runtime settings record (compare and set)
+    plans/<plan>                the plan's record (status, times, error, ordinal, partitions, summary); small
     plandata/<plan>             the submitted plan JSON, zlib-compressed; immutable (cached by readers)
     states/<plan>/b<NN>         partition states of the plan, hashed into 32 buckets, zlib-compressed JSON
     originals/<type>|<name>|<key>
@@ -21,6 +22,11 @@ that wrote; a commit with a lower epoch is refused with FencedError. Step idempo
 Validation (unknown plan, illegal transition, duplicate) runs on reads made before the transaction; the
 head's version check makes them consistent: if anything committed in between, the transaction fails and is
 rebuilt from fresh reads.
+
+Caches are bounded (plan bodies, journal entries: least recently used out), so a daemon running for a year
+holds what it reads now, not everything it ever read. Retention (`prune`) deletes an ended plan's record,
+body and states in one transaction, and the journal a chunk at a time once every entry of the chunk
+belongs to a pruned plan or is older than the retention (with the step keys of its entries).
 """
 
 from __future__ import annotations
@@ -37,11 +43,10 @@ from typing import Any, Final, Protocol
 from urllib.parse import quote, unquote
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
 
 from reassignd.model import TopicPartition
 from reassignd.store.base import (
-    STATUS_EVENTS,
     CommitResult,
     ConfigResource,
     DuplicatePlanError,
@@ -53,17 +58,26 @@ from reassignd.store.base import (
     OriginalValue,
     PlanRecord,
     PlanStatus,
+    PlanSummary,
+    Pruned,
+    Settings,
+    SettingsConflict,
     StateStore,
     StepReplayError,
     StoreError,
     Unfenced,
     UnknownPlanError,
     WriteBatch,
-    check_transition,
+    partition_count,
+    status_change,
+    submitted_event,
 )
+from reassignd.store.cache import LruCache
 
 BUCKETS: Final = 32
 CHUNK: Final = 1000
+BODY_CACHE: Final = 16
+ENTRY_CACHE: Final = 20_000
 #: ZooKeeper refuses a request above jute.maxbuffer (1 MiB by default) by dropping the connection.
 MAX_TRANSACTION_BYTES: Final = 900_000
 COMMIT_ATTEMPTS: Final = 20  # only a deposed leader racing the new one contends; it then fails its check
@@ -126,10 +140,14 @@ class ZooKeeperStore(StateStore):
         self._clock = clock
         self._owns_client = owns_client
         self._lock = threading.Lock()
-        self._plan_bodies: dict[str, Mapping[str, Any]] = {}
-        self._entries: dict[int, JournalEntry] = {}
+        self._plan_bodies: LruCache[str, Mapping[str, Any]] = LruCache(BODY_CACHE)
+        self._entries: LruCache[int, JournalEntry] = LruCache(ENTRY_CACHE)
         for child in ("plans", "plandata", "states", "originals", "journal", "steps"):
             client.ensure_path(f"{self.root}/{child}")
+        with contextlib.suppress(NodeExistsError):
+            client.create(
+                f"{self.root}/settings", _dumps({"version": 0, "document": {}}, "settings").encode()
+            )
         with contextlib.suppress(NodeExistsError):
             client.create(f"{self.root}/head", _dumps({"epoch": -1, "seq": 0, "ordinal": 0}, "head").encode())
 
@@ -220,30 +238,33 @@ class ZooKeeperStore(StateStore):
                 "started_at": None,
                 "finished_at": None,
                 "error": None,
+                "partitions": partition_count(plan),
             }
             name = node_name(plan_id)
             tx.add("create", self._p("plandata", name), zlib.compress(_dumps(plan, "plan").encode()))
             tx.add("create", self._p("states", name), b"")
-            partitions = plan.get("partitions")
-            count = len(partitions) if isinstance(partitions, list) else None
-            journal(Event(EventKind.PLAN_SUBMITTED, plan_id, data={"partitions": count}))
+            journal(submitted_event(plan_id, plan))
         changed_records = set(new_plan_ids)
         for plan_id, status, error in batch.status_changes:
             current_record = record(plan_id)
-            current = PlanStatus(current_record["status"])
-            check_transition(plan_id, current, status)
-            if current_record["started_at"] is None and status is PlanStatus.RUNNING:
-                current_record["started_at"] = now
-            current_record["finished_at"] = now if status.terminal else None
-            current_record["status"] = status.value
-            current_record["updated_at"] = now
+            change = status_change(
+                plan_id,
+                PlanStatus(current_record["status"]),
+                status,
+                started_at=current_record["started_at"],
+                error=error,
+                now=now,
+            )
+            current_record.update(
+                status=change.status.value,
+                started_at=change.started_at,
+                finished_at=change.finished_at,
+                updated_at=change.updated_at,
+            )
             if error is not None:
                 current_record["error"] = error
             changed_records.add(plan_id)
-            resumed = current is PlanStatus.PAUSED and status is PlanStatus.RUNNING
-            kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[status]
-            data = {"from": current.value, "to": status.value, **({"error": error} if error else {})}
-            journal(Event(kind, plan_id, data=data))
+            journal(change.event)
         for plan_id, summary in batch.summaries.items():
             record(plan_id)["summary"] = json.loads(_dumps(summary, "summary"))
             changed_records.add(plan_id)
@@ -251,6 +272,13 @@ class ZooKeeperStore(StateStore):
             path = self._p("plans", node_name(plan_id))
             encoded = _dumps(records[plan_id], "plan record").encode()
             tx.add("create" if plan_id in new_plan_ids else "set", path, encoded)
+        for read_version, document in batch.new_settings:
+            raw_settings, settings_stat = self.client.get(self._p("settings"))
+            current_version = int(json.loads(raw_settings)["version"])
+            if current_version != read_version:
+                raise SettingsConflict(f"settings are at version {current_version}, not {read_version}")
+            data = {"version": current_version + 1, "document": json.loads(_dumps(document, "settings"))}
+            tx.add("set", self._p("settings"), _dumps(data, "settings").encode(), settings_stat.version)
         self._stage_partition_states(tx, batch, record, new_plan_ids)
         recorded = self._stage_originals(tx, batch, now)
         seqs = [journal(event) for event in batch.events]
@@ -269,8 +297,10 @@ class ZooKeeperStore(StateStore):
         failures = [(i, r) for i, r in enumerate(results) if isinstance(r, Exception)]
         real = [(i, r) for i, r in failures if not isinstance(r, RolledBackError)]
         if not failures:
-            self._plan_bodies.update({p: json.loads(_dumps(b, "plan")) for p, b, _ in batch.new_plans})
-            self._entries.update((e.seq, e) for e in written)
+            for plan_id, body, _ in batch.new_plans:
+                self._plan_bodies[plan_id] = json.loads(_dumps(body, "plan"))
+            for entry in written:
+                self._entries[entry.seq] = entry
             return CommitResult(tuple(seqs), recorded)
         index, failure = real[0] if real else failures[0]
         if index == head_op and isinstance(failure, BadVersionError):
@@ -392,33 +422,50 @@ class ZooKeeperStore(StateStore):
             raw = self.client.get(self._p("plans", node_name(plan_id)))[0]
         except NoNodeError:
             return None
-        return self._plan(json.loads(raw))
+        data = json.loads(raw)
+        body = self._body(plan_id)
+        return PlanRecord(**self._summary_fields(data, body), plan=body)
 
-    def _plan(self, data: Mapping[str, Any]) -> PlanRecord:
-        plan_id = str(data["id"])
+    def _body(self, plan_id: str) -> Mapping[str, Any]:
         body = self._plan_bodies.get(plan_id)
         if body is None:
             raw = self.client.get(self._p("plandata", node_name(plan_id)))[0]
             body = self._plan_bodies[plan_id] = json.loads(zlib.decompress(raw))
-        return PlanRecord(
-            id=plan_id,
-            plan=body,
-            options=data["options"],
-            status=PlanStatus(data["status"]),
-            submitted_at=data["submitted_at"],
-            updated_at=data["updated_at"],
-            started_at=data["started_at"],
-            finished_at=data["finished_at"],
-            error=data["error"],
-            summary=data.get("summary"),
-        )
+        return body
 
-    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanRecord]:
+    def _summary_fields(
+        self, data: Mapping[str, Any], body: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        partitions = data.get("partitions")
+        if partitions is None:  # a record written before the count was kept
+            partitions = partition_count(body if body is not None else self._body(str(data["id"])))
+        return {
+            "id": str(data["id"]),
+            "options": data["options"],
+            "status": PlanStatus(data["status"]),
+            "submitted_at": data["submitted_at"],
+            "updated_at": data["updated_at"],
+            "started_at": data["started_at"],
+            "finished_at": data["finished_at"],
+            "error": data["error"],
+            "summary": data.get("summary"),
+            "partitions": int(partitions),
+        }
+
+    def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanSummary]:
         names = self.client.get_children(self._p("plans"))
         raws = self._get_many([self._p("plans", name) for name in names])
         data = sorted((json.loads(raw) for raw in raws if raw is not None), key=lambda d: d["ordinal"])
         wanted = None if statuses is None else {PlanStatus(s) for s in statuses}
-        return [self._plan(d) for d in data if wanted is None or PlanStatus(d["status"]) in wanted]
+        return [
+            PlanSummary(**self._summary_fields(d))
+            for d in data
+            if wanted is None or PlanStatus(d["status"]) in wanted
+        ]
+
+    def settings(self) -> Settings:
+        data = json.loads(self.client.get(self._p("settings"))[0])
+        return Settings(int(data["version"]), data["document"])
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         base = self._p("states", node_name(plan_id))
@@ -498,10 +545,80 @@ class ZooKeeperStore(StateStore):
             self._entries[seq] = _decode_entry(raw)
         return self._entries[seq]
 
+    def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
+        with self._lock:
+            self._fence.epoch()  # raises FencedError when leadership is not held
+            ended = [p for p in self.list_plans() if p.status.terminal]
+            ended.reverse()  # newest first
+            doomed = [
+                p.id
+                for index, p in enumerate(ended)
+                if index >= keep_plans or (p.finished_at if p.finished_at is not None else 0.0) < before
+            ]
+            pruned: list[str] = []
+            for plan_id in list(reversed(doomed))[:limit]:
+                tx = self._checked_tx()
+                name = node_name(plan_id)
+                states = self._p("states", name)
+                with contextlib.suppress(NoNodeError):
+                    for bucket in self.client.get_children(states):
+                        tx.add("delete", f"{states}/{bucket}")
+                    tx.add("delete", states)
+                tx.add("delete", self._p("plandata", name))
+                tx.add("delete", self._p("plans", name))
+                if any(isinstance(r, Exception) for r in self._run(tx)):
+                    break
+                self._plan_bodies.pop(plan_id)
+                pruned.append(plan_id)
+            entries = self._prune_journal(before, limit)
+        return Pruned(tuple(pruned), entries)
+
+    def _checked_tx(self) -> _Tx:
+        tx = _Tx()
+        if hasattr(self._fence, "checks"):
+            for path, version in self._fence.checks():
+                tx.add("check", path, None, version)
+        return tx
+
+    def _prune_journal(self, before: float, limit: int) -> int:
+        """Entries of pruned plans and plan-less entries older than `before` (at most `limit` * 1,000 a
+        call), with the step keys of their entries; then chunks left empty, never the newest."""
+        kept = {unquote(n) for n in self.client.get_children(self._p("plans"))}
+        doomed = [
+            e
+            for e in self.journal()
+            if (e.plan_id is not None and e.plan_id not in kept) or (e.plan_id is None and e.at < before)
+        ][: limit * CHUNK]
+        deleted = 0
+        for start in range(0, len(doomed), CHUNK // 2):
+            tx = self._checked_tx()
+            batch = doomed[start : start + CHUNK // 2]
+            for entry in batch:
+                tx.add("delete", self._p("journal", f"c{entry.seq // CHUNK}", f"e{entry.seq:012d}"))
+                key = _step_key(entry)
+                if key is not None and self.client.exists(self._p("steps", _step_node(key))):
+                    tx.add("delete", self._p("steps", _step_node(key)))
+            if any(isinstance(r, Exception) for r in self._run(tx)):
+                break
+            for entry in batch:
+                self._entries.pop(entry.seq)
+            deleted += len(batch)
+        chunks = sorted(int(c[1:]) for c in self.client.get_children(self._p("journal")))[:-1]
+        for chunk in chunks:
+            with contextlib.suppress(NoNodeError, NotEmptyError):
+                self.client.delete(self._p("journal", f"c{chunk}"))
+        return deleted
+
     def close(self) -> None:
         if self._owns_client:
             self.client.stop()
             self.client.close()
+
+
+def _step_key(entry: JournalEntry) -> str | None:
+    if entry.plan_id is None or entry.tp is None or entry.step_index is None:
+        return None
+    return Event(entry.kind, entry.plan_id, entry.tp, entry.step_index).idempotency_key
 
 
 def _original_name(resource: ConfigResource, key: str) -> str:

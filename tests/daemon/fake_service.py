@@ -252,13 +252,27 @@ class FakeControllerService:
     # --- live tuning -----------------------------------------------------------------------------------
     def limits(self) -> JSON:
         self.calls.append(("limits", None))
-        return self._limits.to_mapping()
+        return self._limits_view()
+
+    def _limits_view(self) -> JSON:
+        return {
+            **self._limits.to_mapping(),
+            "auto.throttle.enable": False,
+            "auto.throttle.step.bytes.per.second": 10 * 1024 * 1024,
+            "auto.throttle.max.bytes.per.second": 200 * 1024 * 1024,
+        }
 
     async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
         self.calls.append(("set_limits", dict(changes)))
         self._require_leader()
         self._limits = self._changed(changes, LIMIT_NAMES, "limits")
-        return self._limits.to_mapping()
+        return self._limits_view()
+
+    async def reset_limits(self, keys: list[str] | None = None) -> JSON:
+        self.calls.append(("reset_limits", keys))
+        self._require_leader()
+        self._limits = Limits.from_mapping(FAKE_LIMITS)
+        return self._limits_view()
 
     def throttles(self) -> JSON:
         self.calls.append(("throttles", None))

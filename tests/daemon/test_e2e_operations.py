@@ -106,6 +106,9 @@ def test_sighup_reloads_valid_config_and_keeps_the_old_one_on_error(tmp_path: Pa
         daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
         try:
             assert daemon.proc is not None
+            incoming = "reassignment.max.incoming.replica.movements.per.broker"
+            code, body = daemon.request("PATCH", "/v1/limits", {incoming: 1})
+            assert code == 200, body
             daemon.settings["reassignment.parallel.replica.count"] = 3
             daemon.write_config()
             os.kill(daemon.proc.pid, signal.SIGHUP)
@@ -113,6 +116,8 @@ def test_sighup_reloads_valid_config_and_keeps_the_old_one_on_error(tmp_path: Pa
             while daemon.request("GET", "/v1/limits")[1]["reassignment.parallel.replica.count"] != 3:
                 assert time.monotonic() < deadline, daemon.log_tail()
                 time.sleep(0.1)
+            assert daemon.request("GET", "/v1/limits")[1][incoming] == 1, "an unrelated reload keeps it"
+            assert "runtime setting kept" in daemon.log_tail(20000)
             daemon.config_path.write_text(
                 daemon.config_path.read_text() + "reassignment.parallel.replica.count = -4\n"
             )

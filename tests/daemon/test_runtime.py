@@ -34,6 +34,27 @@ async def test_loop_runs_at_fixed_rate_and_survives_failing_cycles() -> None:
     assert all(0.04 <= gap < 0.5 for gap in gaps), gaps
 
 
+async def test_failing_cycles_back_off_doubling_up_to_the_bound_and_one_success_ends_it() -> None:
+    calls: list[float] = []
+    loop_clock = asyncio.get_running_loop().time
+
+    async def cycle() -> str:
+        calls.append(loop_clock())
+        if len(calls) == 7:
+            runner.stop()
+        if len(calls) <= 5:
+            raise RuntimeError("the store is down")
+        return "ok"
+
+    runner = FixedRateLoop(cycle, 0.02, clock=loop_clock, backoff_max=0.12)
+    assert [runner.delay() for _ in range(1)] == [0.02]
+    await asyncio.wait_for(runner.run(), timeout=5)
+    gaps = [round(b - a, 2) for a, b in itertools.pairwise(calls)]
+    assert gaps[:5] == pytest.approx([0.04, 0.08, 0.12, 0.12, 0.12], abs=0.02), gaps
+    assert gaps[5] == pytest.approx(0.02, abs=0.02), "a good cycle ends the backoff"
+    assert runner.failing == 0
+
+
 class CountingCycle:
     def __init__(self) -> None:
         self.calls = 0

@@ -64,7 +64,8 @@ def test_every_unfinished_plan_holds_its_partitions_and_collisions_alone_are_a_c
 
     def record(plan_id: str, status: PlanStatus, *partitions: int) -> PlanRecord:
         entries = [{"topic": "t", "partition": p, "replicas": [1]} for p in partitions]
-        return PlanRecord(plan_id, {"version": 1, "partitions": entries}, {}, status, 0.0, 0.0)
+        body = {"version": 1, "partitions": entries}
+        return PlanRecord(id=plan_id, options={}, status=status, submitted_at=0.0, updated_at=0.0, plan=body)
 
     taken = unfinished_partitions(
         [

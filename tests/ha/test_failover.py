@@ -115,6 +115,10 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
         assert code == 421, body  # a standby refuses writes and names the leader
         assert body["error"]["details"]["leader"] == first.url
         plan_id = first.submit(plan)
+        code, body = first.request(
+            "PATCH", "/v1/limits", {"reassignment.max.concurrent.replica.movements": 4}
+        )
+        assert code == 200, body
         wait_for(lambda: plan_state(second, plan_id) == "running", 10, "standby reads the plan")
         wait_for(lambda: done_count(sim.state(), plan) >= 5 and reassigning(sim.state()) > 0, 60, "mid-plan")
         first.kill9()
@@ -122,6 +126,10 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
         wait_for(lambda: role(second) == "leader", SESSION_SECONDS + 15, "standby elected")
         took_over = time.monotonic() - killed_at
         assert is_leader_metric(second) == 1
+        code, limits = second.request("GET", "/v1/limits")
+        assert limits["reassignment.max.concurrent.replica.movements"] == 4, (
+            "the runtime limit survives failover"
+        )
         progress = done_count(sim.state(), plan)
         wait_for(lambda: done_count(sim.state(), plan) > progress, 30, "the new leader moves partitions")
         status = second.wait_for_state(plan_id, {"completed", "failed"}, timeout=120)

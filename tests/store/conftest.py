@@ -5,6 +5,7 @@ The ZooKeeper store (HA issue) adds itself to IMPLEMENTATIONS with `marks=pytest
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,8 +17,8 @@ from reassignd.store import Fence, SqliteStore, StateStore
 
 
 def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., StateStore]:
-    def make(fence: Fence | None = None) -> StateStore:
-        return SqliteStore(tmp_path / "state.db", fence=fence)
+    def make(fence: Fence | None = None, clock: Callable[[], float] = time.time) -> StateStore:
+        return SqliteStore(tmp_path / "state.db", fence=fence, clock=clock)
 
     return make
 
@@ -30,10 +31,10 @@ def _zookeeper(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., 
     server = request.getfixturevalue("zookeeper")
     root = f"/contract/{uuid.uuid4().hex}"
 
-    def make(fence: Fence | None = None) -> StateStore:
+    def make(fence: Fence | None = None, clock: Callable[[], float] = time.time) -> StateStore:
         client = KazooClient(hosts=server.hosts, timeout=10.0)
         client.start(timeout=15)
-        return ZooKeeperStore(client, root, fence=fence, owns_client=True)
+        return ZooKeeperStore(client, root, fence=fence, clock=clock, owns_client=True)
 
     return make
 
@@ -49,8 +50,8 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Calla
     opened: list[StateStore] = []
     factory = request.param(tmp_path, request)
 
-    def make(fence: Fence | None = None) -> StateStore:
-        store: StateStore = factory(fence)
+    def make(fence: Fence | None = None, clock: Callable[[], float] = time.time) -> StateStore:
+        store: StateStore = factory(fence, clock)
         opened.append(store)
         return store
 

@@ -24,6 +24,7 @@ from reassignd.store import (
     FencedError,
     IllegalTransitionError,
     PlanStatus,
+    SettingsConflict,
     StateStore,
     StepReplayError,
     StoreError,
@@ -73,6 +74,76 @@ class StateStoreContract:
         with pytest.raises(DuplicatePlanError):
             store.submit_plan("p", {"version": 1, "partitions": []})
         assert store.get_plan("p").plan == PLAN  # type: ignore[union-attr]
+
+    def test_lists_hold_summaries_and_a_get_the_body(self, make_store: MakeStore) -> None:
+        store = make_store()
+        two = {
+            "version": 1,
+            "partitions": [*PLAN["partitions"], {"topic": "t", "partition": 1, "replicas": [1]}],
+        }
+        store.submit_plan("p", two)
+        [summary] = store.list_plans()
+        assert summary.partitions == 2 and not hasattr(summary, "plan")
+        record = store.get_plan("p")
+        assert record is not None and record.plan == two and record.partitions == 2
+        assert store.active_plan() is None
+        store.set_plan_status("p", PlanStatus.RUNNING)
+        active = store.active_plan()
+        assert active is not None and active.plan == two
+        assert [s.id for s in store.list_plans([PlanStatus.RUNNING])] == ["p"]
+        assert store.list_plans([PlanStatus.QUEUED]) == []
+
+    def test_the_settings_record_is_compare_and_set(self, make_store: MakeStore) -> None:
+        store = make_store()
+        assert (store.settings().version, dict(store.settings().document)) == (0, {})
+        store.commit(WriteBatch().put_settings(0, {"overrides": {"k": {"value": 1}}}))
+        assert store.settings().version == 1
+        store.submit_plan("p", PLAN)
+        stale = WriteBatch().put_settings(0, {"overrides": {}}).set_status("p", PlanStatus.RUNNING)
+        with pytest.raises(SettingsConflict):
+            store.commit(stale)
+        assert store.get_plan("p").status is PlanStatus.QUEUED  # type: ignore[union-attr]
+        assert store.settings().document == {"overrides": {"k": {"value": 1}}}
+        store.commit(WriteBatch().put_settings(1, {"overrides": {}}))
+        reopened = make_store()
+        assert (reopened.settings().version, dict(reopened.settings().document)) == (2, {"overrides": {}})
+
+    def test_retention_prunes_ended_plans_whole_and_never_an_unfinished_one(
+        self, make_store: MakeStore
+    ) -> None:
+        now = [1000.0]
+        store = make_store(clock=lambda: now[0])
+        for index in range(5):
+            plan_id = f"old{index}"
+            store.submit_plan(plan_id, PLAN)
+            store.commit(
+                WriteBatch()
+                .set_status(plan_id, PlanStatus.RUNNING)
+                .put_partition_state(plan_id, TP0, {"step": 1})
+                .append(Event(EventKind.STEP_STARTED, plan_id, TP0, 0))
+            )
+            store.set_plan_status(plan_id, PlanStatus.COMPLETED)
+            now[0] += 10
+        store.append(Event(EventKind.LIMITS_CHANGED, data={"old": True}))
+        store.submit_plan("running", PLAN)
+        store.set_plan_status("running", PlanStatus.RUNNING)
+        now[0] = 5000.0
+        store.submit_plan("new", PLAN)
+        store.set_plan_status("new", PlanStatus.CANCELLED)
+        # keep the 3 newest ended plans, and none that ended before 1025: old0, old1, old2 go, in batches
+        first = store.prune(before=1025.0, keep_plans=3, limit=2)
+        assert first.plans == ("old0", "old1")
+        second = store.prune(before=1025.0, keep_plans=3, limit=2)
+        assert second.plans == ("old2",)
+        assert store.prune(before=1025.0, keep_plans=3, limit=2).plans == ()
+        assert [p.id for p in store.list_plans()] == ["old3", "old4", "running", "new"]
+        assert store.partition_states("old0") == {} and store.get_plan("old0") is None
+        assert store.step_entry(EventKind.STEP_STARTED, "old0", TP0, 0) is None
+        assert store.step_entry(EventKind.STEP_STARTED, "old3", TP0, 0) is not None
+        assert {e.plan_id for e in store.journal()} <= {"old3", "old4", "running", "new", None}
+        # a plan that ran long ago but has not ended is never pruned
+        assert store.prune(before=4000.0, keep_plans=1, limit=10).plans == ("old3", "old4")
+        assert [p.id for p in store.list_plans()] == ["running", "new"]
 
     def test_lifecycle_is_journaled(self, make_store: MakeStore) -> None:
         store = make_store()

@@ -164,27 +164,25 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_version_1_database_is_migrated_in_place(tmp_path: Path) -> None:
-    """A state dir written by the previous release: plans keep everything, and gain summaries."""
+    """A state dir written by the previous release: everything kept, plans gain their partition counts."""
     path = tmp_path / "reassignd.db"
     old = sqlite3.connect(path)
+    old.executescript((Path(__file__).parent / "schema_v1.sql").read_text())
     old.executescript(
         """
-        CREATE TABLE plans (id TEXT PRIMARY KEY, ordinal INTEGER NOT NULL UNIQUE, plan_json TEXT NOT NULL,
-            options_json TEXT NOT NULL, status TEXT NOT NULL, submitted_at REAL NOT NULL,
-            updated_at REAL NOT NULL, started_at REAL, finished_at REAL, error TEXT);
-        INSERT INTO plans VALUES
-            ('p', 1, '{"version":1,"partitions":[]}', '{}', 'completed', 1, 2, 1, 2, NULL);
-        CREATE TABLE original_configs (resource_type TEXT NOT NULL, resource_name TEXT NOT NULL,
-            config_key TEXT NOT NULL, value TEXT, recorded_at REAL NOT NULL,
-            PRIMARY KEY (resource_type, resource_name, config_key)) WITHOUT ROWID;
+        INSERT INTO plans VALUES ('p', 1,
+            '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1]}]}',
+            '{}', 'completed', 1, 2, 1, 2, NULL);
         INSERT INTO original_configs VALUES ('broker', '1', 'follower.replication.throttled.rate', NULL, 1);
+        INSERT INTO journal (at, kind, plan_id, data_json) VALUES (1, 'plan.submitted', 'p', '{}');
         PRAGMA user_version=1;
         """
     )
     old.close()
     store = SqliteStore(path)
-    record = store.get_plan("p")
-    assert record is not None and record.status is PlanStatus.COMPLETED and record.summary is None
+    [summary] = store.list_plans()
+    assert (summary.status, summary.summary, summary.partitions) == (PlanStatus.COMPLETED, None, 1)
     [original] = store.original_configs().values()
     assert (original.value, original.written) == (None, None)
+    assert [e.kind.value for e in store.journal()] == ["plan.submitted"]
     store.close()
