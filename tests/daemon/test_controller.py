@@ -127,3 +127,29 @@ async def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes() -> N
     assert progress["partitions_dropped"] == len(dropped)
     assert progress["partitions_done"] == len(plan) - len(dropped)
     assert not await d.journal(EventKind.FOREIGN_CHANGE)
+
+
+async def test_a_submit_journals_one_plan_submitted() -> None:
+    d = daemon(5)
+    plan_id = await d.submit(plan_of(targets(fill_plan(5))))
+    submitted = await d.journal(EventKind.PLAN_SUBMITTED)
+    assert [(e.plan_id, dict(e.data)) for e in submitted] == [(plan_id, {"partitions": 10})]
+
+
+async def test_idle_cycles_read_nothing_from_the_store() -> None:
+    """History must not cost a daemon that has nothing to do: its idle cycle reads no plan list."""
+    d = daemon(5)
+    plan_id = await d.submit(plan_of(targets(fill_plan(5))))
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    calls: list[str] = []
+    real = d.store.store.list_plans
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append("list_plans")
+        return real(*args, **kwargs)
+
+    d.store.store.list_plans = counting  # type: ignore[method-assign]
+    for _ in range(5):
+        assert await d.controller.cycle() == "idle"
+    assert calls == []
