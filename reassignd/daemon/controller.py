@@ -655,20 +655,27 @@ class Controller:
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
         known_changes = {k: v for k, v in changes.items() if k in allowed}
+
+        def checked(current: Mapping[str, Any]) -> dict[str, Any]:
+            nonlocal problems
+            document: dict[str, Any] = {}
+            try:
+                document, _ = runtime_settings.changed(
+                    current, self.file_settings, known_changes, self.clock()
+                )
+            except InvalidInputError as exc:
+                problems = problems + [Problem(where, p.field, p.message) for p in exc.problems]
+            if problems:  # every problem at once, and nothing applied
+                raise ServiceError(
+                    "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
+                )
+            return document
+
+        checked(self._settings_document)  # bad input is refused before the store is touched
         async with self._lock:
             for _ in range(3):
                 record = await self.store.settings()
-                document: dict[str, Any] = {}
-                try:
-                    document, _ = runtime_settings.changed(
-                        record.document, self.file_settings, known_changes, self.clock()
-                    )
-                except InvalidInputError as exc:
-                    problems += [Problem(where, p.field, p.message) for p in exc.problems]
-                if problems:  # every problem at once, and nothing applied
-                    raise ServiceError(
-                        "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
-                    )
+                document = checked(record.document)  # and checked again with what is stored now
                 plan_id = self.run.plan_id if self.run else None
                 batch = WriteBatch().put_settings(record.version, document)
                 batch.append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, dict(changes)))

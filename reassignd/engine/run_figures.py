@@ -1,0 +1,96 @@
+"""A run's figures, as status shows them and the store keeps them once the plan ended."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reassignd.engine.cancel import OUTCOMES, outcome, touched
+from reassignd.engine.run_state import OUTCOMES_LISTED, Phase, RunState
+from reassignd.engine.state import (
+    Status,
+)
+
+
+def worth_saving(saved: Mapping[str, Any] | None, summary: Mapping[str, Any]) -> bool:
+    if saved is None:
+        return True
+    for key in ("state", "partitions_done", "partitions_dropped", "bytes_total"):
+        if saved.get(key) != summary.get(key):
+            return True
+    return abs(float(saved.get("percent") or 0) - float(summary.get("percent") or 0)) >= 0.5
+
+
+def summary_of(run: RunState) -> dict[str, Any]:
+    """The plan's figures, as status shows them and the store keeps them once the plan has ended."""
+    t = run.tracking
+    execution = run.execution
+    counts = execution.counts if execution is not None else {}
+    total = len(run.plan)
+    if run.goals is None:
+        done = counts.get(Status.DONE, 0)
+        dropped = counts.get(Status.DROPPED, 0)
+    else:
+        done = int((run.saved_summary or {}).get("partitions_done", 0))
+        dropped = len(t.dropped) + counts.get(Status.DROPPED, 0)
+    summary: dict[str, Any] = {
+        "state": run.phase.value,
+        "partitions_total": total,
+        "partitions_done": done,
+        "partitions_dropped": dropped,
+        "partitions_in_flight": len(execution.in_flight_set) if execution is not None else 0,
+        "partitions_waiting": execution.waiting_count if execution is not None else 0,
+        "bytes_total": t.total_bytes,
+        "bytes_moved": t.moved_bytes,
+        "bytes_remaining": t.remaining_bytes,
+        "bytes_grown": t.grown_bytes,
+        "bytes_dropped": int(t.dropped_bytes),
+        "percent": round(t.percent, 2),
+        "rate_bytes_per_sec": t.rate,
+        "eta_seconds": t.eta,
+        "eta_reason": t.eta_reason,
+        "finished_bytes": t.finished_bytes,
+    }
+    if run.phase.ended:
+        summary["partitions_in_flight"] = 0
+        summary["partitions_waiting"] = 0
+        summary["bytes_remaining"] = 0 if run.phase is Phase.COMPLETED else t.remaining_bytes
+        summary["eta_seconds"] = 0.0 if run.phase is Phase.COMPLETED else None
+        summary["rate_bytes_per_sec"] = None
+        summary["outcome"] = outcomes(run)
+    if run.goals is not None:
+        summary["cancel"] = {
+            "partitions": len(run.goals),
+            "to_target": sum(1 for tp, g in run.goals.items() if g == run.plan.targets[tp]),
+            "to_pre_plan": sum(1 for tp, g in run.goals.items() if g != run.plan.targets[tp]),
+            "remaining": 0
+            if execution is None
+            else len(execution.plan) - execution.counts[Status.DONE] - execution.counts[Status.DROPPED],
+        }
+    return summary
+
+
+def outcomes(run: RunState) -> dict[str, Any]:
+    """Where each partition ended: counts, and the partitions listed (up to OUTCOMES_LISTED each)."""
+    lists: dict[str, list[str]] = {name: [] for name in OUTCOMES}
+    execution = run.execution
+    for tp, final in sorted(run.plan.targets.items()):
+        row = run.rows.get(tp, {})
+        moved = int(row.get("step", 0)) > 0
+        status = str(row.get("status", ""))
+        if execution is not None and tp in execution.rank_of:
+            rec = execution[tp]
+            moved = moved or touched(rec)
+            status = rec.status.value if rec.status is Status.DROPPED else status
+        where = outcome(
+            final,
+            run.baseline.get(tp),
+            run.replicas_now.get(tp),
+            moved=moved,
+            dropped=status == Status.DROPPED.value or tp in run.tracking.dropped,
+        )
+        lists[where].append(str(tp))
+    return {
+        "counts": {name: len(items) for name, items in lists.items()},
+        "partitions": {name: items[:OUTCOMES_LISTED] for name, items in lists.items() if name != "target"},
+    }

@@ -1,0 +1,385 @@
+"""The machine on an observation: the views of the snapshot, the decisions, what to persist and write."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
+
+from reassignd.engine.actions import Decision
+from reassignd.engine.cancel import cancel_goals, cancel_state, reverting
+from reassignd.engine.decide import TOPIC_DELETED, changed_partitions, decide
+from reassignd.engine.effects import (
+    Effect,
+    JournalEvent,
+    Log,
+    Notify,
+    Persist,
+    Reassign,
+    WriteThrottles,
+)
+from reassignd.engine.limits import Limits
+from reassignd.engine.progress import source_size
+from reassignd.engine.run_rows import changed_rows, raise_stalled_rates, replicas_of, with_eta
+from reassignd.engine.run_state import (
+    MIN_INSYNC,
+    Awaiting,
+    Observed,
+    Phase,
+    Reachability,
+    Replicas,
+    Row,
+    RunState,
+    Settings,
+    Transition,
+    effective_limits,
+)
+from reassignd.engine.state import (
+    STATE_VERSION,
+    ExecutionState,
+    Status,
+)
+from reassignd.engine.throttle import (
+    moves_in_flight,
+)
+from reassignd.engine.throttle_book import sync_throttles
+from reassignd.engine.tracking import observe as track
+from reassignd.engine.tracking import produce_rates, started
+from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
+
+
+def _reachability(run: RunState, now: float, snapshot: ClusterSnapshot) -> tuple[Reachability, list[Effect]]:
+    down = tuple(sorted(b for b, broker in snapshot.brokers.items() if not broker.online))
+    effects: list[Effect] = []
+    since = run.cluster.since
+    if not run.cluster.reachable:
+        since = now
+        effects += [
+            Log("info", "the cluster is reachable again", {"plan": run.plan_id}),
+            Notify("cluster.reachable", {"plan_id": run.plan_id}),
+        ]
+    elif since is None:
+        since = now
+    if down != run.cluster.unreachable_brokers:
+        effects.append(Log("warning" if down else "info", "brokers offline", {"brokers": list(down)}))
+    return Reachability(True, since, down), effects
+
+
+def _views(run: RunState, event: Observed) -> tuple[RunState, ClusterSnapshot, ClusterSnapshot, list[Effect]]:
+    """(run with sizes cached, the full view with every size known, the engine's view, effects).
+
+    The engine's view carries sizes only where bytes move, the same every cycle, so unchanged partitions
+    compare equal and cost nothing downstream; min.insync.replicas is the topics' effective value.
+    """
+    effects: list[Effect] = []
+    min_insync = {**run.min_insync, **event.min_insync}
+    snapshot = event.snapshot
+    topics = {
+        name: replace(info, configs={**info.configs, MIN_INSYNC: min_insync[name]})
+        for name, info in snapshot.topics.items()
+        if name in min_insync and MIN_INSYNC not in info.configs
+    }
+    if topics:
+        snapshot = replace(snapshot, topics={**snapshot.topics, **topics})
+    deleted = run.deleted_topics
+    if snapshot.deleted_topics - deleted:
+        deleted = deleted | snapshot.deleted_topics
+        effects.append(
+            Log("warning", "topics of the plan were deleted", {"topics": sorted(snapshot.deleted_topics)})
+        )
+    full = event.request.with_sizes is True
+    fresh = (
+        frozenset(run.plan.targets)
+        if full
+        else frozenset(run.execution.in_flight_set if run.execution else ())
+    )
+    sizes = dict(run.sizes)
+    readings = dict(run.readings)
+    now_readings = {}
+    for tp in fresh:
+        p = snapshot.partitions.get(tp)
+        if p is not None and (p.replica_sizes or p.size_bytes):
+            sizes[tp] = (p.size_bytes, p.replica_sizes)
+            now_readings[tp] = (event.now, source_size(p))
+    produce = dict(run.produce)
+    if full:
+        produce.update(produce_rates(readings, now_readings))
+        readings.update(now_readings)
+    run = replace(
+        run,
+        sizes=MappingProxyType(sizes),
+        readings=MappingProxyType(readings),
+        produce=MappingProxyType(produce),
+        min_insync=MappingProxyType(min_insync),
+        deleted_topics=deleted,
+        fresh=fresh,
+        cycles=run.cycles + 1,
+    )
+    moving = run.execution.in_flight_set if run.execution else frozenset()
+    if full:
+        stripped = [
+            replace(p, size_bytes=0, replica_sizes={})
+            for tp, p in snapshot.partitions.items()
+            if tp not in moving and (p.size_bytes or p.replica_sizes)
+        ]
+        view = snapshot.with_partitions(stripped) if stripped else snapshot
+        return run, snapshot, view, effects
+    patched = [
+        replace(p, size_bytes=sizes[tp][0], replica_sizes=sizes[tp][1])
+        for tp, p in snapshot.partitions.items()
+        if tp in sizes and tp not in fresh
+    ]
+    return run, snapshot.with_partitions(patched), snapshot, effects
+
+
+def _rebuild(run: RunState, full: ClusterSnapshot, limits: Limits, now: float) -> RunState:
+    """The execution state after a start or restart: the store's rows, checked against Kafka's view."""
+    rows = run.stored_rows
+    ordering = tuple(limits.ordering)
+    baseline: dict[TopicPartition, Replicas] = {}
+    sizes: dict[TopicPartition, int] = {}
+    for tp in run.plan.targets:
+        row = rows.get(tp)
+        p = full.partitions.get(tp)
+        if row is not None and "from" in row:
+            baseline[tp] = tuple(int(b) for b in row["from"])
+            sizes[tp] = int(row.get("size", 0))
+        elif p is not None and (row is None or int(row.get("step", 0)) == 0):
+            baseline[tp] = p.original_replicas
+            sizes[tp] = source_size(p)
+    header = {"version": STATE_VERSION, "ordering": list(ordering)}
+    goals = {tp: tuple(int(b) for b in row["goal"]) for tp, row in rows.items() if "goal" in row}
+    if goals:
+        plan = ReassignmentPlan(goals)
+        entries = [dict(rows[tp]) for tp in sorted(goals)]
+        execution = ExecutionState.from_json_dict({**header, "partitions": entries}, plan, full)
+    elif rows:
+        entries = [dict(rows[tp]) for tp in sorted(rows)]
+        execution = ExecutionState.from_json_dict({**header, "partitions": entries}, run.plan, full)
+    else:
+        execution = ExecutionState.initial(run.plan, full, ordering)
+    summary = run.stored_summary
+    started_at = {
+        tp: float(row["started_at"]) for tp, row in rows.items() if row.get("started_at") is not None
+    }
+    return replace(
+        run,
+        execution=execution,
+        goals=MappingProxyType(goals) if goals else None,
+        baseline=MappingProxyType(baseline),
+        start_sizes=MappingProxyType(sizes),
+        rows=MappingProxyType(dict(rows)),
+        step_started_at=MappingProxyType(started_at),
+        tracking=started(
+            limits.stall_window_seconds,
+            baseline,
+            run.plan.targets,
+            sizes,
+            finished_bytes=int(summary.get("finished_bytes", 0)),
+            percent=float(summary.get("percent", 0.0)),
+        ),
+    )
+
+
+def _reports(*decisions: Decision) -> dict[str, tuple[Any, ...]]:
+    """What the decisions of one observation report, together (a cancel's first one makes two)."""
+    return {
+        name: tuple(item for d in decisions for item in getattr(d, name))
+        for name in ("completed", "aborted", "dropped", "recovered", "elect")
+    }
+
+
+def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
+    limits = settings.limits
+    now = event.now
+    cluster, effects = _reachability(run, now, event.snapshot)
+    run = replace(run, cluster=cluster)
+    run, full, view, view_effects = _views(run, event)
+    effects += view_effects
+    changed: set[TopicPartition] | None
+    if run.execution is None:
+        run = _rebuild(run, full, limits, now)
+        changed = None
+    else:
+        changed = None if run.last_view is None else changed_partitions(run.last_view, view)
+    assert run.execution is not None
+    execution = run.execution
+    if tuple(limits.ordering) != execution.ordering:
+        execution = execution.reordered(tuple(limits.ordering), full)
+    rounds: list[tuple[Decision, ExecutionState]] = []
+    plan_rows: dict[TopicPartition, Row | None] = {}
+    if run.phase is Phase.CANCELLING and run.goals is None:
+        settled = decide(
+            view, execution.plan, execution, replace(limits, parallel_partition_count=0), changed
+        )
+        rounds.append((settled, execution))
+        goals = cancel_goals(settled.state, view, run.baseline)
+        # what the last plan-phase decision changed is written too (a step it saw end is journaled now:
+        # its row must say so, or a restart would see it end again)
+        plan_rows = changed_rows(
+            run, settled.state, execution, changed=changed, report=_reports(settled), now=now, starts=()
+        )
+        plan_rows = {tp: r for tp, r in plan_rows.items() if tp not in goals}
+        effects.append(
+            Log(
+                "info",
+                "cancelling: partitions return to their pre-plan list or their target",
+                {
+                    "plan": run.plan_id,
+                    "partitions": len(goals),
+                    "to_target": sum(1 for tp, g in goals.items() if g == run.plan.targets[tp]),
+                },
+            )
+        )
+        execution = cancel_state(settled.state, view, goals)
+        run = replace(run, goals=MappingProxyType(goals))
+        changed = None  # a new state: every row of the cancel is written
+        decision = decide(view, execution.plan, execution, limits, None)
+    else:
+        decision = decide(view, execution.plan, execution, effective_limits(run, limits), changed)
+    rounds.append((decision, execution))
+    report = _reports(*(d for d, _ in rounds))
+    state = decision.state
+    reverts = tuple(reverting(state, view, limits)) if run.phase is Phase.CANCELLING else ()
+
+    events: list[JournalEvent] = []
+    notes: list[Effect] = []
+    finished_copies = 0
+    started_at = dict(run.step_started_at)
+    for made, prior in rounds:
+        for tp in made.recovered:
+            rec = prior[tp]  # as written before the restart: the step's own index and target
+            data = {"target": list(rec.target), "recovered": True}
+            events.append(JournalEvent("step.started", tp, rec.step, data))
+        for tp in made.completed:
+            rec = prior[tp]
+            p = full.partitions.get(tp)
+            copied = (p.size_bytes if p else 0) * len(rec.adding)
+            finished_copies += copied
+            began = started_at.pop(tp, None)
+            seconds = None if began is None else max(0.0, now - began)
+            data = {
+                "target": list(rec.target),
+                "adding": list(rec.adding),
+                "leader": rec.leader,
+                "bytes": copied,
+                "seconds": seconds,
+            }
+            events.append(JournalEvent("step.finished", tp, rec.step, data))
+            notes.append(
+                Notify("step.finished", {"plan_id": run.plan_id, "tp": tp, "step": rec.step, **data})
+            )
+        for tp in made.aborted:
+            rec = prior[tp]
+            started_at.pop(tp, None)
+            events.append(JournalEvent("step.cancelled", tp, rec.step, {"target": list(rec.target)}))
+        for tp in made.dropped:
+            started_at.pop(tp, None)
+            events.append(JournalEvent("partition.dropped", tp, None, {"reason": TOPIC_DELETED}))
+            notes.append(
+                Notify("partition.dropped", {"plan_id": run.plan_id, "tp": tp, "reason": TOPIC_DELETED})
+            )
+
+    under = set(run.under_min_isr)
+    for tp in view.partitions if changed is None else changed:
+        p = view.partitions.get(tp)
+        if p is not None and len(p.isr) < view.min_insync_replicas(tp.topic):
+            under.add(tp)
+        else:
+            under.discard(tp)
+    under &= set(view.partitions)
+
+    counting = run.goals is None
+
+    def done(tp: TopicPartition) -> bool:
+        return counting and state[tp].status is Status.DONE
+
+    recompute = None if changed is None else set(run.fresh) | set(changed)
+    before = run.tracking
+    tracking = track(
+        before,
+        now,
+        full,
+        run.plan.targets if counting else state.plan.targets,
+        watched=[tp for tp, _ in state.in_flight()],
+        recompute=recompute,
+        done=done,
+        dropped=report["dropped"] if counting else (),
+        finished_copies=finished_copies,
+        produce=run.produce,
+        moving=run.phase is not Phase.PAUSED,
+        count_work=counting,
+    )
+    if run.phase is not Phase.PAUSED:
+        tracking = with_eta(tracking, full, state, limits, run.produce)
+    for move in tracking.stalled:
+        if (move.tp, move.broker) in before.stalled_keys:
+            continue
+        events.append(JournalEvent("stall.detected", move.tp, None, move.to_json()))
+        notes += [
+            Notify("stall.detected", {"plan_id": run.plan_id, **move.to_json()}),
+            Log(
+                "warning",
+                "move stalled: catch-up does not exceed the produce rate",
+                {"plan": run.plan_id, "partition": str(move.tp), "broker": move.broker},
+            ),
+        ]
+    run = replace(
+        run,
+        tracking=tracking,
+        under_min_isr=frozenset(under),
+        step_started_at=MappingProxyType(started_at),
+    )
+    run, boost_events, boost_notes = raise_stalled_rates(run, full, settings, now)
+    events += boost_events
+    notes += boost_notes
+
+    sync = sync_throttles(
+        run.throttles, event.snapshot, moves_in_flight(state), limits, run.owned, boosts=run.boosts
+    )
+    for change in sync.foreign:
+        kind, name, config = change.key
+        data = {
+            "resource": kind,
+            "name": name,
+            "config": config,
+            "expected": change.expected,
+            "found": change.found,
+        }
+        events.append(JournalEvent("foreign.change", None, None, data))
+        notes.append(Log("warning", "throttle changed by someone else", data))
+    if sync.foreign:
+        notes.append(
+            Notify(
+                "throttle.foreign_change",
+                {"plan_id": run.plan_id, "configs": [list(c.key) for c in sync.foreign]},
+            )
+        )
+
+    rows = plan_rows | changed_rows(
+        run, state, execution, changed=changed, report=report, now=now, starts=decision.start
+    )
+    run = replace(
+        run,
+        execution=state,
+        throttles=sync.book,
+        last_view=view,
+        replicas_now=replicas_of(run, full),
+        rows=MappingProxyType({**run.rows, **{tp: r for tp, r in rows.items() if r is not None}}),
+        awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync),
+    )
+    persist = Persist(
+        rows=MappingProxyType(rows),
+        events=tuple(events),
+        record_originals=sync.record,
+        forget_originals=sync.forget,
+        written=sync.intents,
+    )
+    effects += [persist, *notes]
+    if sync.writes:
+        effects.append(WriteThrottles(sync.writes))
+    targets: dict[TopicPartition, Replicas | None] = {s.tp: s.target for s in decision.start}
+    targets.update(dict.fromkeys(reverts))
+    if targets:
+        effects.append(Reassign(MappingProxyType(targets)))
+    return Transition(run, tuple(effects))
