@@ -25,7 +25,11 @@ class FixedRateLoop:
     `wake()` starts the next cycle early (an API call, a completed step), but never sooner than
     `min_interval` after the previous start, so a burst of wake-ups cannot flood the cluster with reads.
     A cycle that raises is logged and
-    the loop goes on: one bad cycle never kills the daemon. Each cycle returns a short status that is logged.
+    the loop goes on: one bad cycle never kills the daemon. Each cycle returns a short status, logged at
+    debug; at info only what a person reading the log wants: the first cycle of a new situation (idle,
+    standby, another plan or phase) and, while a plan runs, its progress once every `progress_every`
+    seconds. An idle daemon writes one line when it becomes idle, none per cycle (`--log-level debug` shows
+    every cycle).
     """
 
     def __init__(
@@ -36,6 +40,7 @@ class FixedRateLoop:
         clock: Callable[[], float] = time.monotonic,
         on_result: Callable[[str | None, float, BaseException | None], None] | None = None,
         min_interval: float = 0.0,
+        progress_every: float = 60.0,
     ) -> None:
         self._cycle = cycle
         self.interval = interval
@@ -47,6 +52,8 @@ class FixedRateLoop:
         self.cycles = 0
         self.failures = 0
         self.last_status: str | None = None
+        self.progress_every = progress_every
+        self._logged: tuple[str, float] | None = None  # (situation, when) of the last cycle logged at info
 
     def wake(self) -> None:
         self._wake.set()
@@ -58,6 +65,19 @@ class FixedRateLoop:
     @property
     def stopping(self) -> bool:
         return self._stop.is_set()
+
+    def _log_cycle(self, status: str | None, elapsed: float) -> None:
+        situation = " ".join(str(status).split(":", 1)[0].split()[:2])  # "<plan> <phase>", "idle", ...
+        now = self._clock()
+        last = self._logged
+        changed = last is None or last[0] != situation
+        quiet = situation in ("idle", "standby")
+        progress = not quiet and last is not None and now - last[1] >= self.progress_every
+        if changed or progress:
+            log.info("cycle", status=status, seconds=round(elapsed, 4))
+            self._logged = (situation, now)
+        else:
+            log.debug("cycle", status=status, seconds=round(elapsed, 4))
 
     async def run(self) -> None:
         next_run = self._clock()
@@ -80,7 +100,7 @@ class FixedRateLoop:
             if self._on_result is not None:
                 self._on_result(status, elapsed, error)
             if error is None:
-                log.info("cycle", status=status, seconds=round(elapsed, 4))
+                self._log_cycle(status, elapsed)
             next_run += self.interval
             now = self._clock()
             if next_run < now:
