@@ -412,7 +412,7 @@ class Controller:
         self.metrics.set_foreign_reassignments(run.execution.counts[Status.EXTERNAL])
         incoming, outgoing = run.throttles.applied_rates()
         self.metrics.set_throttle_rates(incoming, outgoing)
-        if self.auto_throttle is not None and run.last_view is not None:
+        if run.last_view is not None:
             self.metrics.auto_throttle_brokers(run.last_view.brokers)
 
     # ------------------------------------------------------------------------------------------------

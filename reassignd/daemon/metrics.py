@@ -145,8 +145,8 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_auto_throttle_raises_total",
         "counter",
-        "Throttle rate raises made by auto-throttle, per broker (0 for every broker of the running plan "
-        "while auto-throttle is on).",
+        "Throttle rate raises made by auto-throttle, per broker (from 0 for every broker of the cluster "
+        "once a plan ran).",
         ("broker",),
     ),
     MetricSpec(

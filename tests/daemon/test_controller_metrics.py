@@ -73,7 +73,7 @@ async def test_bytes_moved_follow_the_copies_every_cycle_and_per_plan_gauges_res
     assert sum(writes.values()) == len([e for e in journal if "op" in e.data])
 
 
-async def test_auto_throttle_counters_exist_for_the_plans_brokers_before_any_raise() -> None:
+async def test_auto_throttle_counters_exist_for_the_clusters_brokers_before_any_raise() -> None:
     d = InProcessDaemon(scenario(6), LIMITS, 1.0, auto_throttle=AutoThrottle(1_000_000, 100_000_000))
     await d.submit(plan_of(targets(fill_plan(6))))
     await d.cycle()
