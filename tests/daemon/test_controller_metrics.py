@@ -79,3 +79,21 @@ async def test_auto_throttle_counters_exist_for_the_clusters_brokers_before_any_
     await d.cycle()
     raises = named(scrape(d), "reassignd_auto_throttle_raises_total")
     assert raises == {(("broker", str(b)),): 0 for b in range(1, 7)}
+
+
+async def test_a_finished_plan_keeps_its_brokers_and_the_throttles_applied() -> None:
+    limits = {**LIMITS, "follower.reassignment.throttled.rate": 2_000_000}
+    d = InProcessDaemon(scenario(6), limits, 1.0)
+    plan = targets(fill_plan(6))
+    plan_id = await d.submit(plan_of(plan))
+    await d.run(seconds=7200)
+    d.crash()  # what a restarted daemon shows: the stored summary
+    await d.controller.start()
+    outcome = d.controller.plan_status(plan_id)["progress"]["outcome"]
+    gained = {b: sum(1 for tp, r in plan.items() if b in r and b >= 4) for b in (4, 5, 6)}
+    brokers = {row["broker"]: row for row in outcome["brokers"]}
+    assert {b: brokers[b]["replicas_in"] for b in (4, 5, 6)} == gained
+    assert sum(row["replicas_out"] for row in brokers.values()) == sum(gained.values())
+    assert all(brokers[b]["bytes_in"] == 10_000_000 * gained[b] for b in (4, 5, 6))
+    followers = {b: outcome["throttles"][str(b)]["follower"] for b in (4, 5, 6)}
+    assert followers == {4: 2e6, 5: 30e6, 6: 2e6}, "broker 5 kept the operator's own 30 MB/s (scenario)"
