@@ -113,6 +113,12 @@ def test_sighup_reloads_valid_config_and_keeps_the_old_one_on_error(tmp_path: Pa
             while daemon.request("GET", "/v1/limits")[1]["reassignment.parallel.replica.count"] != 3:
                 assert time.monotonic() < deadline, daemon.log_tail()
                 time.sleep(0.1)
+            reloaded = [
+                json.loads(line)
+                for line in daemon.log_tail(50_000).splitlines()
+                if '"config reloaded' in line
+            ]
+            assert reloaded and reloaded[-1]["changes"] == {"reassignment.parallel.replica.count": "1 -> 3"}
             daemon.config_path.write_text(
                 daemon.config_path.read_text() + "reassignment.parallel.replica.count = -4\n"
             )
