@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-DEBS=(zookeeper mosquitto mosquitto-clients prometheus curl)
+DEBS=(zookeeper mosquitto mosquitto-clients prometheus curl tmux)
 
 missing=()
 for pkg in "${DEBS[@]}"; do

@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import sys
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
@@ -98,17 +99,41 @@ def report_error(
         sys.stdout.flush()
         return exit_code
     local = code in _LOCAL_CODES  # the message says it all; the daemon's codes are shown as it sent them
-    print(f"reassignd: {message}" if local else f"reassignd: {code}: {message}", file=sys.stderr)
+    print(_flags(f"reassignd: {message}" if local else f"reassignd: {code}: {message}"), file=sys.stderr)
+    for line in problem_lines(problems):
+        print(line, file=sys.stderr)
+    for hint in hints:
+        print(f"  hint: {hint}", file=sys.stderr)
+    return exit_code
+
+
+PLACES_SHOWN = 3
+#: The daemon's API options as the CLI spells them, for messages a person reads at a shell.
+_CLI_FLAGS = {"allow_rf_change": "--allow-rf-change", "dry_run": "--dry-run"}
+
+
+def _flags(text: str) -> str:
+    return re.sub(r"(?<![\w-])(allow_rf_change|dry_run)\b", lambda m: _CLI_FLAGS[m.group(1)], text)
+
+
+def problem_lines(problems: Iterable[Problem | Mapping[str, Any]]) -> list[str]:
+    """One line per distinct problem: the same field and message at many places (24 partitions that
+    change their replication factor) is one line naming the first places and how many there are."""
+    grouped: dict[tuple[str, str], list[str]] = {}
     for p in problems:
         where, field, text = (
             (p.where, p.field, p.message)
             if isinstance(p, Problem)
             else (p.get("where"), p.get("field"), p.get("message"))
         )
-        print(f"  - {where}: {field}: {text}", file=sys.stderr)
-    for hint in hints:
-        print(f"  hint: {hint}", file=sys.stderr)
-    return exit_code
+        grouped.setdefault((str(field), _flags(str(text))), []).append(str(where))
+    lines = []
+    for (field, text), places in grouped.items():
+        shown = ", ".join(places[:PLACES_SHOWN])
+        if len(places) > PLACES_SHOWN:
+            shown += f" and {len(places) - PLACES_SHOWN} more ({len(places)} in all)"
+        lines.append(f"  - {shown}: {field}: {text}")
+    return lines
 
 
 def _pipe_closed() -> int:

@@ -10,11 +10,13 @@ document `{"error": {"code", "message", "problems"?, "details"?}}`, with the sam
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import os
 import re
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -22,10 +24,12 @@ from reassignd.cli._common import load_plan, print_json
 from reassignd.cli.watch import (
     FOLLOWER_RATE,
     LEADER_RATE,
+    UNLIMITED,
     format_bytes,
     format_duration,
     format_rate,
     format_table,
+    format_time,
     render_status,
     status_lines,
     watch,
@@ -78,7 +82,12 @@ def register(subparsers: Any) -> None:
             action, functools.partial(_lifecycle, action), f"{action} a plan (the running one by default)"
         )
         parser.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
-    limits = add("limits", _limits, "show the reassignment limits, or change them with KEY=VALUE")
+    limits = add(
+        "limits",
+        _limits,
+        "show the reassignment limits as a config file writes them, or change them with KEY=VALUE "
+        "(unlimited for no limit on a count, none for no throttle, rates as 50MB/s)",
+    )
     limits.add_argument(
         "changes", nargs="*", metavar="KEY=VALUE", help="e.g. reassignment.parallel.partition.count=8"
     )
@@ -144,6 +153,7 @@ def parse_rate(text: str) -> int:
 
 
 CLEAR = "none"
+RATE_KEYS = (LEADER_RATE, FOLLOWER_RATE)
 
 
 def _rate_arg(text: str) -> int | str:
@@ -184,12 +194,37 @@ def parse_assignments(items: list[str]) -> dict[str, Any]:
 
 
 def _scalar(text: str) -> Any:
-    """`8` -> 8, `0.5` -> 0.5, `true` -> True, `null` -> None; anything else stays a string."""
+    """`8` -> 8, `0.5` -> 0.5, `true` -> True, `null` -> None; anything else stays a string (units,
+    `unlimited` and lists are read per key: `_typed`)."""
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
     if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)", text):
         return float(text)
     return {"true": True, "false": False, "null": None, "none": None}.get(text.lower(), text)
+
+
+def _typed(changes: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """Values as the daemon expects them for each key: rates may carry units (`50MB/s`), `unlimited` is
+    no limit (no throttle for a rate), lists may be written as in the config file (`["a", "b"]`) or
+    comma-separated. The daemon validates the result."""
+    typed: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for key, given in changes.items():
+        value = given
+        if isinstance(given, str) and given.lower() == "unlimited":
+            value = None if key in RATE_KEYS else UNLIMITED  # no throttle; Kafka's largest int
+        elif key in RATE_KEYS and isinstance(given, str):
+            try:
+                value = parse_rate(given)
+            except ValueError as exc:
+                problems.append(Problem("limits", key, str(exc)))
+                continue
+        elif isinstance(current.get(key), list) and isinstance(given, str):
+            value = [v.strip().strip("\"'") for v in given.strip("[]").split(",") if v.strip()]
+        typed[key] = value
+    if problems:
+        raise InvalidInputError("limit changes", problems)
+    return typed
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -287,38 +322,144 @@ def _plans(args: argparse.Namespace, client: ApiClient) -> int:
     if args.json:
         print_json({"plans": plans})
         return 0
+    if not plans:
+        print("no plan submitted yet")
+        return 0
     rows = []
     for p in plans:
         progress = p.get("progress") or {}
-        total, moved = progress.get("bytes_total") or 0, progress.get("bytes_moved") or 0
-        pct = f"{100.0 * moved / total:.1f}%" if total else "-"
+        percent = progress.get("percent")
+        done = "-" if percent is None else f"{float(percent):.1f}%"
         eta = format_duration(progress.get("eta_seconds")) if p.get("state") == "running" else "-"
-        rows.append([p.get("plan_id"), p.get("state"), p.get("submitted_at"), p.get("partitions"), pct, eta])
-    _print_lines(format_table(("PLAN", "STATE", "SUBMITTED", "PARTITIONS", "BYTES DONE", "ETA"), rows))
+        submitted = format_time(p.get("submitted_at"), seconds=False)
+        rows.append([p.get("plan_id"), p.get("state"), submitted, p.get("partitions"), done, eta])
+    headers = ("PLAN", "STATE", "SUBMITTED (UTC)", "PARTS", "DONE", "ETA")
+    _print_lines(format_table(headers, rows, right=(3, 4, 5)))
     return 0
+
+
+_LIFECYCLE_DONE = {
+    "paused": "moves in flight finish, no new one starts; `reassignd resume` goes on",
+    "running": "running again",
+    "cancelling": "partitions go back to their pre-plan list, or finish on their target when nearer; "
+    "`reassignd status --watch` follows it",
+}
 
 
 def _lifecycle(action: str, args: argparse.Namespace, client: ApiClient) -> int:
     status = client.lifecycle(action, args.plan_id)
     if args.json:
         print_json(status)
-    else:
-        print(f"{action}: {status_lines(status)[0]}")
+        return 0
+    state = str(status.get("state"))
+    done = _LIFECYCLE_DONE.get(state)
+    print(f"plan {status.get('plan_id')} {state}" + (f": {done}" if done else ""))
     return 0
 
 
 def _limits(args: argparse.Namespace, client: ApiClient) -> int:
+    from reassignd.cli import report_error
+
+    before = client.limits()
     if args.reset:
-        limits = client.reset_limits(list(args.changes) or None)
-    elif args.changes:
-        limits = client.set_limits(parse_assignments(args.changes))
-    else:
-        limits = client.limits()
+        return _reset_limits(client, list(args.changes) or None, before, as_json=args.json)
+    if not args.changes:
+        if args.json:
+            print_json(before)
+        else:
+            _print_lines([line for key, value in before.items() for line in config_lines(key, value)])
+        return 0
+    changes = parse_assignments(args.changes)
+    unknown = [key for key in changes if key not in before]
+    if unknown:
+        problems = [Problem("limits", key, _unknown_limit(key, before)) for key in unknown]
+        return report_error(
+            "invalid_input",
+            f"limits unchanged: {len(unknown)} unknown key(s)",
+            problems,
+            as_json=args.json,
+            exit_code=EXIT_REFUSED,
+        )
+    after = client.set_limits(_typed(changes, before))
     if args.json:
-        print_json(limits)
-    else:
-        _print_lines(format_table(("LIMIT", "VALUE"), sorted(limits.items())))
+        print_json(after)
+        return 0
+    lines = []
+    for key in changes:
+        shown = config_lines(key, after.get(key))
+        was = config_value(key, before.get(key))
+        note = "(unchanged)" if before.get(key) == after.get(key) else f"(was {was})"
+        if len(shown[-1]) + 3 + len(note) <= 80:
+            shown[-1] = f"{shown[-1]}   {note}"
+        else:
+            shown.append(f"    {note}")
+        lines += shown
+    lines.append("in force from the next cycle; moves above a lowered limit finish, none starts")
+    _print_lines(lines)
     return 0
+
+
+def _reset_limits(client: Any, keys: list[str] | None, before: Mapping[str, Any], *, as_json: bool) -> int:
+    """Runtime changes undone: each key shown with the config file's value it is back to."""
+    after = client.reset_limits(keys)
+    if as_json:
+        print_json(after)
+        return 0
+    lines = []
+    for key in keys if keys is not None else list(after):
+        if keys is None and before.get(key) == after.get(key):
+            continue
+        shown = config_lines(key, after.get(key))
+        if before.get(key) != after.get(key):
+            shown[-1] = f"{shown[-1]}   (was {config_value(key, before.get(key))})"
+        lines += shown
+    lines.append(
+        "the config file's values apply from the next cycle" if lines else "no runtime changes to undo"
+    )
+    _print_lines(lines)
+    return 0
+
+
+def _unknown_limit(key: str, known: Mapping[str, Any]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean {close[0]}?"
+    return "unknown key (`reassignd limits` lists them)"
+
+
+def config_value(key: str, value: Any) -> str:
+    """A limit's value as a person reads it, in the config file's notation."""
+    if value is None:
+        return "none (no throttle)" if key in RATE_KEYS else "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
+    if key in RATE_KEYS and isinstance(value, int | float):
+        return format_rate(value)
+    if isinstance(value, int) and value >= UNLIMITED:
+        return "unlimited"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def config_lines(key: str, value: Any, width: int = 80) -> list[str]:
+    """`key = value`, a long list wrapped under its first item as TOML allows."""
+    text = f"{key} = {config_value(key, value)}"
+    if len(text) <= width or not isinstance(value, list):
+        return [text]
+    indent = " " * (len(key) + 4)
+    lines, current = [], f"{key} = ["
+    for index, item in enumerate(value):
+        piece = f'"{item}"' + (", " if index < len(value) - 1 else "]")
+        if len(current) + len(piece.rstrip()) > width and current.strip() != f"{key} = [":
+            lines.append(current.rstrip())
+            current = indent
+        current += piece
+    return [*lines, current.rstrip()]
 
 
 def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
@@ -327,25 +468,59 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         for key, value in ((LEADER_RATE, args.leader_rate), (FOLLOWER_RATE, args.follower_rate))
         if value is not None
     }
+    before = client.throttles() if changes else None
     throttles = client.set_throttles(changes) if changes else client.throttles()
+    pending = False
+    if changes and not args.json:
+        throttles, pending = _until_applied(client, throttles, changes, args.timeout)
     if args.json:
         print_json(throttles)
         return 0
-    lines = [
-        f"{LEADER_RATE} = {format_rate(throttles.get(LEADER_RATE))} ({throttles.get(LEADER_RATE)})",
-        f"{FOLLOWER_RATE} = {format_rate(throttles.get(FOLLOWER_RATE))} ({throttles.get(FOLLOWER_RATE)})",
-    ]
+    lines = []
+    for key in RATE_KEYS:
+        line = f"{key} = {config_value(key, throttles.get(key))}"
+        if before is not None and key in changes:
+            line += (
+                "   (unchanged)"
+                if before.get(key) == throttles.get(key)
+                else (f"   (was {config_value(key, before.get(key))})")
+            )
+        lines.append(line)
     applied = throttles.get("applied") or {}
     if applied:
         rows = [
             [broker, format_rate(rates.get("leader")), format_rate(rates.get("follower"))]
             for broker, rates in sorted(applied.items(), key=lambda kv: int(kv[0]))
         ]
-        lines += ["", *format_table(("BROKER", "LEADER", "FOLLOWER"), rows)]
+        title = "in force on the brokers with moves"
+        if pending:
+            title += " (not all at the new rate yet: it reaches them at the next cycle)"
+        lines += ["", title, *format_table(("BROKER", "LEADER", "FOLLOWER"), rows, right=(0,))]
     else:
-        lines.append("no throttle applied on any broker")
+        lines.append("no throttle of ours in force: brokers get these rates when moves start")
     _print_lines(lines)
     return 0
+
+
+def _until_applied(
+    client: ApiClient, throttles: Mapping[str, Any], changes: Mapping[str, Any], timeout: float
+) -> tuple[Mapping[str, Any], bool]:
+    """The daemon applies new rates in its next cycle (which the change wakes): wait for it, a few
+    seconds at most, so the reply shows the rates in force rather than the old ones."""
+    deadline = time.monotonic() + min(timeout, 10.0)
+    columns = {LEADER_RATE: "leader", FOLLOWER_RATE: "follower"}
+    while True:
+        applied = throttles.get("applied") or {}
+        stale = [
+            broker
+            for broker, rates in applied.items()
+            for key, value in changes.items()
+            if columns[key] in rates and rates[columns[key]] != value
+        ]
+        if not stale or time.monotonic() >= deadline:
+            return throttles, bool(stale)
+        time.sleep(0.25)
+        throttles = client.throttles()
 
 
 def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:

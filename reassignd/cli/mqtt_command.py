@@ -21,8 +21,9 @@ def register(subparsers: Any) -> None:
         help="print a signed MQTT command for <prefix>/<cluster>/commands",
     )
     parser.add_argument("command", choices=sorted(COMMANDS))
+    parser.add_argument("plan_id", nargs="?", help="the plan to act on (default: the active plan)")
     parser.add_argument("--secret-file", required=True, type=Path, help="file holding the shared HMAC secret")
-    parser.add_argument("--plan-id", help="the plan to act on (default: the active plan)")
+    parser.add_argument("--plan-id", dest="plan_id_option", help="deprecated: give PLAN_ID as an argument")
     parser.add_argument(
         "--throttle",
         action="append",
@@ -52,9 +53,16 @@ def _mqtt_command(args: argparse.Namespace) -> int:
     if (args.command == "set_throttles") != bool(throttles):
         print("--throttle is required by set_throttles and only allowed there", file=sys.stderr)
         return 2
+    if args.plan_id and args.plan_id_option:
+        print("give the plan id once, as an argument", file=sys.stderr)
+        return 2
+    if args.plan_id_option:
+        warning = "reassignd: warning: --plan-id is deprecated; write `mqtt-command COMMAND PLAN_ID`"
+        print(warning, file=sys.stderr)
+    plan_id = args.plan_id or args.plan_id_option
     body: dict[str, Any] = {"command": args.command, "timestamp": time.time(), "nonce": uuid.uuid4().hex}
-    if args.plan_id:
-        body["plan_id"] = args.plan_id
+    if plan_id:
+        body["plan_id"] = plan_id
     if throttles:
         body["throttles"] = throttles
     sys.stdout.write(sign(secret, body).decode() + "\n")

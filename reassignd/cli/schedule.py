@@ -20,12 +20,15 @@ def register(subparsers: Any) -> None:
         help="dry run: the replica lists every partition of a plan passes through, under the limits",
         description=(
             "Print, for every partition of the plan, the ordered replica lists its KIP-435 steps go through "
-            "(first the current assignment, last the plan's), which steps move leadership and in which "
-            "decision cycle each starts, assuming every move completes at once."
+            "(first the current assignment, last the plan's), which steps move leadership (marked *) and in "
+            "which decision cycle each starts, assuming every move completes at once."
         ),
     )
+    parser.add_argument("plan", nargs="?", help="Kafka reassignment JSON")
     parser.add_argument("--snapshot", required=True, help="cluster snapshot JSON, or - for stdin")
-    parser.add_argument("--plan", required=True, help="Kafka reassignment JSON")
+    parser.add_argument(
+        "--plan", dest="plan_option", metavar="PLAN", help="deprecated: give PLAN as an argument"
+    )
     parser.add_argument("--config", help="TOML file with reassignment.* limits (KIP-435 names)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=_schedule)
@@ -52,9 +55,29 @@ def load_limits(path: str | None) -> Limits:
     return Limits.from_mapping(flat)  # the one validator of limits, the daemon's
 
 
+def plan_argument(args: argparse.Namespace, command: str) -> str:
+    """PLAN as every command takes it (an argument); `--plan PLAN`, this command's old spelling, still
+    works with a warning."""
+    if args.plan_option is not None:
+        if args.plan is not None:
+            raise InvalidInputError(
+                "arguments", [Problem(command, "--plan", "give the plan once, as an argument")]
+            )
+        print(
+            f"reassignd: warning: `{command} --plan PLAN` is deprecated; write `{command} PLAN` "
+            "as for every other command",
+            file=sys.stderr,
+        )
+        return str(args.plan_option)
+    if args.plan is None:
+        raise InvalidInputError("arguments", [Problem(command, "PLAN", "the plan file is required")])
+    return str(args.plan)
+
+
 def _schedule(args: argparse.Namespace) -> int:
+    plan_path = plan_argument(args, "schedule")
     snapshot = load_snapshot(args.snapshot)
-    plan = load_plan(args.plan)
+    plan = load_plan(plan_path)
     limits = load_limits(args.config)
     unknown = sorted(str(tp) for tp in plan.targets if tp not in snapshot.partitions)
     if unknown:
@@ -93,6 +116,8 @@ def _schedule(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"limits": limits.to_mapping(), **summary, "partitions": partitions, "blocked": blocked})
     else:
+        print("replica lists each partition passes through, first the current one (* this step moves the")
+        print("partition's leadership to a new broker):")
         for entry in partitions:
             chain = " -> ".join(
                 "(" + ",".join(map(str, s["replicas"])) + ")" + ("*" if s["moves_leadership"] else "")
@@ -100,8 +125,8 @@ def _schedule(args: argparse.Namespace) -> int:
             )
             print(f"{entry['topic']}-{entry['partition']}: {chain}")
         print(
-            f"{summary['steps']} steps in {summary['cycles']} cycles; "
-            f"{'finished' if summary['finished'] else 'NOT finished'} (* moves leadership)"
+            f"{summary['steps']} steps in {summary['cycles']} decision cycles; "
+            f"{'finished' if summary['finished'] else 'NOT finished'}"
         )
         for b in blocked:
             print(f"blocked {b['topic']}-{b['partition']}: {b['reason']}: {b['detail']}")

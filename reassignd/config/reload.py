@@ -18,13 +18,15 @@ class ReloadResult:
 
     `config` is the configuration now in force: the old one when `problems` is not empty; otherwise the new
     values of reloadable keys with the old values of the others, which wait for a restart
-    (`restart_required`). `changed` lists the keys whose values now differ from before.
+    (`restart_required`). `changed` lists the keys whose values now differ from before; `pending` gives,
+    for each key that waits for a restart, (the value in force, the value in the file), secrets redacted.
     """
 
     config: Config
     problems: tuple[Problem, ...] = ()
     changed: frozenset[str] = frozenset()
     restart_required: frozenset[str] = field(default_factory=frozenset)
+    pending: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -57,4 +59,6 @@ def reload_config(
     values.update({k: candidate[k] for k in applied if k in candidate})
     sources = {k: (candidate if k in applied else current).source(k) for k in values}
     merged = Config(values, sources, candidate.path, candidate.ignored_env)
-    return ReloadResult(merged, (), frozenset(applied), restart_required)
+    in_force, in_file = current.redacted(), candidate.redacted()
+    pending = {k: (in_force.get(k), in_file.get(k)) for k in sorted(restart_required)}
+    return ReloadResult(merged, (), frozenset(applied), restart_required, pending)

@@ -468,10 +468,15 @@ def _check_length(request: web.Request, max_bytes: int) -> None:
 
 def _service_error(exc: ServiceError, request: web.Request) -> web.Response:
     status = STATUS_BY_CODE.get(exc.code, 500)
-    level = "warning" if status >= 500 else "info"
-    getattr(_log, level)(
-        "api_refused", method=request.method, path=request.path, status=status, code=exc.code
-    )
+    if status == 404 and request.method in _SAFE_METHODS:
+        # a read of something that is not there (`reassignd status` with no plan) refuses nothing; the
+        # access log line has it
+        _log.debug("api_not_found", method=request.method, path=request.path)
+    else:
+        level = "warning" if status >= 500 else "info"
+        getattr(_log, level)(
+            "api_refused", method=request.method, path=request.path, status=status, code=exc.code
+        )
     headers = {"WWW-Authenticate": 'Bearer realm="reassignd"'} if status == 401 else None
     response = _json(exc.to_json(), status, headers=headers)
     response[_REFUSAL_CODE] = exc.code

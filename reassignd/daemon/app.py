@@ -9,6 +9,7 @@ persisted, in-flight moves are left to Kafka — and a second signal forces the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -104,6 +105,10 @@ class Daemon:
             store = AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
         else:
             store = AsyncStore(ha_parts.store)
+        if ha_parts is not None:
+            self.metrics.cluster = ha_parts.cluster
+        elif config["cluster.id"]:
+            self.metrics.cluster = str(config["cluster.id"])
         controller = Controller(
             cluster,
             store,
@@ -201,6 +206,7 @@ class Daemon:
                     )
                     notifier.ready("config reload rejected; running config kept")  # ends RELOADING=1
                     continue
+                before, after = self.config.redacted(), result.config.redacted()
                 self.config = result.config
                 access = app[ACCESS_KEY]
                 access.operator = result.config.secret("api.token")
@@ -213,9 +219,15 @@ class Daemon:
                 if bridge is not None:
                     bridge.reload(result.config)
                 log.info(
-                    "config reloaded",
-                    changed=sorted(result.changed),
-                    restart_required=sorted(result.restart_required),
+                    "config reloaded"
+                    if result.changed
+                    else "config reloaded: only keys that need a restart changed"
+                    if result.restart_required
+                    else "config reloaded: nothing changed",
+                    changes={k: f"{before.get(k)!r} -> {after.get(k)!r}" for k in sorted(result.changed)},
+                    restart_required={
+                        k: f"{old!r} -> {new!r} after a restart" for k, (old, new) in result.pending.items()
+                    },
                 )
                 notifier.ready("config reloaded")  # systemd waits for READY=1 after RELOADING=1
                 loop.wake()
@@ -255,6 +267,18 @@ class Daemon:
             stop_requested.set()
 
         supervisor.add("signals", stop_on_signal())
+
+        async def learn_cluster_label() -> None:
+            """Without cluster.id the `cluster` label is the id Kafka reports, read once a broker answers
+            (until then the series carry no `cluster` label)."""
+            while not self.metrics.cluster:
+                with contextlib.suppress(Exception):  # the cycles report the cluster's reachability
+                    self.metrics.cluster = str(await cluster.cluster_id() or "")
+                if not self.metrics.cluster:
+                    await asyncio.sleep(loop.interval)
+            log.info("metrics labelled with the cluster id Kafka reports", cluster=self.metrics.cluster)
+
+        labeller = None if self.metrics.cluster else asyncio.create_task(learn_cluster_label())
         exit_code = 0
         supervision = asyncio.create_task(supervisor.run(stop_requested))
         try:
@@ -263,6 +287,8 @@ class Daemon:
             log.error("daemon failed", error=repr(exc))
             exit_code = 1
         finally:
+            if labeller is not None:
+                labeller.cancel()
             try:
                 async with asyncio.timeout(timeout):
                     await runner.cleanup()

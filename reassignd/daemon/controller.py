@@ -452,28 +452,27 @@ class Controller:
         return plans
 
     async def _publish(self) -> None:
+        """The metrics of this cycle; with no plan running, every per-plan gauge is 0 or absent."""
         counts: dict[str, int] = {}
         for record in self.records.values():
             status = record.status.value
             if self.run is not None and record.id == self.run.plan_id:
                 status = self.run.phase.value
             counts[status] = counts.get(status, 0) + 1
-        self.metrics.set_plan_counts(counts, [s.value for s in PlanStatus])
+        self.metrics.set_plan_counts(counts)
         run = self.run
         if run is None or run.execution is None or run.ended:
             self.metrics.set_progress(None, 0, 0, 0, None)
             self.metrics.set_inflight({}, {}, 0)
             self.metrics.set_stalled(0)
             self.metrics.set_under_min_isr(0)
-            self.metrics.set_partition_counts({}, [s.value for s in Status])
+            self.metrics.set_partition_counts({})
             self.metrics.set_throttle_rates({}, {})
+            self.metrics.set_foreign_reassignments(0)
             return
         load = run.execution.load
         self.metrics.set_inflight(dict(load.incoming), dict(load.outgoing), load.leader_moves)
-        if run.goals is None:
-            self.metrics.set_partition_counts(
-                {s.value: n for s, n in run.execution.counts.items()}, [s.value for s in Status]
-            )
+        self.metrics.set_partition_counts({s.value: n for s, n in run.execution.counts.items()})
         t = run.tracking
         self.metrics.set_progress(run.plan_id, t.total_bytes, t.remaining_bytes, t.moved_bytes, t.eta)
         self.metrics.set_stalled(len(t.stalled))
@@ -481,6 +480,8 @@ class Controller:
         self.metrics.set_foreign_reassignments(run.execution.counts[Status.EXTERNAL])
         incoming, outgoing = run.throttles.applied_rates()
         self.metrics.set_throttle_rates(incoming, outgoing)
+        if run.last_view is not None:
+            self.metrics.auto_throttle_brokers(run.last_view.brokers)
 
     # ------------------------------------------------------------------------------------------------
     # ControllerService: see reassignd/daemon/service.py (status views live in daemon/status.py)

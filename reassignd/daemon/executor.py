@@ -43,6 +43,8 @@ from reassignd.store.base import (
 
 log = get_logger("reassignd.controller")
 
+_THROTTLE_WRITES = {EventKind.THROTTLE_SET: "set", EventKind.THROTTLE_RESTORED: "restored"}
+
 EffectHook = Callable[[Effect], None]
 """Called before each effect (tests use it to crash the daemon at exact effect boundaries)."""
 
@@ -91,7 +93,6 @@ class Executor:
                 await self.persist(plan_id, effect)
             elif isinstance(effect, WriteThrottles):
                 throttles = await write_throttles(self.cluster, effect.writes, self.guard)
-                self.metrics.throttle_config_written("write", len(effect.writes))
             elif isinstance(effect, Reassign):
                 reassign = await self.reassign(effect)
             elif isinstance(effect, Elect):
@@ -135,11 +136,13 @@ class Executor:
             self.metrics.step_started(started)
         for event in batch.events:
             if event.kind is EventKind.STEP_FINISHED:
-                self.metrics.step_completed(float(event.data.get("seconds") or 0.0), int(event.data["bytes"]))
+                self.metrics.step_completed(float(event.data.get("seconds") or 0.0))
             elif event.kind is EventKind.STALL_DETECTED:
                 self.metrics.stall_detected()
             elif event.kind is EventKind.THROTTLE_SET and event.data.get("auto_throttle"):
                 self.metrics.auto_throttle_raised(int(event.data["broker"]))
+            elif event.kind in _THROTTLE_WRITES and "op" in event.data:  # a write Kafka accepted
+                self.metrics.throttle_config_written(_THROTTLE_WRITES[event.kind])
 
     async def reassign(self, effect: Reassign) -> dict[TopicPartition, str | None]:
         await self.guard()

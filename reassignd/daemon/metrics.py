@@ -6,6 +6,15 @@ conventions: `reassignd_` prefix, base units in the name (`_bytes`, `_seconds`),
 `_info` on the build info. `METRIC_NAMES` lists every family as PromQL sees it, so the dashboards and alert
 rules can be checked against what is actually exported.
 
+What a scrape shows (docs/deployment.md, "Metrics"):
+
+- every series carries `cluster`, the daemon's `cluster.id` (else the id Kafka reports, once it answered),
+  so the dashboard and the alert rules group by it without any scrape configuration;
+- a labelled counter exists at 0 for every label value known in advance (outcomes, API names, refusal
+  codes, and the brokers of the running plan for auto-throttle), so `increase()` sees its first event;
+- no `_created` series (they double the series count and nothing here reads them);
+- the running plan's gauges are replaced, not merged: when no plan runs they are 0 or absent.
+
 Label `direction` is `incoming` (a broker receiving replicas; Kafka's follower throttle applies there) or
 `outgoing` (a broker serving them as leader; the leader throttle applies there).
 """
@@ -14,12 +23,13 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import Metric
 
 from reassignd import __version__
 
@@ -53,27 +63,60 @@ class MetricSpec:
 
 SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec("reassignd_build_info", "info", "Version of reassignd and Python.", ()),
-    MetricSpec("reassignd_plans", "gauge", "Plans in the store by status.", ("state",)),
-    MetricSpec("reassignd_partitions", "gauge", "Partitions of the running plan by state.", ("state",)),
+    MetricSpec(
+        "reassignd_plans",
+        "gauge",
+        "Plans in the store by state (queued, running, paused, cancelling, completed, cancelled).",
+        ("state",),
+    ),
+    MetricSpec(
+        "reassignd_partitions",
+        "gauge",
+        "Partitions of the running plan by state (while cancelling: on the way back); all 0 when no plan "
+        "runs.",
+        ("state",),
+    ),
     MetricSpec(
         "reassignd_inflight_replica_movements",
         "gauge",
         "Replicas being moved, per broker and direction.",
         ("broker", "direction"),
     ),
-    MetricSpec("reassignd_inflight_leader_movements", "gauge", "Steps in flight that move leadership."),
-    MetricSpec("reassignd_plan_total_bytes", "gauge", "Bytes the running plan moves in all.", ("plan",)),
     MetricSpec(
-        "reassignd_plan_remaining_bytes", "gauge", "Bytes the running plan has still to move.", ("plan",)
+        "reassignd_inflight_leader_movements", "gauge", "Steps in flight that move a partition's leadership."
     ),
-    MetricSpec("reassignd_plan_moved_bytes", "gauge", "Bytes the running plan has moved so far.", ("plan",)),
+    MetricSpec(
+        "reassignd_plan_total_bytes",
+        "gauge",
+        "Bytes the running plan copies in all, fixed when it started (each partition's size then, times "
+        "the replicas it gains).",
+        ("plan",),
+    ),
+    MetricSpec(
+        "reassignd_plan_remaining_bytes",
+        "gauge",
+        "Bytes the running plan still has to copy (what producers wrote since the start included).",
+        ("plan",),
+    ),
+    MetricSpec(
+        "reassignd_plan_moved_bytes",
+        "gauge",
+        "Bytes the running plan has copied so far (finished copies, and copies in flight as far as they "
+        "got).",
+        ("plan",),
+    ),
     MetricSpec(
         "reassignd_plan_eta_seconds",
         "gauge",
         "Estimated seconds until the running plan completes (NaN: unknown).",
         ("plan",),
     ),
-    MetricSpec("reassignd_moved_bytes_total", "counter", "Bytes moved by finished steps, over all plans."),
+    MetricSpec(
+        "reassignd_moved_bytes_total",
+        "counter",
+        "Bytes copied to new replicas by reassignd's moves, over all plans, as the copies progress (read "
+        "every cycle, not only when a step finishes).",
+    ),
     MetricSpec(
         "reassignd_throttle_rate_bytes_per_second",
         "gauge",
@@ -84,11 +127,14 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_throttle_config_writes_total",
         "counter",
-        "Throttle config writes to the cluster by action (set, restored).",
+        "Throttle config writes reassignd applied for its plans, by action: set (a rate or a throttled "
+        "replica list written) or restored (a config returned to what it was before the plan).",
         ("action",),
     ),
     MetricSpec(
-        "reassignd_stalled_movements", "gauge", "Moves whose follower does not catch up with producers."
+        "reassignd_stalled_movements",
+        "gauge",
+        "Moves of the running plan whose new replica does not catch up with producers (0 when no plan runs).",
     ),
     MetricSpec("reassignd_stalls_detected_total", "counter", "Moves detected as stalled."),
     MetricSpec(
@@ -99,11 +145,14 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_auto_throttle_raises_total",
         "counter",
-        "Throttle rate raises made by auto-throttle.",
+        "Throttle rate raises made by auto-throttle, per broker (from 0 for every broker of the cluster "
+        "once a plan ran).",
         ("broker",),
     ),
     MetricSpec(
-        "reassignd_foreign_reassignments", "gauge", "Reassignments in progress that another tool started."
+        "reassignd_foreign_reassignments",
+        "gauge",
+        "Partitions of the running plan that another tool is reassigning (0 when no plan runs).",
     ),
     MetricSpec("reassignd_steps_started_total", "counter", "Reassignment steps started."),
     MetricSpec("reassignd_steps_completed_total", "counter", "Reassignment steps completed."),
@@ -120,7 +169,9 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_cycles_total", "counter", "Controller cycles by outcome (ok, error).", ("outcome",)
     ),
-    MetricSpec("reassignd_cluster_calls_total", "counter", "Admin calls to the cluster by API.", ("api",)),
+    MetricSpec(
+        "reassignd_cluster_calls_total", "counter", "Admin calls to the cluster by Kafka API.", ("api",)
+    ),
     MetricSpec(
         "reassignd_cluster_call_errors_total",
         "counter",
@@ -146,7 +197,8 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_rejected_commands_total",
         "counter",
-        "Commands rejected, by channel (api, mqtt) and reason.",
+        "Commands refused, by channel (api: a change over HTTP answered with an error; mqtt: a command "
+        "rejected or refused) and reason (the error code).",
         ("channel", "reason"),
     ),
     MetricSpec(
@@ -157,6 +209,59 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
 METRIC_NAMES: Final[frozenset[str]] = frozenset(spec.name for spec in SPECS)
 _SUFFIXES: Final = {"counter": "_total", "info": "_info", "gauge": "", "histogram": ""}
 
+CLUSTER_LABEL: Final = "cluster"
+OUTCOMES: Final = ("ok", "error")
+PARTITION_STATES: Final = ("pending", "starting", "in_flight", "blocked", "external", "done", "dropped")
+"""engine/state.py's Status values."""
+PLAN_STATES: Final = ("queued", "running", "paused", "cancelling", "completed", "cancelled")
+"""States a plan can be in (store/base.py's `failed` is never set by this version, so it is not exported)."""
+THROTTLE_ACTIONS: Final = ("set", "restored")
+CLUSTER_APIS: Final = (
+    "alter_partition_reassignments",
+    "create_topics",
+    "describe_cluster",
+    "describe_configs",
+    "describe_log_dirs",
+    "elect_leaders",
+    "incremental_alter_configs",
+    "list_partition_reassignments",
+    "list_topics",
+)
+"""The `api` values of the cluster adapter's calls (cluster/kafka.py, cluster/clients.py)."""
+API_REFUSALS: Final = (
+    "invalid_request",
+    "invalid_json",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "request_timeout",
+    "conflict",
+    "payload_too_large",
+    "not_leader",
+    "invalid_plan",
+    "internal",
+    "unavailable",
+)
+"""Error codes an API change can be answered with (daemon/api.py STATUS_BY_CODE)."""
+MQTT_REFUSALS: Final = (
+    "no_secret",
+    "malformed",
+    "unsigned",
+    "bad_signature",
+    "unknown_command",
+    "stale",
+    "replayed",
+    "unavailable",
+    "overloaded",
+    "invalid_request",
+    "not_found",
+    "conflict",
+    "not_leader",
+    "internal",
+)
+"""Why an MQTT command is rejected (daemon/mqtt_auth.py) or refused by the controller (service codes)."""
+
 
 def sample_names(spec: MetricSpec) -> frozenset[str]:
     """Every series name a family exposes (histograms: _bucket, _sum, _count)."""
@@ -165,10 +270,31 @@ def sample_names(spec: MetricSpec) -> frozenset[str]:
     return frozenset({spec.name})
 
 
-def exposition(registry: CollectorRegistry, accept: str | None = None) -> tuple[bytes, str]:
+class _Scraped:
+    """The registry as a scrape shows it: `cluster` on every sample, no `_created` samples."""
+
+    def __init__(self, registry: CollectorRegistry, cluster: Callable[[], str]) -> None:
+        self._registry = registry
+        self._cluster = cluster
+
+    def collect(self) -> Iterator[Metric]:
+        cluster = self._cluster()
+        for family in self._registry.collect():
+            shown = Metric(family.name, family.documentation, family.type, family.unit)
+            shown.samples = [
+                sample._replace(labels={**sample.labels, CLUSTER_LABEL: cluster}) if cluster else sample
+                for sample in family.samples
+                if not sample.name.endswith("_created")
+            ]
+            yield shown
+
+
+def exposition(
+    registry: CollectorRegistry, accept: str | None = None, cluster: str = ""
+) -> tuple[bytes, str]:
     """(body, Content-Type) for a /metrics response; OpenMetrics when the scraper asks for it."""
     encoder, content_type = choose_encoder(accept or "")
-    return encoder(registry), content_type
+    return encoder(_Scraped(registry, lambda: cluster)), content_type
 
 
 def _create(spec: MetricSpec, registry: CollectorRegistry) -> Any:
@@ -183,10 +309,14 @@ def _create(spec: MetricSpec, registry: CollectorRegistry) -> Any:
 
 
 class DaemonMetrics:
-    """The controller's view of the metrics: one method per thing it observes."""
+    """The controller's view of the metrics: one method per thing it observes.
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    `cluster` is the value of the `cluster` label on every series; empty (no label) until it is known.
+    """
+
+    def __init__(self, registry: CollectorRegistry | None = None, *, cluster: str = "") -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self.cluster = cluster
         self._metrics = {spec.name: _create(spec, self.registry) for spec in SPECS}
         self._labelled: dict[str, set[tuple[str, ...]]] = {}
         self._metrics["reassignd_build_info"].info(
@@ -194,13 +324,27 @@ class DaemonMetrics:
         )
         self._metrics["reassignd_ha_is_leader"].set(0)
         self._current_plan: str | None = None
+        self._moved_seen: tuple[str, int] | None = None
+        for outcome in OUTCOMES:
+            self._metrics["reassignd_cycles_total"].labels(outcome)
+            self._metrics["reassignd_config_reloads_total"].labels(outcome)
+        for action in THROTTLE_ACTIONS:
+            self._metrics["reassignd_throttle_config_writes_total"].labels(action)
+        for api in CLUSTER_APIS:
+            self._metrics["reassignd_cluster_calls_total"].labels(api)
+            self._metrics["reassignd_cluster_call_errors_total"].labels(api)
+        for channel, reasons in (("api", API_REFUSALS), ("mqtt", MQTT_REFUSALS)):
+            for reason in reasons:
+                self._metrics["reassignd_rejected_commands_total"].labels(channel, reason)
+        self.set_plan_counts({})
+        self.set_partition_counts({})
 
     def __getitem__(self, name: str) -> Any:
         """The prometheus_client object of a family, by its METRIC_NAMES name."""
         return self._metrics[name]
 
     def exposition(self, accept: str | None = None) -> tuple[bytes, str]:
-        return exposition(self.registry, accept)
+        return exposition(self.registry, accept, self.cluster)
 
     def _replace(self, name: str, values: Mapping[Any, float]) -> None:
         """Set a labelled gauge to exactly these children; children no longer present are removed."""
@@ -230,11 +374,13 @@ class DaemonMetrics:
 
     # --- plans and progress -------------------------------------------------------------------------
 
-    def set_plan_counts(self, counts: Mapping[str, int], states: Iterable[str] = ()) -> None:
-        """Plans per status; `states` listed but absent from `counts` are exported as 0."""
+    def set_plan_counts(self, counts: Mapping[str, int], states: Iterable[str] = PLAN_STATES) -> None:
+        """Plans per state; `states` absent from `counts` are exported as 0."""
         self._replace("reassignd_plans", {(s,): 0 for s in states} | {(s,): n for s, n in counts.items()})
 
-    def set_partition_counts(self, counts: Mapping[str, int], states: Iterable[str] = ()) -> None:
+    def set_partition_counts(
+        self, counts: Mapping[str, int], states: Iterable[str] = PARTITION_STATES
+    ) -> None:
         self._replace(
             "reassignd_partitions", {(s,): 0 for s in states} | {(s,): n for s, n in counts.items()}
         )
@@ -247,7 +393,13 @@ class DaemonMetrics:
         moved_bytes: int,
         eta_seconds: float | None,
     ) -> None:
-        """Progress of the running plan; `plan_id=None` clears it (no plan running)."""
+        """Progress of the running plan; `plan_id=None` clears it (no plan running).
+
+        `reassignd_moved_bytes_total` grows by what `moved_bytes` grew since the last call for the same
+        plan, so it follows the copies cycle by cycle. The first figure seen for a plan (its start, or a
+        restart or failover in its middle) is only the base: what was copied before this process watched
+        is not counted again. A figure that falls (a copy started over) is the new base.
+        """
         values = {
             "reassignd_plan_total_bytes": total_bytes,
             "reassignd_plan_remaining_bytes": remaining_bytes,
@@ -257,14 +409,21 @@ class DaemonMetrics:
         for name, value in values.items():
             self._replace(name, {} if plan_id is None else {(plan_id,): value})
         self._current_plan = plan_id
+        if plan_id is None:
+            self._moved_seen = None
+            return
+        if self._moved_seen is not None and self._moved_seen[0] == plan_id:
+            grown = moved_bytes - self._moved_seen[1]
+            if grown > 0:
+                self._metrics["reassignd_moved_bytes_total"].inc(grown)
+        self._moved_seen = (plan_id, moved_bytes)
 
     def step_started(self, count: int = 1) -> None:
         self._metrics["reassignd_steps_started_total"].inc(count)
 
-    def step_completed(self, seconds: float, moved_bytes: int) -> None:
+    def step_completed(self, seconds: float) -> None:
         self._metrics["reassignd_steps_completed_total"].inc()
         self._metrics["reassignd_step_duration_seconds"].observe(seconds)
-        self._metrics["reassignd_moved_bytes_total"].inc(max(0, moved_bytes))
 
     def set_inflight(
         self, incoming: Mapping[int, int], outgoing: Mapping[int, int], leader_movements: int
@@ -283,6 +442,7 @@ class DaemonMetrics:
         self._replace("reassignd_throttle_rate_bytes_per_second", rates)
 
     def throttle_config_written(self, action: str, count: int = 1) -> None:
+        """`action`: set or restored (THROTTLE_ACTIONS)."""
         self._metrics["reassignd_throttle_config_writes_total"].labels(action).inc(count)
 
     def set_stalled(self, count: int) -> None:
@@ -293,6 +453,11 @@ class DaemonMetrics:
 
     def stall_detected(self, count: int = 1) -> None:
         self._metrics["reassignd_stalls_detected_total"].inc(count)
+
+    def auto_throttle_brokers(self, brokers: Iterable[int]) -> None:
+        """Brokers auto-throttle may raise (the running plan's): their counters exist from 0."""
+        for broker in brokers:
+            self._metrics["reassignd_auto_throttle_raises_total"].labels(str(broker))
 
     def auto_throttle_raised(self, broker: int) -> None:
         self._metrics["reassignd_auto_throttle_raises_total"].labels(str(broker)).inc()

@@ -26,8 +26,11 @@ class FixedRateLoop:
     `min_interval` after the previous start, so a burst of wake-ups cannot flood the cluster with reads.
     A cycle that raises is logged and the loop goes on: one bad cycle never kills the daemon. After failed
     cycles the next one waits longer, doubling from the interval up to `backoff_max` (a failing cluster or
-    store is not hammered); one good cycle ends the backoff. Each cycle returns a short status that is
-    logged.
+    store is not hammered); one good cycle ends the backoff. Each cycle returns a short status, logged at
+    debug; at info only what a person reading the log wants: the first cycle of a new situation (idle,
+    standby, another plan or phase) and, while a plan runs, its progress once every `progress_every`
+    seconds. An idle daemon writes one line when it becomes idle, none per cycle (`--log-level debug` shows
+    every cycle).
     """
 
     def __init__(
@@ -39,6 +42,7 @@ class FixedRateLoop:
         on_result: Callable[[str | None, float, BaseException | None], None] | None = None,
         min_interval: float = 0.0,
         backoff_max: float = 60.0,
+        progress_every: float = 60.0,
     ) -> None:
         self._cycle = cycle
         self.interval = interval
@@ -53,6 +57,8 @@ class FixedRateLoop:
         self.failing = 0
         """Cycles failed in a row."""
         self.last_status: str | None = None
+        self.progress_every = progress_every
+        self._logged: tuple[str, float] | None = None  # (situation, when) of the last cycle logged at info
 
     def delay(self) -> float:
         """The time to the next cycle: the interval, doubled for each failed cycle in a row, at most
@@ -71,6 +77,19 @@ class FixedRateLoop:
     @property
     def stopping(self) -> bool:
         return self._stop.is_set()
+
+    def _log_cycle(self, status: str | None, elapsed: float) -> None:
+        situation = " ".join(str(status).split(":", 1)[0].split()[:2])  # "<plan> <phase>", "idle", ...
+        now = self._clock()
+        last = self._logged
+        changed = last is None or last[0] != situation
+        quiet = situation in ("idle", "standby")
+        progress = not quiet and last is not None and now - last[1] >= self.progress_every
+        if changed or progress:
+            log.info("cycle", status=status, seconds=round(elapsed, 4))
+            self._logged = (situation, now)
+        else:
+            log.debug("cycle", status=status, seconds=round(elapsed, 4))
 
     async def run(self) -> None:
         next_run = self._clock()
@@ -94,7 +113,7 @@ class FixedRateLoop:
             if self._on_result is not None:
                 self._on_result(status, elapsed, error)
             if error is None:
-                log.info("cycle", status=status, seconds=round(elapsed, 4))
+                self._log_cycle(status, elapsed)
             next_run += self.delay()
             now = self._clock()
             if next_run < now:

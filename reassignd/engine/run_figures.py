@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reassignd.engine.broker_summary import broker_moves, throttle_peaks
 from reassignd.engine.cancel import OUTCOMES, outcome, touched
 from reassignd.engine.run_state import OUTCOMES_LISTED, Phase, RunState
 from reassignd.engine.state import (
@@ -15,7 +16,7 @@ from reassignd.engine.state import (
 def worth_saving(saved: Mapping[str, Any] | None, summary: Mapping[str, Any]) -> bool:
     if saved is None:
         return True
-    for key in ("state", "partitions_done", "partitions_dropped", "bytes_total"):
+    for key in ("state", "partitions_done", "partitions_dropped", "bytes_total", "throttles_peak"):
         if saved.get(key) != summary.get(key):
             return True
     return abs(float(saved.get("percent") or 0) - float(summary.get("percent") or 0)) >= 0.5
@@ -50,6 +51,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
         "eta_seconds": t.eta,
         "eta_reason": t.eta_reason,
         "finished_bytes": t.finished_bytes,
+        "throttles_peak": throttle_peaks(run.saved_summary, *run.throttles.applied_rates()),
     }
     if run.phase.ended:
         summary["partitions_in_flight"] = 0
@@ -57,7 +59,11 @@ def summary_of(run: RunState) -> dict[str, Any]:
         summary["bytes_remaining"] = 0 if run.phase is Phase.COMPLETED else t.remaining_bytes
         summary["eta_seconds"] = 0.0 if run.phase is Phase.COMPLETED else None
         summary["rate_bytes_per_sec"] = None
-        summary["outcome"] = outcomes(run)
+        summary["outcome"] = {
+            **outcomes(run),
+            "brokers": broker_moves(run.baseline, run.replicas_now, run.start_sizes),
+            "throttles": summary["throttles_peak"],
+        }
     if run.goals is not None:
         summary["cancel"] = {
             "partitions": len(run.goals),

@@ -266,9 +266,21 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
                 "seconds": seconds,
             }
             events.append(JournalEvent("step.finished", tp, rec.step, data))
-            notes.append(
-                Notify("step.finished", {"plan_id": run.plan_id, "tp": tp, "step": rec.step, **data})
-            )
+            notes += [
+                Log(
+                    "info",
+                    "step finished",
+                    {
+                        "plan": run.plan_id,
+                        "partition": str(tp),
+                        "step": rec.step,
+                        "target": list(rec.target),
+                        "bytes": copied,
+                        "seconds": None if seconds is None else round(seconds, 1),
+                    },
+                ),
+                Notify("step.finished", {"plan_id": run.plan_id, "tp": tp, "step": rec.step, **data}),
+            ]
         for tp in made.aborted:
             rec = prior[tp]
             started_at.pop(tp, None)

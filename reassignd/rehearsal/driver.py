@@ -30,14 +30,7 @@ from reassignd.engine.drive import cycle
 from reassignd.engine.effects import Persist
 from reassignd.engine.run import AutoThrottle, Phase, ReadRequest, RunState, Settings, new_run
 from reassignd.engine.state import ExecutionState
-from reassignd.engine.throttle import (
-    BROKER_KEYS,
-    FOLLOWER_RATE,
-    LEADER_RATE,
-    TOPIC_KEYS,
-    ConfigWrite,
-    calls_per_resource,
-)
+from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ConfigWrite, calls_per_resource
 from reassignd.model import (
     Broker,
     ClusterSnapshot,
@@ -46,7 +39,7 @@ from reassignd.model import (
     TopicInfo,
     TopicPartition,
 )
-from reassignd.rehearsal.result import RehearsalResult, Sample, Stuck
+from reassignd.rehearsal.result import Bottleneck, RehearsalResult, Sample, Stuck
 from reassignd.sim import KafkaError, SimCluster
 from reassignd.sim.entities import SimPartition
 from reassignd.sim.model import ELECTION_PREFERRED
@@ -173,25 +166,22 @@ class SimModel:
         return {TopicPartition(t, i): None if e is None else str(e) for (t, i), e in raw.items()}
 
     def stuck(self) -> list[Stuck]:
+        """Copies of the plan that cannot catch up, each with the resource that holds it back."""
         found = []
-        for topic, partition, follower, leader, rate in self.sim.fetch_rates():
-            tp = TopicPartition(topic, partition)
+        for row in self.sim.fetch_limits():
+            tp = TopicPartition(row["topic"], row["partition"])
             if tp not in self.parts:
                 continue
             produce = self.parts[tp].produce_bytes_per_sec
-            if rate <= produce:
-                reason = _why_slow(self.sim, follower, leader, rate)
-                found.append(Stuck(tp, follower, leader, rate, produce, reason))
+            if row["rate"] > produce:
+                continue
+            bound = None
+            if row["resource"] is not None:
+                bound = Bottleneck(
+                    row["resource"], row["broker"], row["capacity"], row["reserved"], row["shared_by"]
+                )
+            found.append(Stuck(tp, row["follower"], row["leader"], row["rate"], produce, bound))
         return found
-
-
-def _why_slow(sim: SimCluster, follower: int, leader: int, rate: float) -> str:
-    follower_rate = sim.broker_config(follower, FOLLOWER_RATE)
-    leader_rate = sim.broker_config(leader, LEADER_RATE)
-    return (
-        f"fetch {rate:,.0f} B/s; follower throttle on {follower}: {follower_rate}, "
-        f"leader throttle on {leader}: {leader_rate}"
-    )
 
 
 def _why_ended(state: ExecutionState) -> str:
@@ -310,4 +300,6 @@ def rehearse(
         timeline=timeline,
         ended_because=ended,
         wall_seconds=time.perf_counter() - wall,
+        max_incoming_per_broker=limits.max_incoming_per_broker,
+        max_outgoing_per_broker=limits.max_outgoing_per_broker,
     )

@@ -19,6 +19,53 @@ class Sample:
     outgoing: Mapping[int, int]
 
 
+_UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
+
+
+def byte_text(value: float) -> str:
+    """Decimal units with one decimal, as the CLI shows bytes everywhere: 1.5 GB = 1.5e9 bytes."""
+    size, unit = float(value), 0
+    while abs(size) >= 1000 and unit < len(_UNITS) - 1:
+        size, unit = size / 1000, unit + 1
+    return f"{size:.0f} {_UNITS[unit]}" if unit == 0 else f"{size:.1f} {_UNITS[unit]}"
+
+
+def rate_text(value: float | None) -> str:
+    return "none" if value is None else f"{byte_text(value)}/s"
+
+
+@dataclass(frozen=True, slots=True)
+class Bottleneck:
+    """The resource that bounds a fetch (the simulator's max-min fair allocation): a broker's network
+    link, part of it `reserved` for producers' traffic, or a throttle; `shared_by` copies share it."""
+
+    resource: str  # network_in | network_out | follower_throttle | leader_throttle
+    broker: int
+    capacity: float
+    reserved: float = 0.0
+    shared_by: int = 1
+
+    def describe(self) -> str:
+        copies = "1 copy" if self.shared_by == 1 else f"{self.shared_by} copies"
+        if self.resource.startswith("network"):
+            direction = "in" if self.resource == "network_in" else "out"
+            return (
+                f"broker {self.broker}'s network {direction}: {rate_text(self.capacity)}, "
+                f"{rate_text(self.reserved)} of it taken by producers' traffic, the rest shared by {copies}"
+            )
+        kind = "follower" if self.resource == "follower_throttle" else "leader"
+        return f"the {kind} throttle on broker {self.broker}: {rate_text(self.capacity)} shared by {copies}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource,
+            "broker": self.broker,
+            "capacity_bytes_per_sec": self.capacity,
+            "reserved_bytes_per_sec": self.reserved,
+            "shared_by": self.shared_by,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class Stuck:
     """A replica that cannot catch up: its fetch rate does not exceed the partition's produce rate."""
@@ -28,7 +75,14 @@ class Stuck:
     leader: int
     fetch_bytes_per_sec: float
     produce_bytes_per_sec: float
-    reason: str
+    bottleneck: Bottleneck | None = None
+
+    @property
+    def reason(self) -> str:
+        """`bound by <the resource>` in the one format every line of the report uses."""
+        if self.bottleneck is None:
+            return "no resource is saturated: the copy cannot fetch (its leader or follower is down)"
+        return f"bound by {self.bottleneck.describe()}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +93,7 @@ class Stuck:
             "fetch_bytes_per_sec": self.fetch_bytes_per_sec,
             "produce_bytes_per_sec": self.produce_bytes_per_sec,
             "reason": self.reason,
+            "bottleneck": None if self.bottleneck is None else self.bottleneck.to_json(),
         }
 
 
@@ -62,6 +117,8 @@ class RehearsalResult:
     timeline: list[Sample] = field(default_factory=list)
     ended_because: str = ""
     wall_seconds: float = 0.0
+    max_incoming_per_broker: int | None = None
+    max_outgoing_per_broker: int | None = None
 
     @property
     def under_min_isr_seconds(self) -> float:

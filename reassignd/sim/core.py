@@ -353,6 +353,60 @@ class ClusterCore:
         rows = [(p.topic, p.index, b, p.leader, p.lags[b].rate) for p, b in self._fetching]
         return sorted(rows)
 
+    def fetch_limits(self) -> list[dict[str, Any]]:
+        """What bounds each catching-up replica's fetch rate now: the resource it is a bottleneck flow of.
+
+        Rates are max-min fair (replication.py), so a flow's rate is set by a saturated resource on which
+        no other flow gets more. Per replica: `resource` (`network_in` of the follower, `network_out` of
+        the leader, `follower_throttle` of the follower, `leader_throttle` of the leader), its `broker`,
+        its `capacity` in bytes/s (for a network: the link, of which `reserved` carries producers' writes
+        and their in-sync replication, which replication of new replicas never takes), and `shared_by`,
+        the catching-up replicas using it. A read-only view of the allocation `fetch_rates` reports.
+        """
+        if self._dirty:
+            self._reallocate()
+        flows = [(p, b, lag, lag.keys or self._flow_keys(p, b)) for (p, b), lag in self._fetching.items()]
+        used: dict[int, float] = {}
+        peak: dict[int, float] = {}
+        sharing: dict[int, int] = {}
+        for _p, _b, lag, keys in flows:
+            for key in keys:
+                used[key] = used.get(key, 0.0) + lag.rate
+                peak[key] = max(peak.get(key, 0.0), lag.rate)
+                sharing[key] = sharing.get(key, 0) + 1
+        names = {0: "network_out", 1: "network_in", 2: "follower_throttle", 3: "leader_throttle"}
+        found = []
+        for p, follower, lag, keys in flows:
+            bound = None
+            for key in keys:
+                capacity = self._capacity(key)
+                saturated = used[key] >= capacity - max(1e-6, abs(capacity) * 1e-9)
+                largest = lag.rate >= peak[key] - max(1e-6, peak[key] * 1e-9)
+                tighter = bound is None or capacity / sharing[key] < self._capacity(bound) / sharing[bound]
+                if saturated and largest and tighter:
+                    bound = key
+            row: dict[str, Any] = {
+                "topic": p.topic,
+                "partition": p.index,
+                "follower": follower,
+                "leader": p.leader,
+                "rate": lag.rate,
+                "resource": None,
+            }
+            if bound is not None:
+                broker, kind = divmod(bound, 8)
+                b = self.brokers[broker]
+                reserved = {0: self._reserved_out.get(broker, 0.0), 1: self._reserved_in.get(broker, 0.0)}
+                row |= {
+                    "resource": names[kind],
+                    "broker": broker,
+                    "capacity": {0: b.network_out, 1: b.network_in}.get(kind, self._capacity(bound)),
+                    "reserved": max(0.0, reserved.get(kind, 0.0)),
+                    "shared_by": sharing[bound],
+                }
+            found.append(row)
+        return sorted(found, key=lambda r: (r["topic"], r["partition"], r["follower"]))
+
     def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
         """Resource ids a fetch uses: 8*b + 0 net out, 1 net in, 2 follower throttle, 3 leader throttle
         (4 and 5, the alter-log-dirs quota and the disk, are used by copies between log dirs)."""

@@ -98,12 +98,14 @@ async def test_submit_then_follow_the_plan(daemon: Daemon, tmp_path: Path) -> No
     daemon.fake.tick(10)
     result = await cli(daemon, "plans")
     header, row = result.out.splitlines()
-    assert header.split() == ["PLAN", "STATE", "SUBMITTED", "PARTITIONS", "BYTES", "DONE", "ETA"]
-    assert row.split() == ["plan-1", "running", "2023-11-14T22:13:20+00:00", "6", "16.3%", "51s"]
+    assert header.split() == ["PLAN", "STATE", "SUBMITTED", "(UTC)", "PARTS", "DONE", "ETA"]
+    assert row.split() == ["plan-1", "running", "2023-11-14", "22:13", "6", "16.3%", "51s"]
     result = await cli(daemon, "status")
     lines = result.out.splitlines()
-    assert result.code == 0 and lines[0].startswith("plan plan-1 running: bytes 980.0 MB/6.0 GB (16.3%)")
+    assert result.code == 0 and lines[0].startswith("plan plan-1  running  started 2023-11-14 22:13:20Z, ")
+    assert lines[1] == "bytes      980.0 MB of 6.0 GB (16.3%)"
     assert any(line.split()[:3] == ["4", "2/2", "0/2"] for line in lines)
+    assert max(len(line) for line in lines) <= 80
     result = await cli(daemon, "status", "plan-1", "--json")
     assert result.json() == daemon.fake.plan_status("plan-1")
 
@@ -126,7 +128,8 @@ async def test_a_refused_plan_prints_every_problem_and_exits_2(daemon: Daemon, t
     assert result.err.splitlines() == [
         "reassignd: invalid_plan: plan rejected with 2 problem(s)",
         "  - orders-0: replicas: unknown broker id(s) [9]",
-        "  - orders-1: replicas: changes the replication factor from 3 to 2; pass allow_rf_change to mean it",
+        "  - orders-1: replicas: changes the replication factor from 3 to 2; "
+        "pass --allow-rf-change to mean it",
     ]
     shrink = write_plan(tmp_path, {**plan, "partitions": plan["partitions"][1:]}, "shrink.json")
     result = await cli(daemon, "submit", shrink, "--allow-rf-change")
@@ -160,7 +163,7 @@ async def test_tokens_from_file_environment_or_nowhere(daemon: Daemon, tmp_path:
     result = await cli(daemon, "submit", plan, token=False, env={"REASSIGND_API_TOKEN": TOKEN})
     assert result.code == 0, result.err
     result = await cli(daemon, "cancel", "--token-file", str(daemon.token_file), token=False)
-    assert result.code == 0 and result.out.startswith("cancel: plan plan-1 cancelled")
+    assert result.code == 0 and result.out == "plan plan-1 cancelled\n"
     empty = tmp_path / "empty"
     empty.write_text("\n")
     result = await cli(daemon, "pause", "--token-file", str(empty), token=False)
@@ -174,7 +177,7 @@ async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
     )
     await cli(daemon, "submit", write_plan(tmp_path, drain_plan()))
     result = await cli(daemon, "pause", "plan-1")
-    assert result.code == 0 and result.out.startswith("pause: plan plan-1 paused")
+    assert result.code == 0 and result.out.startswith("plan plan-1 paused: moves in flight finish, no new")
     result = await cli(daemon, "resume", "--json")
     assert result.code == 0 and result.json()["state"] == "running"
     result = await cli(daemon, "cancel", "plan-9")
@@ -194,22 +197,56 @@ async def test_status_without_a_running_plan(daemon: Daemon) -> None:
 
 async def test_limits_show_and_change(daemon: Daemon) -> None:
     result = await cli(daemon, "limits")
-    assert result.code == 0 and any(
-        line.split() == ["reassignment.parallel.partition.count", "4"] for line in result.out.splitlines()
-    )
+    lines = result.out.splitlines()
+    assert result.code == 0 and max(len(line) for line in lines) <= 80, lines
+    assert "reassignment.parallel.partition.count = 4" in lines
+    assert "reassignment.parallel.leader.movements = unlimited" in lines, "Kafka's largest int, in words"
+    assert "leader.reassignment.throttled.rate = 50.0 MB/s" in lines
+    assert "reassignment.elect.preferred.leader.after.finish = true" in lines
+    ordering = next(i for i, line in enumerate(lines) if line.startswith("reassignment.ordering = ["))
+    assert lines[ordering : ordering + 2] == [
+        'reassignment.ordering = ["under_min_isr", "leader_moves", "round_robin",',
+        '                         "larger_first"]',
+    ], "a list as the config file writes it, wrapped at 80 columns"
+    result = await cli(daemon, "limits", "--json")
+    assert result.json()["reassignment.parallel.leader.movements"] == 2**31 - 1, "--json keeps raw numbers"
     result = await cli(
         daemon,
         "limits",
         "reassignment.parallel.partition.count=9",
         "reassignment.scheduling.mode=batch",
-        "--json",
+        "reassignment.max.concurrent.replica.movements=unlimited",
+        "follower.reassignment.throttled.rate=20MB/s",
+        "reassignment.ordering=larger_first,plan_order",
     )
-    assert result.code == 0 and result.json()["reassignment.parallel.partition.count"] == 9
-    assert daemon.fake.limits()["reassignment.scheduling.mode"] == "batch"
-    result = await cli(daemon, "limits", "reassignment.parallel.partition.count=0", "reassignment.nope=1")
-    assert result.code == 2 and "invalid_request: limits unchanged: 2 problem(s)" in result.err
-    assert "  - limits: reassignment.nope: unknown key" in result.err
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "reassignment.parallel.partition.count = 9   (was 4)",
+        'reassignment.scheduling.mode = "batch"   (was "continuous")',
+        "reassignment.max.concurrent.replica.movements = unlimited   (was 8)",
+        "follower.reassignment.throttled.rate = 20.0 MB/s   (was 50.0 MB/s)",
+        'reassignment.ordering = ["larger_first", "plan_order"]',
+        '    (was ["under_min_isr", "leader_moves", "round_robin", "larger_first"])',
+        "in force from the next cycle; moves above a lowered limit finish, none starts",
+    ]
+    assert max(len(line) for line in result.out.splitlines()) <= 80
+    limits = daemon.fake.limits()
+    assert limits["reassignment.scheduling.mode"] == "batch"
+    assert limits["follower.reassignment.throttled.rate"] == 20_000_000
+    assert limits["reassignment.ordering"] == ["larger_first", "plan_order"]
+    result = await cli(daemon, "limits", "reassignment.parallel.partition.count=9")
+    assert result.out.splitlines()[0] == "reassignment.parallel.partition.count = 9   (unchanged)"
+    result = await cli(daemon, "limits", "reassignment.parallel.partition.count=0")
+    assert result.code == 2 and "invalid_request: limits unchanged: 1 problem(s)" in result.err
     assert daemon.fake.limits()["reassignment.parallel.partition.count"] == 9
+    result = await cli(daemon, "limits", "reassignment.max.incoming.replica.movement.per.broker=1")
+    assert result.code == 2 and result.err.splitlines() == [
+        "reassignd: limits unchanged: 1 unknown key(s)",
+        "  - limits: reassignment.max.incoming.replica.movement.per.broker: unknown key; did you mean "
+        "reassignment.max.incoming.replica.movements.per.broker?",
+    ]
+    result = await cli(daemon, "limits", "reassignment.nope=1", "--json")
+    assert result.code == 2 and result.json()["error"]["problems"][0]["field"] == "reassignment.nope"
     result = await cli(daemon, "limits", "oops")
     assert result.code == 2 and "must be KEY=VALUE" in result.err
 
@@ -220,9 +257,10 @@ async def test_throttle_show_and_change_with_units(daemon: Daemon, tmp_path: Pat
     result = await cli(daemon, "throttle", "--follower-rate", "10MiB/s", "--leader-rate", "80MB/s")
     assert result.code == 0, result.err
     assert result.out.splitlines()[:2] == [
-        f"{LEADER} = 80.0 MB/s (80000000)",
-        f"{FOLLOWER} = 10.5 MB/s (10485760)",
+        f"{LEADER} = 80.0 MB/s   (was 50.0 MB/s)",
+        f"{FOLLOWER} = 10.5 MB/s   (was 50.0 MB/s)",
     ]
+    assert "in force on the brokers with moves" in result.out
     assert ["4", "-", "10.5", "MB/s"] in [line.split() for line in result.out.splitlines()]
     result = await cli(daemon, "throttle", "--leader-rate", "none", "--json")
     assert result.code == 0 and result.json()[LEADER] is None

@@ -8,9 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reassignd.cli.client import MAX_RATE, parse_assignments, parse_rate
-from reassignd.cli.watch import format_bytes, format_duration, format_rate, format_table
-from reassignd.model import InvalidInputError
+from reassignd.cli import problem_lines
+from reassignd.cli.client import MAX_RATE, _until_applied, config_lines, parse_assignments, parse_rate
+from reassignd.cli.watch import (
+    format_bytes,
+    format_duration,
+    format_rate,
+    format_table,
+    format_time,
+    id_ranges,
+)
+from reassignd.model import InvalidInputError, Problem
 
 MULTIPLIERS = {
     "": 1,
@@ -123,7 +131,15 @@ def test_format_bytes(value: float | None, text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("seconds", "text"), [(None, "unknown"), (0, "0s"), (41.4, "41s"), (61, "1m01s"), (3725, "1h02m")]
+    ("seconds", "text"),
+    [
+        (None, "unknown"),
+        (0, "0s"),
+        (41.4, "41s"),
+        (61, "1m01s"),
+        (3725, "1h02m"),
+        (2 * 86400 + 7200, "2d02h"),
+    ],
 )
 def test_format_duration(seconds: float | None, text: str) -> None:
     assert format_duration(seconds) == text
@@ -136,3 +152,60 @@ def test_format_rate_and_table() -> None:
         "1          -",
         "wide cell  x",
     ]
+
+
+def test_times_to_the_second_and_broker_ranges() -> None:
+    assert format_time("2026-01-02T03:04:05.123456Z") == "2026-01-02 03:04:05Z"
+    assert format_time("2026-01-02T03:04:05+00:00", seconds=False) == "2026-01-02 03:04"
+    assert format_time(None) == format_time("garbage") == "-"
+    assert id_ranges([5, 1, 2, 3, 9, 10]) == "1-3, 5, 9-10" and id_ranges([]) == ""
+
+
+def test_the_same_problem_at_many_places_is_one_line_naming_the_cli_flag() -> None:
+    message = "changes the replication factor from 3 to 4; submit with allow_rf_change to do that on purpose"
+    problems = [Problem(f"orders-{p}", "replicas", message) for p in range(24)]
+    problems.append(Problem("orders-30", "replicas", "unknown broker id(s) [99]"))
+    assert problem_lines(problems) == [
+        "  - orders-0, orders-1, orders-2 and 21 more (24 in all): replicas: changes the replication factor "
+        "from 3 to 4; submit with --allow-rf-change to do that on purpose",
+        "  - orders-30: replicas: unknown broker id(s) [99]",
+    ]
+
+
+def test_lists_wrap_as_a_config_file_writes_them() -> None:
+    items = ["under_min_isr", "leader_moves", "round_robin", "larger_first", "smaller_first", "plan_order"]
+    lines = config_lines("reassignment.ordering", items)
+    assert all(len(line) <= 80 for line in lines) and len(lines) == 2
+    assert lines[0].startswith('reassignment.ordering = ["under_min_isr", ')
+    assert all(line.startswith(" " * 25 + '"') for line in lines[1:]) and lines[-1].endswith('"plan_order"]')
+    assert config_lines("reassignment.parallel.leader.movements", 2**31 - 1) == [
+        "reassignment.parallel.leader.movements = unlimited"
+    ]
+    assert config_lines("leader.reassignment.throttled.rate", None) == [
+        "leader.reassignment.throttled.rate = none (no throttle)"
+    ]
+
+
+class _Daemon:
+    """Answers GET /v1/throttles as the real daemon does after a change: the old rates until its next
+    cycle has applied the new ones."""
+
+    def __init__(self, answers: list[dict[str, Any]]) -> None:
+        self.answers = answers
+        self.calls = 0
+
+    def throttles(self) -> dict[str, Any]:
+        self.calls += 1
+        return self.answers[min(self.calls, len(self.answers) - 1)]
+
+
+def test_a_throttle_change_is_shown_once_the_brokers_have_it() -> None:
+    follower = "follower.reassignment.throttled.rate"
+    old = {follower: 20, "applied": {"4": {"follower": 10}, "1": {"leader": 50}}}
+    new = {follower: 20, "applied": {"4": {"follower": 20}, "1": {"leader": 50}}}
+    daemon = _Daemon([old, old, new])
+    shown, pending = _until_applied(daemon, old, {follower: 20}, timeout=10)  # type: ignore[arg-type]
+    assert shown == new and not pending and daemon.calls == 2
+    stuck = _Daemon([old])
+    shown, pending = _until_applied(stuck, old, {follower: 20}, timeout=0.3)  # type: ignore[arg-type]
+    assert shown == old and pending, "after the wait, the rates in force are shown as not updated yet"

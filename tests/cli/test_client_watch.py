@@ -5,17 +5,26 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from rich.console import Console, Group
-from rich.table import Table
+from rich.console import Console
 
-from reassignd.cli.watch import render_status, status_lines, watch, watch_lines
+from reassignd.cli.watch import (
+    StatusView,
+    render_status,
+    status_lines,
+    summary_line,
+    view_lines,
+    watch,
+    watch_lines,
+)
 from reassignd.client import ApiUnreachable
 from reassignd.model import ReassignmentPlan
+from tests.cli.guide_drain import draining
 from tests.daemon.fake_service import drain_plan, small_cluster
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -38,60 +47,105 @@ def text_of(renderable: Any, width: int = 120) -> str:
 def test_the_live_view_shows_bars_eta_brokers_against_limits_and_throttles() -> None:
     status = live_status()
     text = text_of(render_status(status))
-    assert "plan plan-1  running" in text
-    assert "980.0 MB / 6.0 GB (16.3%)" in text
-    assert "0 / 6 done, 2 moving, 4 waiting" in text
-    assert "98.0 MB/s   ETA 51s" in text
-    assert "throttle: leader 50.0 MB/s, follower 50.0 MB/s" in text
-    rows = {
-        cells[1]: cells[2:]
-        for line in text.splitlines()
-        if len(cells := [c.strip() for c in line.split("│")]) > 2
-    }
-    assert rows["4"] == ["2/2", "0/2", "-", "50.0 MB/s", "yes", ""]
-    assert rows["1"] == ["0/2", "1/2", "50.0 MB/s", "-", "yes", ""]
-    assert "waiting: 4 x reassignment.max.incoming.replica.movements.per.broker (broker 4)" in text
+    assert "plan plan-1  running  started 2023-11-14 22:13:20Z" in text
+    assert "980.0 MB of 6.0 GB (16.3%)" in text
+    assert "0 of 6 done, 2 moving, 4 waiting" in text
+    assert "rate 98.0 MB/s   ETA 51s   throttle: leader 50.0 MB/s, follower 50.0 MB/s" in text
+    rows = [line.split() for line in text.splitlines() if line[:6].strip().isdigit()]
+    assert rows[0] == ["4", "2/2", "0/2", "-", "50.0", "MB/s"], "the receiving broker first"
+    assert rows[1] == ["1", "0/2", "1/2", "50.0", "MB/s", "-"]
+    assert "waiting 4: 4 reassignment.max.incoming.replica.movements.per.broker (broker 4)" in text
     assert "STALLED" not in text
 
 
-def test_stalled_moves_are_highlighted() -> None:
+def test_stalled_moves_are_listed_in_red() -> None:
     status = live_status(**{"follower.reassignment.throttled.rate": 900_000})
-    renderable = render_status(status)
-    assert isinstance(renderable, Group)
-    stalled = [r for r in renderable.renderables if isinstance(r, Table) and "STALLED" in str(r.title)]
-    assert len(stalled) == 1 and stalled[0].title_style == "bold red" and stalled[0].row_count == 2
-    text = text_of(renderable)
-    assert "STALLED moves (2)" in text and "orders-0" in text and "900.0 KB/s" in text and "1.0 MB/s" in text
+    lines = view_lines(status, width=80, now=NOW)
+    stalled = [line for line in lines if line.text.startswith("STALLED")]
+    assert [line.text for line in stalled] == ["STALLED 2: the new replica does not catch up with producers"]
+    assert stalled[0].style == "bold red"
+    moves = [line for line in lines if " -> broker " in line.text]
+    assert [line.style for line in moves] == ["red", "red"]
+    assert moves[0].text == "  orders-0 -> broker 4: catch-up 900.0 KB/s, produce 1.0 MB/s"
 
 
-def test_at_limit_and_offline_brokers_are_styled() -> None:
+def test_offline_brokers_and_limits_lowered_under_the_moves_are_marked() -> None:
     status = live_status()
     status["brokers"][5]["online"] = False
-    renderable = render_status(status)
-    assert isinstance(renderable, Group)
-    brokers = next(r for r in renderable.renderables if isinstance(r, Table) and "per-broker" in str(r.title))
-    styles = {int(str(brokers.columns[0]._cells[i])): row.style for i, row in enumerate(brokers.rows)}
-    assert styles[4] == "yellow" and styles[6] == "red" and styles[1] is None
+    status["brokers"][3]["limit_in"] = 1  # broker 4: 2 in flight, the limit lowered to 1 meanwhile
+    lines = view_lines(status, width=80, now=NOW)
+    rows = {line.text.split()[0]: line for line in lines if line.text[:6].strip().isdigit()}
+    assert rows["4"].text.split()[1] == "2/1!" and rows["4"].style == "yellow"
+    assert rows["6"].style == "red" and rows["1"].style is None and rows["5"].style == "dim"
+    legend = [line.text for line in lines if line.text.startswith("!")]
+    assert legend == ["! above its limit: lowered while moves ran; they finish, none starts"]
+    order = [int(line.text.split()[0]) for line in lines if line.text[:6].strip().isdigit()]
+    assert order == [4, 1, 2, 6, 3, 5], "receiving, sending, offline, then the rest"
 
 
 def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
     # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"
     assert "plan p  queued" in text and "unknown" in text and "100.0%" not in text and "ETA unknown" in text
-    assert status_lines({"plan_id": "p", "state": "queued"})[0].startswith("plan p queued: bytes unknown")
+    assert status_lines({"plan_id": "p", "state": "queued"})[:2] == ["plan p  queued", "bytes      unknown"]
 
 
-def test_plain_lines() -> None:
+def test_plain_lines_fit_80_columns_without_bars() -> None:
     status = live_status(**{"follower.reassignment.throttled.rate": 900_000})
-    lines = status_lines(status, waiting_shown=2)
-    assert lines[0].startswith("plan plan-1 running: bytes ")
-    assert lines[0].endswith("stalled 2")
-    assert "BROKER  IN   OUT  LEADER THROTTLE  FOLLOWER THROTTLE  ONLINE" in lines
-    assert "STALLED (2): catch-up rate does not exceed produce rate" in lines
-    assert "  ... and 2 more" in lines
+    lines = status_lines(status, now=NOW)
+    assert max(len(line) for line in lines) <= 80
+    assert lines[1] == "bytes      0 B of 6.0 GB (0.0%)"
+    assert "BROKER   IN  OUT  LEADER RATE  FOLLOWER RATE" in lines
+    assert "STALLED 2: the new replica does not catch up with producers" in lines
     stamped = watch_lines(status, NOW)
-    assert stamped[0] == f"2026-01-02T03:04:05Z {lines[0]}"
+    assert stamped[0] == f"2026-01-02T03:04:05Z {summary_line(status)}"
     assert stamped[1].startswith("2026-01-02T03:04:05Z   STALLED orders-") and len(stamped) == 3
+
+
+async def test_the_view_fits_the_terminal_and_keeps_every_receiving_broker() -> None:
+    """The guide's drain with moves stalled: at 80x24 the brokers move to a grid and the stalled moves
+    beyond what fits are counted; with room, the table and every stalled move are there."""
+    daemon, plan_id = await draining(40, **{"follower.reassignment.throttled.rate": 1_500_000})
+    status = daemon.controller.plan_status(plan_id)
+    receiving = {b["broker"] for b in status["brokers"] if b["moves_in"]}
+    for width, height in ((80, 24), (100, 30), (200, 50), (60, 20)):
+        lines = [line.text for line in view_lines(status, width=width, height=height - 1)]
+        assert len(lines) <= height - 1 and max(len(line) for line in lines) <= width, (width, height)
+        assert lines[0].startswith(f"plan {plan_id}  running")
+        shown = {int(m[1]) for line in lines for m in re.finditer(r"(?:^|\s)(\d+) in \d", line)}
+        shown |= {int(line.split()[0]) for line in lines if re.match(r"^\s*\d+\s+\d+/", line)}
+        assert receiving <= shown, (width, height, "\n".join(lines))
+        stalled = [line for line in lines if " -> broker " in line]
+        assert stalled and (len(stalled) == len(status["stalled"]) or any("more stalled" in x for x in lines))
+
+
+async def test_a_finished_plan_shows_its_duration_outcome_and_brokers() -> None:
+    daemon, plan_id = await draining(1)
+    await daemon.run(seconds=50_000)
+    status = daemon.controller.plan_status(plan_id)
+    lines = [line.text for line in view_lines(status, width=80, height=40, now=NOW)]
+    assert max(len(line) for line in lines) <= 80
+    started, finished = status["started_at"], status["finished_at"]
+    assert lines[0].startswith(f"plan {plan_id}  completed  ran ") and started and finished
+    assert "ended: 23 on target" in lines
+    assert "brokers: replicas gained and lost, the highest throttle rates applied" in lines
+    assert "BROKER  REPLICAS IN  OUT  BYTES IN  LEADER RATE  FOLLOWER RATE" in lines
+    rows = {int(line.split()[0]): line.split() for line in lines if re.match(r"^\s*\d+\s+\d+\s+\d+\s", line)}
+    assert rows[12][1:3] == ["0", "23"], "the drained broker lost its 23 replicas"
+    gained = {b: int(r[1]) for b, r in rows.items() if int(r[1])}
+    assert sum(gained.values()) == 23 and 12 not in gained
+    assert all(r[-2:] == ["50.0", "MB/s"] for b, r in rows.items() if b in gained), "follower rate applied"
+    assert not any("STALLED" in line or "waiting" in line for line in lines)
+
+
+def test_the_view_is_laid_out_again_for_each_terminal_size() -> None:
+    status = live_status()
+    for width in (80, 132):
+        console = Console(file=io.StringIO(), width=width, height=24, record=True, color_system=None)
+        console.print(StatusView(status))
+        drawn = console.export_text().splitlines()
+        assert drawn[0].startswith("plan plan-1  running") and max(len(line) for line in drawn) <= width
+        assert len(drawn) <= 23
 
 
 def scripted(*steps: Any) -> Callable[[], Any]:

@@ -135,7 +135,7 @@ def test_validate_config_and_schedule_apply_the_one_kip_435_rule(tmp_path: Path,
         tmp_path / "plan.json",
         {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 3]}]},
     )
-    result = run("schedule", "--snapshot", snapshot, "--plan", plan, "--config", config, "--json")
+    result = run("schedule", plan, "--snapshot", snapshot, "--config", config, "--json")
     assert result.returncode in (0, 1), result.stderr  # 1: a step waits for the offline broker
     assert "Traceback" not in result.stderr and json.loads(result.stdout)["limits"]
 
@@ -149,7 +149,7 @@ def test_schedule_refuses_what_the_daemon_refuses(tmp_path: Path) -> None:
         tmp_path / "plan.json",
         {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 3]}]},
     )
-    result = run("schedule", "--snapshot", snapshot, "--plan", plan, "--config", config)
+    result = run("schedule", plan, "--snapshot", snapshot, "--config", config)
     assert result.returncode == 2 and "LONG" in result.stderr
     assert "warning:" in result.stderr and "reasignment.typo is not a configuration key" in result.stderr
 

@@ -118,6 +118,12 @@ def test_sighup_reloads_valid_config_and_keeps_the_old_one_on_error(tmp_path: Pa
                 time.sleep(0.1)
             assert daemon.request("GET", "/v1/limits")[1][incoming] == 1, "an unrelated reload keeps it"
             assert "runtime setting kept" in daemon.log_tail(20000)
+            reloaded = [
+                json.loads(line)
+                for line in daemon.log_tail(50_000).splitlines()
+                if '"config reloaded' in line
+            ]
+            assert reloaded and reloaded[-1]["changes"] == {"reassignment.parallel.replica.count": "1 -> 3"}
             daemon.config_path.write_text(
                 daemon.config_path.read_text() + "reassignment.parallel.replica.count = -4\n"
             )

@@ -4,13 +4,28 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import prometheus_client
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families
 
-from reassignd.daemon.metrics import METRIC_NAMES, SPECS, DaemonMetrics, MetricSpec, sample_names
+import reassignd
+import reassignd.cluster
+import reassignd.daemon.mqtt_auth
+from reassignd.daemon.metrics import (
+    API_REFUSALS,
+    CLUSTER_APIS,
+    METRIC_NAMES,
+    MQTT_REFUSALS,
+    PARTITION_STATES,
+    PLAN_STATES,
+    SPECS,
+    DaemonMetrics,
+    MetricSpec,
+    sample_names,
+)
 
 #: What the daemon issue asks to be measured, as the family that measures it.
 REQUIRED = {
@@ -44,9 +59,10 @@ def exercised() -> DaemonMetrics:
     metrics.cluster_call("describe_configs", ok=False)
     metrics.set_plan_counts({"running": 1, "queued": 2}, states=("completed",))
     metrics.set_partition_counts({"pending": 150, "in_flight": 10, "completed": 40})
+    metrics.set_progress("plan-1", total_bytes=1000, remaining_bytes=900, moved_bytes=100, eta_seconds=300.0)
     metrics.set_progress("plan-1", total_bytes=1000, remaining_bytes=400, moved_bytes=600, eta_seconds=120.0)
     metrics.step_started(3)
-    metrics.step_completed(seconds=42.0, moved_bytes=600)
+    metrics.step_completed(seconds=42.0)
     metrics.set_inflight({4: 2, 5: 1}, {1: 3}, leader_movements=1)
     metrics.set_throttle_rates({4: 10_000_000}, {1: 20_000_000})
     metrics.throttle_config_written("set", 2)
@@ -109,12 +125,12 @@ def test_exposition_parses_and_carries_the_values() -> None:
         ("reassignd_throttle_rate_bytes_per_second", (("broker", "1"), ("direction", "outgoing")))
     ] == (20_000_000)
     assert found[("reassignd_cluster_call_errors_total", (("api", "describe_configs"),))] == 1
-    assert ("reassignd_cluster_call_errors_total", (("api", "alter_partition_reassignments"),)) not in found
+    assert found[("reassignd_cluster_call_errors_total", (("api", "alter_partition_reassignments"),))] == 0
     assert found[("reassignd_cluster_last_success_timestamp_seconds", ())] == 1_700_000_000.0
     assert found[("reassignd_cycle_duration_seconds_count", ())] == 2
     assert found[("reassignd_cycles_total", (("outcome", "error"),))] == 1
     assert found[("reassignd_step_duration_seconds_bucket", (("le", "60.0"),))] == 1
-    assert found[("reassignd_moved_bytes_total", ())] == 600
+    assert found[("reassignd_moved_bytes_total", ())] == 500, "what the plan's figure grew by"
     assert found[("reassignd_ha_is_leader", ())] == 1
     assert found[("reassignd_mqtt_dropped_events_total", ())] == 5
     assert (
@@ -124,8 +140,7 @@ def test_exposition_parses_and_carries_the_values() -> None:
     assert dict(build[0])["version"]
     # every exposed series belongs to a declared family
     declared = set().union(*(sample_names(s) for s in SPECS))
-    extra = {n for n in exposed if n not in declared and not n.endswith("_created")}
-    assert extra == set()
+    assert exposed - declared == set()
 
 
 def test_gauges_drop_children_that_are_gone() -> None:
@@ -162,3 +177,88 @@ def test_openmetrics_negotiation() -> None:
     assert "reassignd_build" in families and "reassignd_cycles" in families
     body, content_type = exercised().exposition(None)
     assert content_type.startswith("text/plain")
+
+
+# --- what an operator's queries need from a scrape --------------------------------------------------------
+
+
+def test_labelled_counters_exist_at_zero_before_their_first_event() -> None:
+    """`increase()` needs a sample before the first event: every known label value is there from the start
+    (the ConfigReloadFailed alert missed the first failed reload without it)."""
+    metrics = DaemonMetrics()
+    metrics.auto_throttle_brokers([4, 5])
+    found = samples(metrics)
+    for outcome in ("ok", "error"):
+        assert found[("reassignd_config_reloads_total", (("outcome", outcome),))] == 0
+        assert found[("reassignd_cycles_total", (("outcome", outcome),))] == 0
+    for action in ("set", "restored"):
+        assert found[("reassignd_throttle_config_writes_total", (("action", action),))] == 0
+    for api in CLUSTER_APIS:
+        assert found[("reassignd_cluster_call_errors_total", (("api", api),))] == 0
+        assert found[("reassignd_cluster_calls_total", (("api", api),))] == 0
+    for channel, reasons in (("api", API_REFUSALS), ("mqtt", MQTT_REFUSALS)):
+        for reason in reasons:
+            assert (
+                found[("reassignd_rejected_commands_total", (("channel", channel), ("reason", reason)))] == 0
+            )
+    for broker in ("4", "5"):
+        assert found[("reassignd_auto_throttle_raises_total", (("broker", broker),))] == 0
+    assert found[("reassignd_plans", (("state", "running"),))] == 0
+    assert found[("reassignd_partitions", (("state", "in_flight"),))] == 0
+
+
+def test_known_label_values_cover_what_the_code_can_emit() -> None:
+    """The lists in metrics.py against the sources of the values: API codes, MQTT reasons, cluster calls,
+    plan and partition states."""
+    from reassignd.daemon.api import STATUS_BY_CODE
+    from reassignd.engine.state import Status
+    from reassignd.store.base import PlanStatus
+
+    assert set(API_REFUSALS) == set(STATUS_BY_CODE)
+    source = Path(reassignd.daemon.mqtt_auth.__file__).read_text()
+    mqtt_reasons = set(re.findall(r'CommandRejected\(\s*"(\w+)"', source))
+    assert mqtt_reasons and mqtt_reasons <= set(MQTT_REFUSALS)
+    cluster_dir = Path(reassignd.cluster.__file__).parent
+    apis = {
+        name
+        for path in cluster_dir.glob("*.py")
+        for name in re.findall(r'_call\(\s*"(\w+)"', path.read_text())
+    }
+    assert apis == set(CLUSTER_APIS)
+    assert set(PARTITION_STATES) == {s.value for s in Status}
+    assert set(PLAN_STATES) == {s.value for s in PlanStatus} - {"failed"}
+    package = Path(reassignd.__file__).parent
+    setters = [p for p in package.rglob("*.py") if "FAILED" in p.read_text() and p.parent.name != "store"]
+    assert not setters, "a plan can fail now: export reassignd_plans{state='failed'} (PLAN_STATES)"
+
+
+@pytest.mark.parametrize("accept", [None, "application/openmetrics-text; version=1.0.0"])
+def test_every_series_carries_the_cluster_label_and_none_is_created(accept: str | None) -> None:
+    metrics = exercised()
+    metrics.cluster = "prod-eu"
+    body, _ = metrics.exposition(accept)
+    text = body.decode()
+    assert "_created" not in text
+    parse = text_string_to_metric_families if accept is None else parse_openmetrics
+    series = [s for family in parse(text) for s in family.samples]
+    assert series and all(s.labels.get("cluster") == "prod-eu" for s in series)
+    unlabelled = DaemonMetrics().exposition()[0].decode()
+    assert 'cluster="' not in unlabelled, "no cluster label until the daemon knows it"
+
+
+def test_moved_bytes_counter_follows_each_cycle_and_a_restart_does_not_count_twice() -> None:
+    def moved(metrics: DaemonMetrics) -> float:
+        return samples(metrics)[("reassignd_moved_bytes_total", ())]
+
+    metrics = DaemonMetrics()
+    for figure, expected in ((0, 0), (10, 10), (25, 25), (20, 25), (30, 35)):  # 25 -> 20: a copy restarted
+        metrics.set_progress("p", 100, 100 - figure, figure, None)
+        assert moved(metrics) == expected
+    metrics.set_progress(None, 0, 0, 0, None)
+    metrics.set_progress("q", 100, 50, 50, None)  # another plan, first seen half done (a failover)
+    assert moved(metrics) == 35
+    metrics.set_progress("q", 100, 40, 60, None)
+    assert moved(metrics) == 45
+    restarted = DaemonMetrics()
+    restarted.set_progress("q", 100, 40, 60, None)
+    assert moved(restarted) == 0, "what was copied before this process watched is not counted again"

@@ -176,3 +176,29 @@ async def test_wake_ups_respect_the_minimum_interval() -> None:
     await asyncio.wait_for(task, timeout=2)
     assert 2 <= len(starts) <= 3
     assert all(b - a >= 0.19 for a, b in itertools.pairwise(starts))
+
+
+async def test_cycle_lines_at_info_only_when_the_situation_changes_or_a_minute_passed() -> None:
+    """An idle daemon writes one line when it becomes idle, not one per cycle; a running plan's progress
+    shows at info once a minute; everything else at debug."""
+    from structlog.testing import capture_logs
+
+    running = ["p1 running: 1%", "p1 running: 2%", "p1 running: 3%"]
+    statuses = iter(["idle", "idle", "idle", *running, "p1 paused: 3%", "idle"])
+    now = [0.0]
+
+    async def cycle() -> str:
+        now[0] += 30.0  # each cycle half a minute later
+        status = next(statuses, None)
+        if status is None:
+            runner.stop()
+            return "idle"
+        return status
+
+    runner = FixedRateLoop(cycle, 0.0, clock=lambda: now[0], progress_every=60.0)
+    with capture_logs() as logs:
+        await asyncio.wait_for(runner.run(), timeout=5)
+    info = [e["status"] for e in logs if e["event"] == "cycle" and e["log_level"] == "info"]
+    debug = [e["status"] for e in logs if e["event"] == "cycle" and e["log_level"] == "debug"]
+    assert info == ["idle", "p1 running: 1%", "p1 running: 3%", "p1 paused: 3%", "idle"]
+    assert debug == ["idle", "idle", "p1 running: 2%", "idle"]

@@ -15,6 +15,7 @@ from tests.services.simulator import SimProcess
 
 REPO = Path(__file__).resolve().parents[2]
 THROTTLED = {
+    "cluster.id": "live",
     "leader.reassignment.throttled.rate": 20_000_000,
     "follower.reassignment.throttled.rate": 20_000_000,
     "reassignment.max.incoming.replica.movements.per.broker": 2,

@@ -154,12 +154,15 @@ def test_each_daemon_is_an_ha_member_wired_to_the_stack(service: str, tmp_path: 
     assert f"secrets:{SECRETS_DIR}:ro" in mounts
 
 
-def test_prometheus_scrapes_both_daemons_and_loads_the_rules() -> None:
+def test_prometheus_scrapes_both_daemons_and_loads_the_rules(tmp_path: Path) -> None:
     prometheus = yaml_files.load("deploy/prometheus/prometheus.yml")
     (job,) = [j for j in prometheus["scrape_configs"] if j["job_name"] == "reassignd"]
     targets = {t for group in job["static_configs"] for t in group["targets"]}
     assert targets == {f"{name}:8080" for name in DAEMONS}
-    assert all(group["labels"]["cluster"] for group in job["static_configs"])
+    assert not any("cluster" in group.get("labels", {}) for group in job["static_configs"]), (
+        "the daemons label their series with cluster.id; a target label would rename theirs"
+    )
+    assert daemon_config(DAEMONS[0], tmp_path)["cluster.id"], "the label the alerts and dashboard group by"
     mounts = services()["prometheus"]["volumes"]
     for rule_file in prometheus["rule_files"]:
         target = rule_file if rule_file.startswith("/") else f"/etc/prometheus/{rule_file}"

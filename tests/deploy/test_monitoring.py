@@ -19,9 +19,9 @@ from tests.deploy.promql import exported_series, label_names, metric_names
 
 ALERTS = REPO / "deploy/prometheus/alerts.yml"
 DASHBOARD = REPO / "deploy/grafana/reassignd.json"
-# Series Prometheus itself attaches to every target, and labels it adds (prometheus.yml sets `cluster`).
+# Series Prometheus itself attaches to every target, and the labels it adds (the daemon sets `cluster`).
 PROMETHEUS_SERIES = frozenset({"up"})
-TARGET_LABELS = frozenset({"job", "instance", "cluster"})
+TARGET_LABELS = frozenset({"job", "instance"})
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$cluster": ".*", "$instance": ".*"}
 
 
@@ -112,15 +112,24 @@ def test_promtool_check_metrics_accepts_a_live_scrape(live: LiveScrape) -> None:
 
 def test_the_scrape_was_taken_while_a_plan_moved_data(live: LiveScrape) -> None:
     series = exported_series(live.text)
-    assert series["reassignd_throttle_rate_bytes_per_second"] == {"broker", "direction"}
-    assert series["reassignd_plan_total_bytes"] == {"plan"}
+    assert series["reassignd_throttle_rate_bytes_per_second"] == {"cluster", "broker", "direction"}
+    assert series["reassignd_plan_total_bytes"] == {"cluster", "plan"}
     assert "reassignd_cycle_duration_seconds_bucket" in series
 
 
 def test_the_daemon_exports_every_declared_family_and_nothing_else(live: LiveScrape) -> None:
-    exported = {name for name in exported_series(live.text) if not name.endswith("_created")}
+    exported = set(exported_series(live.text))
     declared = set().union(*(sample_names(spec) for spec in SPECS))
     assert exported == declared
+    assert "_created" not in live.text
+
+
+def test_every_series_carries_the_cluster_label(live: LiveScrape) -> None:
+    series = exported_series(live.text)
+    assert all("cluster" in labels for labels in series.values()), sorted(
+        name for name, labels in series.items() if "cluster" not in labels
+    )
+    assert 'cluster="live"' in live.text
 
 
 @pytest.mark.parametrize(("where", "expr"), all_exprs())

@@ -35,7 +35,7 @@ def test_schedule_json_lists_every_step(
         "[daemon]\nanything = 1\n"
     )
     snap, plan = files
-    code = main(["schedule", "--snapshot", str(snap), "--plan", str(plan), "--config", str(config), "--json"])
+    code = main(["schedule", str(plan), "--snapshot", str(snap), "--config", str(config), "--json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["finished"] is True
@@ -59,7 +59,7 @@ def test_schedule_rejects_unknown_reassignment_keys(
     config = tmp_path / "limits.toml"
     config.write_text("reassignment.parallel.replicas = 2\nreassignment.parallel.partition.count = 0\n")
     snap, plan = files
-    code = main(["schedule", "--snapshot", str(snap), "--plan", str(plan), "--config", str(config)])
+    code = main(["schedule", str(plan), "--snapshot", str(snap), "--config", str(config)])
     assert code == 2
     err = capsys.readouterr().err
     assert "reassignment.parallel.replicas" in err and "unknown key" in err
@@ -69,7 +69,7 @@ def test_schedule_rejects_unknown_reassignment_keys(
 def test_schedule_runs_as_a_process(files: tuple[Path, Path]) -> None:
     snap, plan = files
     result = subprocess.run(
-        [sys.executable, "-m", "reassignd", "schedule", "--snapshot", str(snap), "--plan", str(plan)],
+        [sys.executable, "-m", "reassignd", "schedule", str(plan), "--snapshot", str(snap)],
         capture_output=True,
         text=True,
         check=False,
@@ -77,6 +77,21 @@ def test_schedule_runs_as_a_process(files: tuple[Path, Path]) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "t-0: (0,1,2,3,4) -> (5,0,1,2,3,4)*" in result.stdout
+    assert "(* this step moves the" in result.stdout, "the mark is explained before it is used"
+
+
+def test_schedule_keeps_plan_as_a_deprecated_option(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap, plan = files
+    assert main(["schedule", "--snapshot", str(snap), "--plan", str(plan), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["finished"] is True
+    assert "`schedule --plan PLAN` is deprecated; write `schedule PLAN`" in captured.err
+    assert main(["schedule", str(plan), "--snapshot", str(snap), "--plan", str(plan)]) == 2
+    assert "give the plan once" in capsys.readouterr().err
+    assert main(["schedule", "--snapshot", str(snap)]) == 2
+    assert "PLAN: the plan file is required" in capsys.readouterr().err
 
 
 def test_schedule_reports_what_stays_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -85,7 +100,7 @@ def test_schedule_reports_what_stays_blocked(tmp_path: Path, capsys: pytest.Capt
     snap_path, plan_path = tmp_path / "s.json", tmp_path / "p.json"
     snap_path.write_text(snapshot_to_json(snapshot))
     plan_path.write_text(plan.to_json())
-    code = main(["schedule", "--snapshot", str(snap_path), "--plan", str(plan_path), "--json"])
+    code = main(["schedule", str(plan_path), "--snapshot", str(snap_path), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["finished"] is False
     assert out["blocked"] == [

@@ -53,7 +53,7 @@ def is_leader_metric(daemon: DaemonProcess) -> float:
     _, body = daemon.request("GET", "/metrics")
     text = body.decode() if isinstance(body, bytes) else str(body)
     return float(
-        next(line.split()[-1] for line in text.splitlines() if line.startswith("reassignd_ha_is_leader "))
+        next(line.split()[-1] for line in text.splitlines() if line.startswith("reassignd_ha_is_leader{"))
     )
 
 

@@ -26,10 +26,9 @@ def test_signed_payload_verifies(tmp_path: Path) -> None:
     secret.write_text("the-secret\n")
     result = run(
         "set_throttles",
+        "p1",
         "--secret-file",
         str(secret),
-        "--plan-id",
-        "p1",
         "--throttle",
         "leader.reassignment.throttled.rate=5000",
     )
@@ -38,6 +37,9 @@ def test_signed_payload_verifies(tmp_path: Path) -> None:
     assert (command.name, command.plan_id) == ("set_throttles", "p1")
     assert command.throttles == {"leader.reassignment.throttled.rate": 5000}
     assert "the-secret" not in result.stdout
+    old = run("pause", "--secret-file", str(secret), "--plan-id", "p2")
+    assert old.returncode == 0 and "--plan-id is deprecated" in old.stderr
+    assert CommandVerifier(b"the-secret", 30).verify(old.stdout.strip().encode()).plan_id == "p2"
 
 
 @pytest.mark.parametrize(

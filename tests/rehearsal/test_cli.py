@@ -104,7 +104,8 @@ def test_a_produce_rate_at_the_throttle_never_converges_and_exits_1(files: dict[
     )
     assert proc.returncode == 1, proc.stderr
     assert "does NOT finish" in proc.stdout
-    assert "moves that never converge (fetch rate <= produce rate): 2" in proc.stdout
+    assert "moves that never converge (their fetch rate does not exceed the produce rate): 2" in proc.stdout
+    assert "bound by the follower throttle on broker 3: 11.0 MB/s shared by 1 copy:" in proc.stdout
 
 
 def test_a_plan_for_an_unknown_partition_is_refused_with_exit_2(files: dict[str, Path]) -> None:
