@@ -70,3 +70,15 @@ def spark() -> Iterator[Any]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture
+def debug_logs() -> Iterator[None]:
+    """Debug lines reach structlog's capture_logs (other tests leave the level at info)."""
+    from reassignd import logs
+
+    logs.configure("debug", json=True)
+    try:
+        yield
+    finally:
+        logs.configure("info", json=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from structlog.testing import capture_logs
 
@@ -32,6 +33,7 @@ async def test_every_step_started_and_finished_has_its_line() -> None:
     assert sorted(moved.values()) == sorted(line["bytes"] for line in finished)
 
 
+@pytest.mark.usefixtures("debug_logs")
 async def test_a_read_that_finds_nothing_is_not_logged_as_a_refusal() -> None:
     async with TestClient(TestServer(make_app(small_cluster()))) as client:
         with capture_logs() as logs:

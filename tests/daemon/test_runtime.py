@@ -178,6 +178,7 @@ async def test_wake_ups_respect_the_minimum_interval() -> None:
     assert all(b - a >= 0.19 for a, b in itertools.pairwise(starts))
 
 
+@pytest.mark.usefixtures("debug_logs")
 async def test_cycle_lines_at_info_only_when_the_situation_changes_or_a_minute_passed() -> None:
     """An idle daemon writes one line when it becomes idle, not one per cycle; a running plan's progress
     shows at info once a minute; everything else at debug."""

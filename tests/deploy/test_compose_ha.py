@@ -3,7 +3,6 @@ and the simulated cluster must give one leader and one standby, as Prometheus se
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from reassignd.config import load_config
 from tests.daemon.test_e2e import scenario
 from tests.deploy.conftest import REPO
 from tests.services.daemon import DaemonProcess
+from tests.services.scrape import sample
 from tests.services.simulator import SimProcess
 from tests.services.zookeeper import ZooKeeperServer
 
@@ -22,8 +22,7 @@ HA_KEYS = ("state.store", "ha.enable", "ha.zookeeper.path", "ha.session.timeout.
 def leader_gauge(daemon: DaemonProcess) -> float | None:
     code, body = daemon.request("GET", "/metrics", token=None)
     assert code == 200
-    match = re.search(rb"^reassignd_ha_is_leader ([0-9.]+)$", body, re.MULTILINE)
-    return float(match.group(1)) if match else None
+    return sample(body, "reassignd_ha_is_leader")
 
 
 @pytest.mark.zookeeper

@@ -20,6 +20,7 @@ from reassignd.store.base import EventKind, replayed_steps
 from reassignd.store.zookeeper import ZooKeeperStore
 from tests.daemon.test_e2e import LIMITS, assignment, configs, fill_plan, reassigning, scenario
 from tests.services.daemon import DaemonProcess, plan_targets
+from tests.services.scrape import sample
 from tests.services.simulator import SimProcess
 from tests.services.zookeeper import ZooKeeperServer
 
@@ -51,10 +52,9 @@ def role(daemon: DaemonProcess) -> str | None:
 
 def is_leader_metric(daemon: DaemonProcess) -> float:
     _, body = daemon.request("GET", "/metrics")
-    text = body.decode() if isinstance(body, bytes) else str(body)
-    return float(
-        next(line.split()[-1] for line in text.splitlines() if line.startswith("reassignd_ha_is_leader{"))
-    )
+    value = sample(body if isinstance(body, bytes) else str(body), "reassignd_ha_is_leader")
+    assert value is not None, "reassignd_ha_is_leader is exported"
+    return value
 
 
 def plan_state(daemon: DaemonProcess, plan_id: str) -> str | None:
