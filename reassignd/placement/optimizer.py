@@ -349,12 +349,12 @@ def _fill(
     start = counts(state, roles.members)
     if pinned(state, matcher, roles.members):
         modes.reverse()
-        _, take, bounds = _fill_domain_quotas(matcher, roles, start, request.threshold)
+        _, wanted, bounds = _fill_domain_quotas(matcher, roles, start, request.threshold)
         progress.lower_bound = sum(bounds.values())
     else:
         q = fill_quotas(start, roles.filled, request.threshold)
-        take, progress.lower_bound = dict(q.take), q.lower_bound
-    progress.fill_targets = {b: start[b] + round(take.get(b, 0)) for b in roles.filled}
+        wanted, progress.lower_bound = {b: float(t) for b, t in q.take.items()}, q.lower_bound
+    progress.fill_targets = {b: start[b] + round(wanted.get(b, 0)) for b in roles.filled}
     passes = 0
     for mode in modes:
         while True:
