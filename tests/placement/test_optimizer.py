@@ -128,6 +128,7 @@ def _with_produce(snapshot: ClusterSnapshot, seed: int) -> ClusterSnapshot:
     threshold=st.sampled_from([0.0, 0.05, 0.1, 0.2]),
 )
 def test_every_goal_keeps_exclusions_spread_and_capacity(
+    *,
     seed: int,
     goal: str,
     size_aware: bool,
