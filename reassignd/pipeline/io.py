@@ -1,8 +1,12 @@
 """Snapshots into DataFrames: the documented snapshot JSON (one file per cluster, or a directory of them
 for a fleet) read straight into Spark with an explicit schema, or the same data as Parquet.
 
+A JSON snapshot's cluster is named after its file (`prod-eu.json` -> `prod-eu`): what an operator chose,
+where Kafka's cluster id is an opaque string; the id is kept beside it (`cluster_id`).
+
 Parquet layout (see docs/planner.md): `DIR/brokers/` with columns cluster, id, rack, online and
-`DIR/partitions/` with cluster, topic, partition, replicas, isr, leader, size_bytes, adding, removing.
+`DIR/partitions/` with cluster, topic, partition, replicas, isr, leader, size_bytes, adding, removing and,
+optionally, produce_bytes_per_sec.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from reassignd.model import InvalidInputError, Problem
 _BROKER_FIELDS = "id INT, rack STRING, online BOOLEAN"
 _PARTITION_FIELDS = (
     "topic STRING, partition INT, replicas ARRAY<INT>, isr ARRAY<INT>, leader INT, size_bytes BIGINT, "
-    "adding ARRAY<INT>, removing ARRAY<INT>"
+    "adding ARRAY<INT>, removing ARRAY<INT>, produce_bytes_per_sec DOUBLE"
 )
 SNAPSHOT_SCHEMA = (
     f"version INT, cluster_id STRING, brokers ARRAY<STRUCT<{_BROKER_FIELDS}>>, "
@@ -27,9 +31,9 @@ SNAPSHOT_SCHEMA = (
 
 @dataclass(frozen=True)
 class Tables:
-    """brokers: cluster, broker, rack, online. partitions as in the snapshot (raw), or after `normalise`:
-    cluster, topic, partition, replicas (the target list while a move runs), leader, size_bytes,
-    reassigning."""
+    """brokers: cluster, cluster_id, broker, rack, online. partitions as in the snapshot (raw), or after
+    `normalise`: cluster, topic, partition, replicas (the target list while a move runs), leader, size_bytes,
+    produce_bytes_per_sec, reassigning."""
 
     brokers: Any
     partitions: Any
@@ -44,8 +48,9 @@ def _json_files(path: Path) -> list[str]:
     return [str(path)]
 
 
-def read_tables(spark: Any, paths: Sequence[str]) -> Tables:
-    """Read every path (JSON file, directory of JSON files, or Parquet layout) into one fleet."""
+def read_tables(spark: Any, paths: Sequence[str], *, checkpoint: bool = False) -> Tables:
+    """Read every path (JSON file, directory of JSON files, or Parquet layout) into one fleet. With
+    `checkpoint` the JSON documents are parsed once, here, and both tables read the parsed rows."""
     from pyspark.sql import functions as F
 
     problems = [Problem(p, "(file)", "does not exist") for p in paths if not Path(p).exists()]
@@ -60,13 +65,13 @@ def read_tables(spark: Any, paths: Sequence[str]) -> Tables:
             .option("multiLine", "true")
             .option("mode", "FAILFAST")
             .json(json_files)
-            .withColumn(
-                "cluster",
-                F.coalesce("cluster_id", F.regexp_extract(F.input_file_name(), r"([^/]+)\.json$", 1)),
-            )
+            .withColumn("cluster", F.regexp_extract(F.input_file_name(), r"([^/]+)\.json$", 1))
         )
-        brokers = raw.select("cluster", F.explode("brokers").alias("b")).select(
+        if checkpoint:
+            raw = raw.localCheckpoint()
+        brokers = raw.select("cluster", "cluster_id", F.explode("brokers").alias("b")).select(
             "cluster",
+            "cluster_id",
             F.col("b.id").alias("broker"),
             F.col("b.rack").alias("rack"),
             F.coalesce(F.col("b.online"), F.lit(True)).alias("online"),
@@ -75,28 +80,34 @@ def read_tables(spark: Any, paths: Sequence[str]) -> Tables:
         parts.append(Tables(brokers, partitions))
     for path in parquet:
         brokers = spark.read.parquet(str(Path(path) / "brokers")).withColumnRenamed("id", "broker")
+        if "cluster_id" not in brokers.columns:
+            brokers = brokers.withColumn("cluster_id", F.lit(None).cast("string"))
         partitions = spark.read.parquet(str(Path(path) / "partitions"))
         parts.append(Tables(brokers, partitions))
     brokers, partitions = parts[0].brokers, parts[0].partitions
     for more in parts[1:]:
-        brokers = brokers.unionByName(more.brokers)
+        brokers = brokers.unionByName(more.brokers, allowMissingColumns=True)
         partitions = partitions.unionByName(more.partitions, allowMissingColumns=True)
     return Tables(brokers, partitions)
 
 
 def normalise(partitions: Any) -> Any:
-    """Target replicas (without those being removed), a reassigning flag, defaults for missing fields."""
+    """Target replicas (without those being removed; `listed` keeps Kafka's list for validation), a
+    reassigning flag, defaults for missing fields."""
     from pyspark.sql import functions as F
 
     empty = F.array().cast("array<int>")
     adding = F.coalesce("adding", empty)
     removing = F.coalesce("removing", empty)
+    produce = F.col("produce_bytes_per_sec") if "produce_bytes_per_sec" in partitions.columns else F.lit(0.0)
     return partitions.select(
         "cluster",
         "topic",
         "partition",
+        F.col("replicas").alias("listed"),
         F.array_except("replicas", removing).alias("replicas"),
         F.coalesce("leader", F.lit(-1)).alias("leader"),
         F.coalesce("size_bytes", F.lit(0)).cast("long").alias("size_bytes"),
+        F.coalesce(produce, F.lit(0.0)).cast("double").alias("produce_bytes_per_sec"),
         ((F.size(adding) > 0) | (F.size(removing) > 0)).alias("reassigning"),
     )
