@@ -107,7 +107,9 @@ def _charts(o: ClusterPlan, out: Path) -> list[Path]:
     labels += [f"{r} broker" for r in shaded]
     fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.93), frameon=False)
     if few:
-        axes[-1].set_xticks(x, [str(b) for b in brokers], rotation=90, fontsize=7)
+        axes[-1].set_xticks(
+            x, [str(b) for b in brokers], rotation=0 if len(brokers) <= 30 else 90, fontsize=7
+        )
     axes[-1].set_xlabel("broker (sorted by id)")
     fig.suptitle(
         f"{o.cluster}: {f['goal']}{' (size-aware)' if f.get('size_aware') else ''}, "
@@ -133,7 +135,10 @@ def _charts(o: ClusterPlan, out: Path) -> list[Path]:
     pos = list(range(len(names)))
     ax.bar([p - 0.2 for p in pos], [domain_before[n] for n in names], 0.4, label="before", color="#9ecae1")
     ax.bar([p + 0.2 for p in pos], [domain_after[n] for n in names], 0.4, label="after", color="#3182bd")
-    ax.set_xticks(pos, names, rotation=45, ha="right", fontsize=8)
+    if len(names) <= 8:
+        ax.set_xticks(pos, names, fontsize=8)
+    else:
+        ax.set_xticks(pos, names, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("replicas")
     spread = f["spread_violations"]
     ax.set_title(

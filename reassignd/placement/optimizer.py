@@ -409,9 +409,10 @@ def _has_domains(topology: Topology, members: frozenset[int]) -> bool:
 
 
 def pinned(state: Assignment, matcher: Matcher, members: frozenset[int]) -> bool:
-    """Whether the spread pins every data centre's replica total: each movable partition has a replica in
-    every top-level domain of the members, so no replica can change domain without worsening the spread
-    (the destination's side would hold more than the source's). Then the lower bound is per domain."""
+    """Whether the spread pins every data centre's replica total: each movable partition holds the same
+    number of replicas in every top-level domain of the members, so moving a replica to another domain
+    would leave the destination's side holding more than the source's (never valid). The lower bound is
+    then per domain."""
     domains = sorted({matcher.domain[b] for b in members if b in matcher.domain})
     if len(domains) < 2 or len(domains) == len(members):
         return False
@@ -423,7 +424,8 @@ def pinned(state: Assignment, matcher: Matcher, members: frozenset[int]) -> bool
         return False
     position = np.clip(np.searchsorted(ids, rows), 0, len(ids) - 1)
     tagged = np.where((rows >= 0) & (ids[position] == rows), table[position], -1)
-    return all(bool((tagged == i).any(axis=1).all()) for i in range(len(domains)))
+    per_domain = np.stack([(tagged == i).sum(axis=1) for i in range(len(domains))], axis=1)
+    return bool((per_domain.min(axis=1) == per_domain.max(axis=1)).all() and per_domain.min() > 0)
 
 
 def _domain_quotas(state: Assignment, matcher: Matcher, roles: Roles, band: Band, threshold: float) -> Quotas:
