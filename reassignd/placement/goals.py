@@ -41,7 +41,9 @@ def parse_threshold(text: str) -> float:
         raise ValueError(
             f"threshold must be a share such as 0.10 or a percentage such as 10%, got {text!r}"
         ) from None
-    if not math.isfinite(value) or value < 0:
+    if not math.isfinite(value):
+        raise ValueError(f"threshold must be a finite number, got {text!r}")
+    if value < 0:
         raise ValueError(f"threshold must not be negative, got {text!r}")
     if percent:
         if value >= 100:
