@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -78,6 +79,13 @@ def register(subparsers: Any) -> None:
     plan.add_argument("--report", metavar="DIR", help="write report.json and PNG charts here")
     plan.add_argument("--spark-master", help="Spark master URL (default local[*] or REASSIGND_SPARK_MASTER)")
     plan.add_argument(
+        "--engine",
+        choices=("auto", "spark", "local"),
+        default="auto",
+        help="where to plan: spark, or local (this process, no JVM; the same plans); auto (default) plans "
+        "JSON snapshots under 64 MB locally unless a Spark master is given, everything else on Spark",
+    )
+    plan.add_argument(
         "--threshold",
         type=_threshold,
         default=0.10,
@@ -102,6 +110,12 @@ def register(subparsers: Any) -> None:
         "--size-aware",
         action="store_true",
         help="also balance bytes: replicas sized toward the byte average, then byte quotas",
+    )
+    plan.add_argument(
+        "--byte-threshold",
+        type=_threshold,
+        default=0.10,
+        help="with --size-aware: band around the average of bytes (default 10%%)",
     )
     plan.add_argument("--cluster-name", help="name of the cluster in the output (default: the file name)")
     plan.add_argument("--seed", type=int, default=0, help="seed for the deterministic tie-breaks")
@@ -195,9 +209,9 @@ class _ProgressLine:
 def _plan(args: argparse.Namespace) -> int:
     import warnings
 
-    from reassignd.pipeline.planner import PlanRequest, plan_paths
+    from reassignd.pipeline.planner import PlanRequest, plan_files_locally, plan_paths, small_json_files
     from reassignd.pipeline.report import write_report
-    from reassignd.pipeline.session import spark_session
+    from reassignd.pipeline.session import MASTER_ENV, spark_session
     from reassignd.placement.capacity import load_capacities
 
     warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas")
@@ -206,6 +220,7 @@ def _plan(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         brokers=tuple(args.brokers or ()),
         size_aware=args.size_aware,
+        byte_threshold=args.byte_threshold,
         seed=args.seed,
         max_rounds=args.max_rounds,
         topics=args.topics,
@@ -219,9 +234,24 @@ def _plan(args: argparse.Namespace) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="reassignd-plan-") as tmp:
             paths = args.snapshot or [_live_snapshot_file(args.bootstrap_servers, tmp, args.cluster_name)]
-            progress("starting Spark")
-            spark = spark_session(args.spark_master)
-            outcomes = plan_paths(spark, paths, request, progress)
+            files = small_json_files(paths)
+            local = args.engine == "local" or (
+                args.engine == "auto"
+                and files is not None
+                and not args.spark_master
+                and not os.environ.get(MASTER_ENV)
+            )
+            if local:
+                if files is None:
+                    raise InvalidInputError(
+                        "arguments", [Problem("plan", "--engine", "local plans JSON snapshots up to 64 MB")]
+                    )
+                progress("planning")
+                outcomes = plan_files_locally(files, request)
+            else:
+                progress("starting Spark")
+                spark = spark_session(args.spark_master)
+                outcomes = plan_paths(spark, paths, request, progress)
         if args.cluster_name and len(outcomes) == 1:
             outcomes[0].cluster = outcomes[0].figures["cluster"] = args.cluster_name
         written = _write_plans(outcomes, args.out)

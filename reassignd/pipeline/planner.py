@@ -38,6 +38,7 @@ __all__ = [
     "GOALS",
     "ClusterPlan",
     "PlanRequest",
+    "plan_files_locally",
     "plan_locally",
     "plan_paths",
     "plan_snapshots",
@@ -104,6 +105,19 @@ def plan_locally(snapshots: Iterable[ClusterSnapshot], request: PlanRequest) -> 
 # JSON snapshots up to this size are parsed by the driver (the snapshot model, with its own validation):
 # faster than a Spark read job for the clusters most runs plan. Larger ones, and Parquet, Spark reads.
 DRIVER_PARSE_BYTES = 64 * 1024 * 1024
+
+
+def plan_files_locally(files: Sequence[str], request: PlanRequest) -> list[ClusterPlan]:
+    """JSON snapshot files planned in this process, named after the files (no Spark)."""
+    request.check()
+    out = []
+    for f in files:
+        snapshot = snapshot_from_json(Path(f).read_text())
+        result = optimise(ClusterInput.from_snapshot(snapshot, Path(f).stem), request)
+        plan = from_result(result)
+        plan.figures["cluster_id"] = snapshot.cluster_id
+        out.append(plan)
+    return sorted(out, key=lambda o: o.cluster)
 
 
 def plan_paths(

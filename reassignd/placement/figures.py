@@ -157,7 +157,7 @@ def _goals(
     elif request.moves_replicas:
         goals.append(_band_goal("replica-balance", _ints(state.count, members), request.threshold))
     if request.size_aware and request.moves_replicas:
-        goals.append(_band_goal("byte-balance", _ints(state.bytes, members), request.threshold))
+        goals.append(_band_goal("byte-balance", _ints(state.bytes, members), request.byte_threshold))
     if request.balances_leaders:
         # drain and fill balance leaders too, best effort: they are reported, not what the plan is judged by
         goals.append(
@@ -222,7 +222,9 @@ def outcome_figures(
         return {
             name: balance_score(
                 _ints(loads[name], members),
-                request.leader_threshold if "leader" in name else request.threshold,
+                {"bytes": request.byte_threshold}.get(
+                    name, request.leader_threshold if "leader" in name else request.threshold
+                ),
             )
             for name in ("replicas", "preferred_leaders", "leaders", "bytes")
         }
@@ -231,6 +233,7 @@ def outcome_figures(
         "cluster": data.name,
         "goal": request.goal,
         "threshold": request.threshold,
+        "byte_threshold": request.byte_threshold,
         "size_aware": request.size_aware,
         "brokers": len(data.racks),
         "eligible_brokers": len(members),

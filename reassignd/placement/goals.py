@@ -71,6 +71,7 @@ class PlanRequest:
     seed: int = 0
     max_rounds: int = 12
     leader_threshold: float = 0.0
+    byte_threshold: float = 0.10
     topics: str | None = None
     exclude_topics: str | None = None
     exclude_brokers: tuple[int, ...] = ()
@@ -82,6 +83,10 @@ class PlanRequest:
             problems.append(Problem("plan", "goal", f"must be one of {list(GOALS)}, got {self.goal!r}"))
         if not 0 <= self.threshold < 1:
             problems.append(Problem("plan", "threshold", f"must be in [0, 1), got {self.threshold}"))
+        if not 0 <= self.byte_threshold < 1:
+            problems.append(
+                Problem("plan", "byte_threshold", f"must be in [0, 1), got {self.byte_threshold}")
+            )
         if not 0 <= self.leader_threshold < 1:
             problems.append(
                 Problem("plan", "leader_threshold", f"must be in [0, 1), got {self.leader_threshold}")

@@ -134,7 +134,7 @@ def optimise(data: ClusterInput, request: PlanRequest) -> ClusterResult:
         _hard_capacity(state, matcher, roles, request, progress)
     if request.size_aware:
         start = {b: round(state.bytes[b]) for b in roles.members}
-        progress.bytes_lower_bound = balance_quotas(start, request.threshold).lower_bound
+        progress.bytes_lower_bound = balance_quotas(start, request.byte_threshold).lower_bound
     if request.moves_replicas:
         _replica_goal(state, matcher, roles, request, progress)
         if request.size_aware:
@@ -521,18 +521,13 @@ def _balance(
 # --- bytes -------------------------------------------------------------------------------------------
 
 
-def byte_band(state: Assignment, roles: Roles, threshold: float) -> Band:
-    loads = {b: round(state.bytes[b]) for b in roles.members}
-    return Band.around(sum(loads.values()), len(loads), threshold)
-
-
 def _byte_balance(
     state: Assignment, matcher: Matcher, roles: Roles, request: PlanRequest, progress: Progress
 ) -> None:
     """Whole replicas from brokers above the byte band to those below; byte quotas in closed form."""
     for _ in range(request.max_rounds):
         loads = {b: round(state.bytes[b]) for b in roles.members}
-        q = balance_quotas(loads, request.threshold)
+        q = balance_quotas(loads, request.byte_threshold)
         if not q.give or not q.take:
             return
         band = q.band
@@ -620,8 +615,3 @@ def _swap_once(
                 small.use(j)
                 return True
     return False
-
-
-def bytes_within(state: Assignment, roles: Roles, threshold: float) -> bool:
-    band = byte_band(state, roles, threshold)
-    return all(band.contains(round(state.bytes[b])) for b in roles.members)

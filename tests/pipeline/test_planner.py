@@ -63,7 +63,9 @@ def test_golden_cluster_balance_on_a_fleet(spark: Any, tmp_path: Path) -> None:
     assert outcomes["expansion"].figures["lower_bound"] == 42  # 3 empty brokers, band [14, 16]: 14 each
 
 
-def test_golden_drain_through_the_cli(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["spark", "local"])
+def test_golden_drain_through_the_cli(spark: Any, tmp_path: Path, engine: str) -> None:
+    """The same plan on Spark and in-process (what `--engine auto` picks for a small snapshot)."""
     snapshot = _write(tmp_path, expansion()) / "expansion.json"
     out, report = tmp_path / "plan.json", tmp_path / "report"
     code = main(
@@ -81,6 +83,8 @@ def test_golden_drain_through_the_cli(spark: Any, tmp_path: Path) -> None:
             str(report),
             "--seed",
             "3",
+            "--engine",
+            engine,
         ]
     )
     assert code == 0
