@@ -124,6 +124,7 @@ class Assignment:
                 if capacities.bounded(resource):
                     self.limits[resource] = {b: capacities.limit(b, resource) for b in self.brokers}
         self.changed: set[int] = set()
+        self.log: list[tuple[int, int, int, int]] = []  # (partition, slot, source, destination) per move
 
     def _per_broker(self, weight: npt.NDArray[np.float64], *, all_slots: bool) -> dict[int, float]:
         columns = self.rep if all_slots else self.rep[:, :1]
@@ -174,6 +175,7 @@ class Assignment:
         source = int(self.rep[p, slot])
         size, produce = float(self.size[p]), float(self.produce[p])
         self.rep[p, slot] = destination
+        self.log.append((p, slot, source, destination))
         for loads, amount in ((self.count, 1.0), (self.bytes, size), (self.nw_in, produce)):
             loads[source] -= amount
             loads[destination] += amount

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from reassignd.placement.assignment import Assignment, tiebreak
 from reassignd.placement.rules import is_valid_move
-from reassignd.placement.topology import Node, Topology
+from reassignd.placement.topology import Node, Topology, leaf_of
 
 MAX_RECEIVERS = 24  # receivers a giver tries in one turn
 MAX_CANDIDATES = 48  # replicas tried for one receiver
@@ -92,7 +92,8 @@ class Matcher:
         self.state = state
         self.topology = topology
         self.receivers = receivers
-        self.domain: dict[int, Node] = {b: topology.top_level(b) for b in topology.leaves}
+        # every known broker's top-level domain, drained and offline ones included (they give)
+        self.domain: dict[int, Node] = {b: leaf_of(b, r)[:1] for b, r in state.data.racks.items()}
         self.tiebreak = tiebreak(len(state.size), seed)
 
     def pools(self, givers: Mapping[int, float], weight: str) -> dict[int, Pool]:

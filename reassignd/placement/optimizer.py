@@ -301,7 +301,10 @@ def _drain(
     then anywhere valid (emptying the broker is the goal, the band is the report's business)."""
     progress.lower_bound = sum(_movable_counts(state, roles.drained).values())
     passes = 0
-    for mode in ("cluster", "domain", "anywhere"):
+    modes = ["cluster", "domain", "anywhere"]
+    if pinned(state, matcher, roles.members | roles.drained):
+        modes = ["domain", "cluster", "anywhere"]
+    for mode in modes:
         while True:
             if passes >= request.max_rounds:
                 progress.round_limit_hit = True
@@ -561,27 +564,45 @@ SWAP_TRIES = 16
 
 def _byte_swaps(state: Assignment, matcher: Matcher, roles: Roles, band: Band) -> int:
     """When a single move would push a broker out of the replica band, exchange replicas instead: a large
-    one from a broker above the byte band for a small one from a broker below it (or the reverse), the
-    difference bringing both toward the average. Replica counts do not change."""
+    one from a broker above the byte band for a small one from a broker below it, the difference bringing
+    both toward the average. Replica counts do not change. The small one is first sought among the
+    replicas this plan already moved from the heavy broker to the light one: sending it back cancels that
+    move, so the exchange costs no extra move (a better choice of what the count goal moved)."""
     avg = band.average
     loads = state.bytes
     outside = [b for b in sorted(roles.members) if not band.contains(round(loads[b]))]
     if not outside:
         return 0
     pools = matcher.pools(dict.fromkeys(roles.members, 1.0), "bytes")
+    moved: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for p, slot, source, destination in state.log:
+        if state.rep[p, slot] == destination and state.data.replicas[p, slot] == source:
+            moved.setdefault((source, destination), []).append((p, slot))
     made = 0
     for broker in outside:
         heavy = loads[broker] > avg
+
+        def linked(b: int, broker: int = broker, heavy: bool = heavy) -> bool:
+            return bool(moved.get((broker, b) if heavy else (b, broker)))
+
         partners = sorted(
             (b for b in roles.members if (loads[b] < avg if heavy else loads[b] > avg)),
-            key=lambda b: (matcher.domain.get(b) != matcher.domain.get(broker), abs(loads[b] - avg) * -1, b),
+            key=lambda b: (
+                not linked(b),
+                matcher.domain.get(b) != matcher.domain.get(broker),
+                -abs(loads[b] - avg),
+                b,
+            ),
         )
         for partner in partners[:MAX_PARTNERS]:
             g, r = (broker, partner) if heavy else (partner, broker)
             wanted = min(loads[g] - avg, avg - loads[r])
             if wanted <= 0 or g not in pools or r not in pools:
                 continue
-            if _swap_once(state, matcher, big=pools[g], small=pools[r], g=g, r=r, wanted=wanted, band=band):
+            back = sorted(moved.get((g, r), []), key=lambda ps: int(state.size[ps[0]]))
+            if _swap_once(
+                state, matcher, big=pools[g], small=pools[r], g=g, r=r, wanted=wanted, band=band, back=back
+            ):
                 made += 1
                 break
     return made
@@ -591,11 +612,25 @@ MAX_PARTNERS = 8
 
 
 def _swap_once(
-    state: Assignment, matcher: Matcher, *, big: Any, small: Any, g: int, r: int, wanted: float, band: Band
+    state: Assignment,
+    matcher: Matcher,
+    *,
+    big: Any,
+    small: Any,
+    g: int,
+    r: int,
+    wanted: float,
+    band: Band,
+    back: list[tuple[int, int]],
 ) -> bool:
+    """The first valid exchange: replicas moved g -> r by this plan first (sending one back is free), then
+    r's smallest."""
     topology = matcher.topology
-    for j in islice(small.around(0.0), SWAP_TRIES):
-        y, y_slot, y_size = small.parts[j], small.slots[j], small.weights[j]
+    undo = [(y, slot, float(state.size[y]), -1) for y, slot in back[:SWAP_TRIES]]
+    fresh = [
+        (small.parts[j], small.slots[j], small.weights[j], j) for j in islice(small.around(0.0), SWAP_TRIES)
+    ]
+    for y, y_slot, y_size, j in undo + fresh:
         if state.rep[y, y_slot] != r:
             continue
         for i in islice(big.around(y_size + wanted), SWAP_TRIES):
@@ -612,6 +647,7 @@ def _swap_once(
                 state.move(x, x_slot, r)
                 state.move(y, y_slot, g)
                 big.use(i)
-                small.use(j)
+                if j >= 0:
+                    small.use(j)
                 return True
     return False
