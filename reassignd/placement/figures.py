@@ -157,7 +157,14 @@ def _goals(
     elif request.moves_replicas:
         goals.append(_band_goal("replica-balance", _ints(state.count, members), request.threshold))
     if request.size_aware and request.moves_replicas:
-        goals.append(_band_goal("byte-balance", _ints(state.bytes, members), request.byte_threshold))
+        goals.append(
+            _band_goal(
+                "byte-balance",
+                _ints(state.bytes, members),
+                request.byte_threshold,
+                asked=request.goal != "drain",
+            )
+        )
     if request.balances_leaders:
         # drain and fill balance leaders too, best effort: they are reported, not what the plan is judged by
         goals.append(

@@ -10,7 +10,8 @@
    pins a data centre's total.
 3. **Bytes** (`size_aware`): count moves pick replicas sized to bring both brokers to the byte average,
    then byte quotas (closed form) move whole replicas from brokers above the byte band to those below,
-   never pushing a broker out of the replica band or the byte band.
+   never pushing a broker out of the replica band or the byte band. A drain only sizes where its
+   replicas go: it moves nothing else.
 4. **Preferred leaders** (placement/leaders.py).
 
 Every move is valid by the placement rules (rack spread never worse) and fits the receiver's hard limits;
@@ -137,7 +138,7 @@ def optimise(data: ClusterInput, request: PlanRequest) -> ClusterResult:
         progress.bytes_lower_bound = balance_quotas(start, request.byte_threshold).lower_bound
     if request.moves_replicas:
         _replica_goal(state, matcher, roles, request, progress)
-        if request.size_aware:
+        if request.size_aware and request.goal != "drain":  # a drain sizes where it sends, moves no more
             _byte_balance(state, matcher, roles, request, progress)
     if request.balances_leaders:
         progress.leader_changes = balance_leaders(
@@ -456,17 +457,14 @@ def _relay_allow(above: frozenset[int], below: frozenset[int]) -> Any:
     return allow
 
 
-def _byte_allow(state: Assignment, band: Band, count_band: Band | None) -> Any:
-    """Never push a broker out of the byte band, nor (unless None) out of the replica band."""
+def _byte_allow(state: Assignment, band: Band, count_band: Band) -> Any:
+    """Never push a broker out of the byte band, nor out of the replica band."""
 
     def allow(g: int, r: int, p: int, w: float) -> bool:
         if state.bytes[g] - w < band.lower or state.bytes[r] + w > band.upper:
             return False
-        if count_band is not None:
-            gc, rc = state.count[g], state.count[r]
-            if gc - 1 < count_band.lower <= gc or rc + 1 > count_band.upper >= rc:
-                return False
-        return True
+        gc, rc = state.count[g], state.count[r]
+        return not (gc - 1 < count_band.lower <= gc or rc + 1 > count_band.upper >= rc)
 
     return allow
 
@@ -539,14 +537,17 @@ def _byte_balance(
             {b: float(v) for b, v in q.give.items()},
             {b: float(v) for b, v in q.take.items()},
             weight="bytes",
-            allow=_byte_allow(state, band, count_band if request.goal != "drain" else None),
+            allow=_byte_allow(state, band, count_band),
         )
         m.desired = _smaller_quota(m)
-        moved = matcher.run(m)
         progress.passes += 1
+        # cheapest first: exchanges that cancel a move of this plan, then single moves, then exchanges
+        moved = _byte_swaps(state, matcher, roles, band, undo_only=True)
         if not moved:
-            moved = _byte_swaps(state, matcher, roles, band)
-            progress.swaps += moved
+            moved = matcher.run(m)
+        if not moved:
+            moved = _byte_swaps(state, matcher, roles, band, undo_only=False)
+        progress.swaps += moved
         if not moved:
             return
     progress.round_limit_hit = True
@@ -562,7 +563,7 @@ def _smaller_quota(m: Matching) -> Any:
 SWAP_TRIES = 16
 
 
-def _byte_swaps(state: Assignment, matcher: Matcher, roles: Roles, band: Band) -> int:
+def _byte_swaps(state: Assignment, matcher: Matcher, roles: Roles, band: Band, *, undo_only: bool) -> int:
     """When a single move would push a broker out of the replica band, exchange replicas instead: a large
     one from a broker above the byte band for a small one from a broker below it, the difference bringing
     both toward the average. Replica counts do not change. The small one is first sought among the
@@ -600,8 +601,18 @@ def _byte_swaps(state: Assignment, matcher: Matcher, roles: Roles, band: Band) -
             if wanted <= 0 or g not in pools or r not in pools:
                 continue
             back = sorted(moved.get((g, r), []), key=lambda ps: int(state.size[ps[0]]))
+            if undo_only and not back:
+                continue
             if _swap_once(
-                state, matcher, big=pools[g], small=pools[r], g=g, r=r, wanted=wanted, band=band, back=back
+                state,
+                matcher,
+                big=pools[g],
+                small=None if undo_only else pools[r],
+                g=g,
+                r=r,
+                wanted=wanted,
+                band=band,
+                back=back,
             ):
                 made += 1
                 break
@@ -627,9 +638,11 @@ def _swap_once(
     r's smallest."""
     topology = matcher.topology
     undo = [(y, slot, float(state.size[y]), -1) for y, slot in back[:SWAP_TRIES]]
-    fresh = [
-        (small.parts[j], small.slots[j], small.weights[j], j) for j in islice(small.around(0.0), SWAP_TRIES)
-    ]
+    fresh = (
+        [(small.parts[j], small.slots[j], small.weights[j], j) for j in islice(small.around(0.0), SWAP_TRIES)]
+        if small is not None
+        else []
+    )
     for y, y_slot, y_size, j in undo + fresh:
         if state.rep[y, y_slot] != r:
             continue
