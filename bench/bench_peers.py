@@ -16,6 +16,7 @@ A full run writes bench/results/peers.md and the section of docs/benchmarks.md b
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import subprocess
@@ -62,8 +63,10 @@ def _peer_commands(s: clusters.Scenario) -> tuple[list[str], list[str]]:
     return utils, assigner
 
 
-def _reassignd(s: clusters.Scenario, snapshot: Path, workdir: Path, size_aware: bool) -> dict[str, Any]:
-    out = workdir / f"{s.key}-reassignd{'-size' if size_aware else ''}.json"
+def _reassignd(
+    s: clusters.Scenario, snapshot: Path, workdir: Path, *, size_aware: bool, engine: str = "auto"
+) -> dict[str, Any]:
+    out = workdir / f"{s.key}-reassignd{'-size' if size_aware else ''}-{engine}.json"
     cmd = [
         sys.executable,
         "-m",
@@ -77,6 +80,8 @@ def _reassignd(s: clusters.Scenario, snapshot: Path, workdir: Path, size_aware: 
         str(out),
         "--threshold",
         "0",
+        "--engine",
+        engine,
         "--json",
     ]
     if s.brokers:
@@ -88,6 +93,8 @@ def _reassignd(s: clusters.Scenario, snapshot: Path, workdir: Path, size_aware: 
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=PEER_TIMEOUT, check=False)
     seconds = time.monotonic() - started
     name = "reassignd --size-aware" if size_aware else "reassignd"
+    if engine != "auto":
+        name += f" --engine {engine}"
     if done.returncode != 0:
         return {"tool": name, "seconds": round(seconds, 1), "error": done.stderr.strip()[-300:]}
     current = {(tp.topic, tp.partition): list(p.replicas) for tp, p in s.snapshot.partitions.items()}
@@ -99,6 +106,8 @@ def _reassignd(s: clusters.Scenario, snapshot: Path, workdir: Path, size_aware: 
         "seconds": round(seconds, 1),
         **clusters.measure(s, current),
         "goals_not_held": [g["goal"] for g in figures["goals"] if not g["held"]],
+        "bytes_lower_bound": figures.get("bytes_lower_bound"),
+        "plan": out.read_text(),
     }
 
 
@@ -114,19 +123,29 @@ def _spread(row: dict[str, Any], load: str) -> float:
     return (values["max"] - values["min"]) / avg if avg else 0.0
 
 
-def verdict(rows: list[dict[str, Any]], partitions: int) -> dict[str, Any]:
-    """Per reassignd row: is it at least as good as the best peer on each figure?"""
+def verdict(rows: list[dict[str, Any]], partitions: int, scenario: str) -> dict[str, Any]:
+    """Per reassignd row: is it at least as good as the best peer on each figure? Balance is also compared
+    with the best peer that keeps rack spread as well as reassignd (`*_balance_rack_keeping`): a peer that
+    breaks the spread can balance what the racks otherwise pin."""
     peers = [r for r in rows if not r["tool"].startswith("reassignd") and "error" not in r]
     out: dict[str, Any] = {}
-    for ours in (r for r in rows if r["tool"].startswith("reassignd") and "error" not in r):
+    ours_rows = [r for r in rows if r["tool"] in ("reassignd", "reassignd --size-aware") and "error" not in r]
+    for ours in ours_rows:
         checks: dict[str, Any] = {}
         if peers:
             checks["moves"] = ours["replicas_moved"] <= min(p["replicas_moved"] for p in peers)
+            keeping = [p for p in peers if p["rack_violations"] <= ours["rack_violations"]]
             for load in ("replicas", "leaders", "bytes"):
                 checks[f"{load}_balance"] = _spread(ours, load) <= min(_spread(p, load) for p in peers) + 1e-9
+                if keeping:
+                    checks[f"{load}_balance_rack_keeping"] = (
+                        _spread(ours, load) <= min(_spread(p, load) for p in keeping) + 1e-9
+                    )
             checks["rack_spread"] = ours["rack_violations"] <= min(p["rack_violations"] for p in peers)
             least = min(p["bytes_moved"] for p in peers)
             checks["bytes_over_least_peer"] = round(ours["bytes_moved"] / least, 2) if least else None
+            if ours.get("bytes_lower_bound") and least and scenario != "drain":
+                checks["byte_band_bound_over_least_peer"] = round(ours["bytes_lower_bound"] / least, 2)
             checks["bytes_within_1_5x"] = ours["bytes_moved"] <= 1.5 * least if least else True
         timed = [r for r in rows if not r["tool"].startswith("reassignd")]
         if partitions >= 50_000 and timed:
@@ -138,6 +157,7 @@ def verdict(rows: list[dict[str, Any]], partitions: int) -> dict[str, Any]:
 
 
 def run(quick: bool) -> dict[str, Any]:
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)
     sizes = [2_000] if quick else [2_000, 10_000, 50_000]
     peers = tools.install()
     from tests.services.zookeeper import ZooKeeperServer
@@ -180,14 +200,20 @@ def run(quick: bool) -> dict[str, Any]:
                         ),
                         _reassignd(s, snapshot, work, size_aware=False),
                         _reassignd(s, snapshot, work, size_aware=True),
+                        _reassignd(s, snapshot, work, size_aware=False, engine="spark"),
                     ]
+                    local, spark = rows[2], rows[4]
+                    if "error" not in spark and spark.get("plan") != local.get("plan"):
+                        raise AssertionError(f"{s.key}: the Spark engine planned differently from in-process")
+                    for r in rows:
+                        r.pop("plan", None)
                     entry = {
                         "scenario": name,
                         "partitions": partitions,
                         "brokers": len(s.snapshot.brokers),
                         "lower_bound": clusters.lower_bound(s),
                         "rows": rows,
-                        "verdict": verdict(rows, partitions),
+                        "verdict": verdict(rows, partitions, name),
                     }
                     results.append(entry)
                     for r in rows:
@@ -248,7 +274,13 @@ def markdown(figures: dict[str, Any]) -> str:
         for tool, c in e["verdict"].items():
 
             def yes(key: str, c: dict[str, Any] = c) -> str:
-                return "n/a" if key not in c else ("yes" if c[key] else "**no**")
+                if key not in c:
+                    return "n/a"
+                text = "yes" if c[key] else "**no**"
+                keeping = c.get(key.replace("_balance", "_balance_rack_keeping"))
+                if key.endswith("_balance") and not c[key] and keeping:
+                    text += " (yes among rack-keeping peers)"
+                return text
 
             ratio = c.get("bytes_over_least_peer")
             over = (
@@ -256,6 +288,9 @@ def markdown(figures: dict[str, Any]) -> str:
                 if ratio is None
                 else f"{ratio:.2f}x" + ("" if c.get("bytes_within_1_5x") else " (**no**)")
             )
+            bound = c.get("byte_band_bound_over_least_peer")
+            if bound is not None:
+                over += f"; a 10% byte band needs at least {bound:.2f}x"
             lines.append(
                 f"| {e['scenario']} | {e['partitions']:,} | {tool} | {yes('moves')} | "
                 f"{yes('replicas_balance')} | {yes('leaders_balance')} | {yes('bytes_balance')} | "
