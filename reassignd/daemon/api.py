@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from aiohttp import abc, web
@@ -27,6 +27,13 @@ from reassignd.daemon.service import JSON, ControllerService, ServiceError
 from reassignd.model import InvalidInputError, Problem, ReassignmentPlan
 
 MetricsHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Proposals(Protocol):
+    """The daemon's plan proposals (reassignd/daemon/proposals.py)."""
+
+    async def propose(self, body: Mapping[str, Any]) -> JSON: ...
+
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -62,6 +69,7 @@ def create_app(
     openapi: Mapping[str, Any],
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     on_refused: Callable[[str], None] | None = None,
+    proposals: Proposals | None = None,
 ) -> web.Application:
     """The API application. token=None keeps every mutating route closed (401), never open.
 
@@ -71,6 +79,7 @@ def create_app(
     if token is None:
         _log.warning("api_token_missing", detail="no API token configured: mutating calls are refused")
     handlers = _Handlers(service, metrics_handler, dict(openapi))
+    handlers.proposals = proposals
     app = web.Application(
         middlewares=[_envelope(token, max_body_bytes, on_refused)], client_max_size=max_body_bytes
     )
@@ -88,6 +97,7 @@ def create_app(
     r.add_patch("/v1/throttles", handlers.set_throttles)
     r.add_get("/v1/reassignments", handlers.reassignments)
     r.add_post("/v1/placements", handlers.place)
+    r.add_post("/v1/proposals", handlers.propose)
     r.add_get("/healthz", handlers.healthz)
     r.add_get("/readyz", handlers.readyz)
     r.add_get("/metrics", handlers.metrics)
@@ -159,6 +169,14 @@ class _Handlers:
 
     async def place(self, request: web.Request) -> web.Response:
         return _json(await self.service.place(await _json_object(request)))
+
+    proposals: Proposals | None = None
+
+    async def propose(self, request: web.Request) -> web.Response:
+        body = await _json_object(request)
+        if self.proposals is None:
+            raise ServiceError("unavailable", "proposals are not enabled on this daemon (proposals.enable)")
+        return _json(await self.proposals.propose(body))
 
     async def healthz(self, _: web.Request) -> web.Response:
         return _json(self.service.health())

@@ -25,6 +25,7 @@ from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt import build_bridge
+from reassignd.daemon.proposals import start_proposals
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.store.aio import AsyncStore
@@ -67,6 +68,7 @@ class Daemon:
         config = self.config
         state_dir = Path(str(config["state.dir"]))
         cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics))
+        proposals = await start_proposals(config, cluster)  # first: its JVM starts while nothing else runs
         ha_parts = await open_ha_store(config, cluster) if config["state.store"] == "zookeeper" else None
         if ha_parts is None:
             await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
@@ -125,6 +127,7 @@ class Daemon:
             metrics_handler=metrics_handler,
             openapi=load_openapi(),
             on_refused=lambda code: self.metrics.command_rejected("api", code),
+            proposals=proposals,
         )
         host, port = parse_listen(str(config["api.listen"]))
         runner = await start_api(app, host, port)
@@ -225,6 +228,8 @@ class Daemon:
                     await runner.cleanup()
                     await cluster.close()
                     await store.close()
+                    if proposals is not None:
+                        await proposals.close()
                     if ha_parts is not None:
                         await asyncio.to_thread(ha_parts.close)
             except TimeoutError:

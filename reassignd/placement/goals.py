@@ -130,3 +130,89 @@ class PlanRequest:
     @property
     def balances_leaders(self) -> bool:
         return self.goal in LEADER_GOALS
+
+
+_REQUEST_FIELDS = {
+    "goal",
+    "threshold",
+    "byte_threshold",
+    "brokers",
+    "exclude_brokers",
+    "topics",
+    "exclude_topics",
+    "size_aware",
+    "seed",
+    "max_rounds",
+    "capacity",
+}
+
+
+def request_from_json(doc: object, capacities: Capacities | None = None) -> PlanRequest:
+    """A plan request from JSON (the HTTP API's proposals): the CLI's options by their long names, with
+    thresholds as numbers or percentages ("10%") and an optional inline `capacity` document in either
+    capacity format (else `capacities`). Every problem is named at once."""
+    from reassignd.placement.capacity import parse_capacities
+
+    if not isinstance(doc, dict):
+        raise InvalidInputError("plan request", [Problem("request", "(document)", "must be a JSON object")])
+    problems: list[Problem] = []
+    unknown = sorted(set(doc) - _REQUEST_FIELDS)
+    if unknown:
+        problems.append(Problem("request", "(document)", f"unknown field(s) {unknown}"))
+    values: dict[str, object] = {}
+    if not isinstance(doc.get("goal"), str):
+        problems.append(Problem("request", "goal", f"required, one of {list(GOALS)}"))
+    else:
+        values["goal"] = doc["goal"]
+    for name in ("threshold", "byte_threshold"):
+        raw = doc.get(name)
+        if raw is None:
+            continue
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+            problems.append(Problem("request", name, f"a share (0.10) or a percentage ('10%'), got {raw!r}"))
+            continue
+        try:
+            values[name] = parse_threshold(str(raw))
+        except ValueError as exc:
+            problems.append(Problem("request", name, str(exc)))
+    for name in ("brokers", "exclude_brokers"):
+        raw = doc.get(name)
+        if raw is None:
+            continue
+        if not isinstance(raw, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in raw):
+            problems.append(Problem("request", name, f"must be a list of broker ids, got {raw!r}"))
+        else:
+            values[name] = tuple(raw)
+    for name in ("topics", "exclude_topics"):
+        raw = doc.get(name)
+        if raw is not None and not isinstance(raw, str):
+            problems.append(Problem("request", name, f"must be a regular expression (string), got {raw!r}"))
+        elif raw is not None:
+            values[name] = raw
+    if doc.get("size_aware") is not None:
+        if not isinstance(doc["size_aware"], bool):
+            problems.append(
+                Problem("request", "size_aware", f"must be true or false, got {doc['size_aware']!r}")
+            )
+        else:
+            values["size_aware"] = doc["size_aware"]
+    for name in ("seed", "max_rounds"):
+        raw = doc.get(name)
+        if raw is None:
+            continue
+        if not isinstance(raw, int) or isinstance(raw, bool):
+            problems.append(Problem("request", name, f"must be an integer, got {raw!r}"))
+        else:
+            values[name] = raw
+    if doc.get("capacity") is not None:
+        try:
+            values["capacities"] = parse_capacities(doc["capacity"], "capacity")
+        except InvalidInputError as exc:
+            problems.extend(exc.problems)
+    elif capacities is not None:
+        values["capacities"] = capacities
+    if problems:
+        raise InvalidInputError("plan request", problems)
+    request = PlanRequest(**values)  # type: ignore[arg-type]
+    request.check()
+    return request
