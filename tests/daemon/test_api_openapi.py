@@ -14,7 +14,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from reassignd.daemon.api import STATUS_BY_CODE, create_app, load_openapi, prometheus_metrics_handler
+from reassignd.daemon.proposals import ProposalService
 from reassignd.engine.limits import LIMIT_KEYS
+from reassignd.model import ClusterSnapshot
 from tests.daemon.fake_service import FakeControllerService, drain_plan, small_cluster
 
 TOKEN = "s3cret-token-0123456789abcdef"
@@ -106,7 +108,7 @@ def test_every_route_is_documented_and_every_documented_path_is_routed() -> None
     routed, documented = routed_operations(), documented_operations()
     assert routed - documented == set(), "routes missing from reassignd/daemon/openapi.json"
     assert documented - routed == set(), "documented operations the app does not route"
-    assert len(routed) == 20
+    assert len(routed) == 21
 
 
 def test_the_document_is_openapi_3_1_and_every_reference_resolves() -> None:
@@ -155,7 +157,14 @@ def test_the_documented_error_codes_are_the_api_codes() -> None:
 async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
     """A session that touches every operation (and several errors), recording every response."""
     fake: FakeControllerService = small_cluster()
-    app = create_app(fake, token=TOKEN, metrics_handler=prometheus_metrics_handler(), openapi=DOC)
+
+    async def view() -> ClusterSnapshot:
+        return ClusterSnapshot.build(fake.brokers.values(), fake.partitions.values())
+
+    proposals = ProposalService(view, on_spark=False)
+    app = create_app(
+        fake, token=TOKEN, metrics_handler=prometheus_metrics_handler(), openapi=DOC, proposals=proposals
+    )
     seen: list[tuple[str, str, int, Any]] = []
     async with TestClient(TestServer(app)) as client:
 
@@ -189,6 +198,8 @@ async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
         await call("PATCH", "/v1/limits", json={"reassignment.ordering": "leader_moves,larger_first"})
         await call("PATCH", "/v1/throttles", json={"leader.reassignment.throttled.rate": None})
         await call("POST", "/v1/placements", json={"num_partitions": 4})
+        await call("POST", "/v1/proposals", json={"goal": "cluster-balance", "size_aware": True})
+        await call("POST", "/v1/proposals", json={"goal": "drain"})
         for template in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
             await call("GET", template)
         fake.ready = False
