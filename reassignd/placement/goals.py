@@ -160,8 +160,10 @@ def request_from_json(doc: object, capacities: Capacities | None = None) -> Plan
     if unknown:
         problems.append(Problem("request", "(document)", f"unknown field(s) {unknown}"))
     values: dict[str, object] = {}
-    if not isinstance(doc.get("goal"), str):
-        problems.append(Problem("request", "goal", f"required, one of {list(GOALS)}"))
+    if doc.get("goal") not in GOALS:
+        problems.append(
+            Problem("request", "goal", f"required, one of {list(GOALS)}, got {doc.get('goal')!r}")
+        )
     else:
         values["goal"] = doc["goal"]
     for name in ("threshold", "byte_threshold"):

@@ -248,22 +248,34 @@ def _count_band(state: Assignment, roles: Roles, threshold: float) -> Band:
     return Band.around(sum(loads.values()), len(loads), threshold)
 
 
-def _byte_target(state: Assignment, roles: Roles) -> float:
+def _byte_targets(state: Assignment, matcher: Matcher, roles: Roles) -> dict[int, float]:
+    """Per member, the bytes it should end with: the average over the members (what the drained brokers
+    hold included), or its data centre's average when the spread pins the data centres' totals."""
     members = roles.members
+    if pinned(state, matcher, members | roles.drained):
+        totals: dict[Any, float] = {}
+        sizes: dict[Any, int] = {}
+        for b in members | roles.drained:
+            domain = matcher.domain.get(b)
+            totals[domain] = totals.get(domain, 0.0) + state.bytes[b]
+            sizes[domain] = sizes.get(domain, 0) + (b in members)
+        return {b: totals[matcher.domain.get(b)] / max(1, sizes[matcher.domain.get(b)]) for b in members}
     total = sum(state.bytes[b] for b in members) + sum(state.bytes[b] for b in roles.drained)
-    return total / max(1, len(members))
+    return dict.fromkeys(members, total / max(1, len(members)))
 
 
-def _sized_desired(state: Assignment, roles: Roles, m: Matching, *, giver_side: bool) -> Any:
-    """The replica size that brings the receiver (and, when `giver_side`, the giver) toward the byte
-    average over the moves it still has to make; 0 (the smallest) when it is already there."""
-    target = _byte_target(state, roles)
+def _sized_desired(
+    state: Assignment, matcher: Matcher, roles: Roles, m: Matching, *, giver_side: bool
+) -> Any:
+    """The replica size that brings the receiver (and, when `giver_side`, the giver) toward its byte
+    target over the moves it still has to make; 0 (the smallest) when it is already there."""
+    targets = _byte_targets(state, matcher, roles)
 
     def desired(g: int, r: int) -> float:
         slots = max(1.0, m.take.get(r, 1.0))
-        wanted = max(0.0, target - state.bytes[r]) / slots
-        if giver_side:
-            shed = max(0.0, state.bytes[g] - target) / max(1.0, m.give.get(g, 1.0))
+        wanted = max(0.0, targets.get(r, 0.0) - state.bytes[r]) / slots
+        if giver_side and g in targets:
+            shed = max(0.0, state.bytes[g] - targets[g]) / max(1.0, m.give.get(g, 1.0))
             wanted = min(wanted, shed)
         return wanted
 
@@ -337,7 +349,7 @@ def _drain(
                     {b: float(v) for b, v in q.take.items()},
                 )
             m = Matching(give, take, allow=allow)
-            m.desired = _sized_desired(state, roles, m, giver_side=False)
+            m.desired = _sized_desired(state, matcher, roles, m, giver_side=False)
             moved = matcher.run(m)
             passes += 1
             progress.passes += 1
@@ -382,7 +394,7 @@ def _fill(
                 break
             m = Matching(give, take, allow=allow)
             if request.size_aware:
-                m.desired = _sized_desired(state, roles, m, giver_side=True)
+                m.desired = _sized_desired(state, matcher, roles, m, giver_side=True)
             moved = matcher.run(m)
             passes += 1
             progress.passes += 1
@@ -509,7 +521,7 @@ def _balance(
             mode += 1
             continue
         if request.size_aware:
-            m.desired = _sized_desired(state, roles, m, giver_side=True)
+            m.desired = _sized_desired(state, matcher, roles, m, giver_side=True)
         moved = matcher.run(m)
         passes += 1
         progress.passes += 1
