@@ -51,7 +51,9 @@ def test_a_warm_proposal_is_planned_and_executed(sim: SimProcess, tmp_path: Path
         )
         assert code == 200, body
         f = body["figures"]
-        assert f["replicas_moved"] == f["lower_bound"] > 0 and f["stopped"] == "within threshold", f
+        # rack 3's only other broker is excluded, so its replicas stay: the band is out of reach, and said so
+        assert f["replicas_moved"] > 0 and f["stopped"] == "no further valid move", f
+        assert {g["goal"]: g["held"] for g in f["goals"]}["rack-spread"]
         assert f["excluded_brokers"] == [6]
         before = {(p["topic"], p["partition"]): p["replicas"] for p in sim.state()["partitions"]}
         targets = plan_targets(body["plan"])
