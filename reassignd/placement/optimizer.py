@@ -598,40 +598,48 @@ def _byte_swaps(state: Assignment, matcher: Matcher, roles: Roles, band: Band, *
         def linked(b: int, broker: int = broker, heavy: bool = heavy) -> bool:
             return bool(moved.get((broker, b) if heavy else (b, broker)))
 
-        partners = sorted(
-            (b for b in roles.members if (loads[b] < avg if heavy else loads[b] > avg)),
-            key=lambda b: (
-                not linked(b),
-                matcher.domain.get(b) != matcher.domain.get(broker),
-                -abs(loads[b] - avg),
-                b,
-            ),
-        )
-        for partner in partners[:MAX_PARTNERS]:
-            g, r = (broker, partner) if heavy else (partner, broker)
-            wanted = min(loads[g] - avg, avg - loads[r])
-            if wanted <= 0 or g not in pools or r not in pools:
-                continue
-            back = sorted(moved.get((g, r), []), key=lambda ps: int(state.size[ps[0]]))
-            if undo_only and not back:
-                continue
-            if _swap_once(
-                state,
-                matcher,
-                big=pools[g],
-                small=None if undo_only else pools[r],
-                g=g,
-                r=r,
-                wanted=wanted,
-                band=band,
-                back=back,
-            ):
-                made += 1
+        for _ in range(SWAPS_PER_BROKER):  # until the broker is in the band or no exchange helps
+            if band.contains(round(loads[broker])):
+                break
+            partners = sorted(
+                (b for b in roles.members if (loads[b] < avg if heavy else loads[b] > avg)),
+                key=lambda b: (
+                    not linked(b),
+                    matcher.domain.get(b) != matcher.domain.get(broker),
+                    -abs(loads[b] - avg),
+                    b,
+                ),
+            )
+            swapped = False
+            for partner in partners[:MAX_PARTNERS]:
+                g, r = (broker, partner) if heavy else (partner, broker)
+                wanted = min(loads[g] - avg, avg - loads[r])
+                if wanted <= 0 or g not in pools or r not in pools:
+                    continue
+                back = sorted(moved.get((g, r), []), key=lambda ps: int(state.size[ps[0]]))
+                if undo_only and not back:
+                    continue
+                swapped = _swap_once(
+                    state,
+                    matcher,
+                    big=pools[g],
+                    small=None if undo_only else pools[r],
+                    g=g,
+                    r=r,
+                    wanted=wanted,
+                    band=band,
+                    back=back,
+                )
+                if swapped:
+                    made += 1
+                    break
+            if not swapped:
                 break
     return made
 
 
 MAX_PARTNERS = 8
+SWAPS_PER_BROKER = 64
 
 
 def _swap_once(
