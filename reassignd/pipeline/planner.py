@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from reassignd.model import (
     TopicPartition,
     snapshot_from_json,
 )
-from reassignd.pipeline.io import Tables, normalise, read_tables
+from reassignd.pipeline.io import Tables, normalise, read_json_input, read_tables
 from reassignd.pipeline.session import quiet_pandas_bridge, size_shuffles
 from reassignd.pipeline.validate import MAX_REPORTED, broker_problems, partition_problems
 from reassignd.placement.assignment import ClusterInput
@@ -56,37 +57,36 @@ class ClusterPlan:
     cluster: str
     plan: ReassignmentPlan
     figures: dict[str, Any]
-    before: (
-        Any  # pandas: cluster, broker, replicas, leaders, preferred_leaders, bytes, network_in, network_out
-    )
-    after: Any
     domains: dict[int, str] = field(default_factory=dict)
-    brokers: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # per broker: role, rack, [before, after] pairs
+    brokers: list[dict[str, Any]] = field(default_factory=list)  # per broker: role, rack, [before, after]
+
+    @cached_property
+    def before(self) -> Any:
+        """pandas: cluster, broker, replicas, leaders, preferred_leaders, bytes, network_in, network_out
+        (built on first use: only the charts need it, and pandas costs half a second to import)."""
+        return _frame(self.cluster, self.brokers, 0)
+
+    @cached_property
+    def after(self) -> Any:
+        return _frame(self.cluster, self.brokers, 1)
 
 
-def _frames(cluster: str, brokers: list[dict[str, Any]]) -> tuple[Any, Any]:
+def _frame(cluster: str, brokers: list[dict[str, Any]], side: int) -> Any:
     import pandas as pd
 
     columns = ["replicas", "leaders", "preferred_leaders", "bytes", "network_in", "network_out"]
-    before = pd.DataFrame(
-        [{"cluster": cluster, "broker": r["broker"], **{c: r[c][0] for c in columns}} for r in brokers]
+    return pd.DataFrame(
+        [{"cluster": cluster, "broker": r["broker"], **{c: r[c][side] for c in columns}} for r in brokers]
     )
-    after = pd.DataFrame(
-        [{"cluster": cluster, "broker": r["broker"], **{c: r[c][1] for c in columns}} for r in brokers]
-    )
-    return before, after
 
 
 def _cluster_plan(
     cluster: str, targets: dict[tuple[str, int], tuple[int, ...]], report: dict[str, Any]
 ) -> ClusterPlan:
     brokers = report["brokers"]
-    before, after = _frames(cluster, brokers)
     plan = ReassignmentPlan(targets={TopicPartition(t, p): tuple(r) for (t, p), r in targets.items()})
     domains = {int(r["broker"]): r["domain"] for r in brokers}
-    return ClusterPlan(cluster, plan, report["figures"], before, after, domains, brokers)
+    return ClusterPlan(cluster, plan, report["figures"], domains, brokers)
 
 
 def from_result(result: ClusterResult) -> ClusterPlan:
@@ -112,10 +112,9 @@ def plan_files_locally(files: Sequence[str], request: PlanRequest) -> list[Clust
     request.check()
     out = []
     for f in files:
-        snapshot = snapshot_from_json(Path(f).read_text())
-        result = optimise(ClusterInput.from_snapshot(snapshot, Path(f).stem), request)
-        plan = from_result(result)
-        plan.figures["cluster_id"] = snapshot.cluster_id
+        data, cluster_id = read_json_input(f)
+        plan = from_result(optimise(data, request))
+        plan.figures["cluster_id"] = cluster_id
         out.append(plan)
     return sorted(out, key=lambda o: o.cluster)
 

@@ -50,6 +50,15 @@ def partition_problems(
         if key in seen:
             problems.append(Problem(where, "partition", "duplicate entry"))
         seen.add(key)
+        if (  # the common case, decided without converting anything
+            listed is not None
+            and len(listed)
+            and len(set(listed)) == len(listed)
+            and brokers.issuperset(listed)
+            and (leader is None or leader == -1 or leader in set(listed))
+            and (size is None or size >= 0)
+        ):
+            continue
         ids = None if listed is None else [None if r is None else int(r) for r in listed]
         if not ids or len(set(ids)) != len(ids) or any(r is None or r < 0 for r in ids):
             problems.append(

@@ -18,7 +18,7 @@ from reassignd.placement.state import balance_score
 from reassignd.placement.topology import Topology
 
 if TYPE_CHECKING:
-    from reassignd.placement.optimizer import Progress, Roles
+    from reassignd.placement.roles import Progress, Roles
 
 LOADS = ("replicas", "leaders", "preferred_leaders", "bytes", "network_in", "network_out")
 

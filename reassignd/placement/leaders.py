@@ -78,6 +78,10 @@ def _one_hop(state: Assignment, members: frozenset[int], threshold: float, seed:
 
 
 def _chains(state: Assignment, members: list[int], threshold: float) -> int:
+    start = [round(state.lead[b]) for b in members]
+    first = Band.around(sum(start), len(start), threshold)
+    if all(first.contains(v) for v in start):
+        return 0  # the one-hop step was enough: no graph to build
     index = {b: i for i, b in enumerate(members)}
     n = len(members)
     eligible = np.flatnonzero(state.movable & (state.rf > 1))
