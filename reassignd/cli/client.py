@@ -1,5 +1,5 @@
 """Client commands that steer a running daemon over its HTTP API: submit, status, plans, pause, resume,
-cancel, limits, throttle, reassignments.
+cancel, limits, throttle, reassignments, propose.
 
 Exit codes: 0 done, 2 the daemon (or a local check) refused, 3 no daemon could be reached; `status --watch`
 ends 0 when the plan completed and 1 when it was cancelled or failed. Errors go to stderr as the error code,
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import json
 import os
 import re
 import sys
@@ -102,6 +103,7 @@ def register(subparsers: Any) -> None:
     throttle.add_argument("--leader-rate", type=_rate_arg, help="leader.reassignment.throttled.rate")
     throttle.add_argument("--follower-rate", type=_rate_arg, help="follower.reassignment.throttled.rate")
     add("reassignments", _reassignments, "reassignments the cluster reports, ours and foreign")
+    _register_propose(add)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -521,6 +523,66 @@ def _until_applied(
             return throttles, bool(stale)
         time.sleep(0.25)
         throttles = client.throttles()
+
+
+def _register_propose(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    from reassignd.placement.goals import GOALS
+
+    propose = add(
+        "propose",
+        _propose,
+        "a balance plan for the live cluster from the daemon's warm planner (submits nothing)",
+    )
+    propose.add_argument("--goal", required=True, choices=GOALS)
+    propose.add_argument("--threshold", help="band around the average: 0.10 or 10%% (default 10%%)")
+    propose.add_argument("--byte-threshold", help="with --size-aware: band around the byte average")
+    propose.add_argument("--brokers", help="balance only these / brokers to drain or fill (1,2,3)")
+    propose.add_argument("--exclude-brokers", help="brokers that never receive (1,2,3)")
+    propose.add_argument("--topics", help="only move partitions of topics matching this regex")
+    propose.add_argument("--exclude-topics", help="never move partitions of topics matching this regex")
+    propose.add_argument("--size-aware", action="store_true", help="also balance bytes")
+    propose.add_argument("--capacity", metavar="FILE", help="broker capacities (JSON) for the hard goals")
+    propose.add_argument("--seed", type=int)
+    propose.add_argument("--out", metavar="PLAN.json", help="write the proposed plan here (for submit)")
+    propose.set_defaults(timeout=600.0)
+
+
+def _propose(args: argparse.Namespace, client: ApiClient) -> int:
+    from pathlib import Path
+
+    from reassignd.cli.plan import summary_line
+
+    body: dict[str, Any] = {"goal": args.goal}
+    for name in ("threshold", "byte_threshold", "topics", "exclude_topics", "seed"):
+        if getattr(args, name) is not None:
+            body[name] = getattr(args, name)
+    for name in ("brokers", "exclude_brokers"):
+        text = getattr(args, name)
+        if text is not None:
+            try:
+                body[name] = [int(b) for b in text.replace(",", " ").split()]
+            except ValueError:
+                raise InvalidInputError(
+                    "arguments",
+                    [Problem("propose", f"--{name.replace('_', '-')}", f"broker ids, got {text!r}")],
+                ) from None
+    if args.size_aware:
+        body["size_aware"] = True
+    if args.capacity:
+        try:
+            body["capacity"] = json.loads(Path(args.capacity).read_text())
+        except (OSError, ValueError) as exc:
+            raise InvalidInputError("arguments", [Problem(args.capacity, "--capacity", str(exc))]) from None
+    result = client.request("POST", "/v1/proposals", body=body)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result["plan"], indent=2) + "\n")
+    if args.json:
+        print_json(result)
+        return 0
+    print(summary_line(str(result["cluster"]), result["figures"]))
+    where = f"; wrote {args.out}" if args.out else ""
+    print(f"planned in {result['seconds']}s (snapshot {result['snapshot_seconds']}s){where}", file=sys.stderr)
+    return 0
 
 
 def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:

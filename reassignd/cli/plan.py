@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -13,6 +14,25 @@ from typing import Any
 
 from reassignd.cli._common import load_snapshot, print_json
 from reassignd.model import InvalidInputError, Problem, snapshot_to_json
+
+
+def _threshold(text: str) -> float:
+    from reassignd.placement.goals import parse_threshold
+
+    try:
+        return parse_threshold(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _regex(text: str) -> str:
+    import re
+
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"invalid regular expression {text!r}: {exc}") from None
+    return text
 
 
 def _broker_list(text: str) -> list[int]:
@@ -43,8 +63,9 @@ def register(subparsers: Any) -> None:
         "plan",
         help="compute a balance plan (KIP-166 goals) on Spark",
         description="Reads a snapshot (JSON file, directory of JSON files for a fleet, or the Parquet "
-        "layout of docs/planner.md), plans the goal with as few moves as the threshold allows, never "
-        "worsening rack spread, and writes Kafka's reassignment JSON.",
+        "layout of docs/planner.md), plans the goal with as few moves as the threshold allows (and among "
+        "those the fewest bytes), never worsening rack spread nor passing a capacity limit, and writes "
+        "Kafka's reassignment JSON.",
     )
     plan.add_argument(
         "--goal",
@@ -57,9 +78,46 @@ def register(subparsers: Any) -> None:
     plan.add_argument("--out", required=True, help="plan file; a directory when planning several clusters")
     plan.add_argument("--report", metavar="DIR", help="write report.json and PNG charts here")
     plan.add_argument("--spark-master", help="Spark master URL (default local[*] or REASSIGND_SPARK_MASTER)")
-    plan.add_argument("--threshold", type=float, default=0.10, help="band around the average (0.10)")
+    plan.add_argument(
+        "--engine",
+        choices=("auto", "spark", "local"),
+        default="auto",
+        help="where to plan: spark, or local (this process, no JVM; the same plans); auto (default) plans "
+        "JSON snapshots under 64 MB locally unless a Spark master is given, everything else on Spark",
+    )
+    plan.add_argument(
+        "--threshold",
+        type=_threshold,
+        default=0.10,
+        help="band around the average: a share (0.10) or a percentage (10%%); default 10%%",
+    )
     plan.add_argument("--brokers", type=_broker_list, help="balance only these / brokers to drain or fill")
-    plan.add_argument("--size-aware", action="store_true", help="balance bytes instead of replica counts")
+    plan.add_argument(
+        "--exclude-brokers",
+        type=_broker_list,
+        default=[],
+        help="brokers that never receive a replica or a preferred leadership (e.g. drained ones)",
+    )
+    plan.add_argument("--topics", type=_regex, help="only move partitions of topics matching this regex")
+    plan.add_argument("--exclude-topics", type=_regex, help="never move partitions of topics matching this")
+    plan.add_argument(
+        "--capacity",
+        metavar="FILE",
+        help="broker capacities (JSON: disk bytes, network in/out bytes/s; reassignd's or Cruise "
+        "Control's capacity.json): hard goals no move may break",
+    )
+    plan.add_argument(
+        "--size-aware",
+        action="store_true",
+        help="also balance bytes: replicas sized toward the byte average, then byte quotas",
+    )
+    plan.add_argument(
+        "--byte-threshold",
+        type=_threshold,
+        default=0.10,
+        help="with --size-aware: band around the average of bytes (default 10%%)",
+    )
+    plan.add_argument("--cluster-name", help="name of the cluster in the output (default: the file name)")
     plan.add_argument("--seed", type=int, default=0, help="seed for the deterministic tie-breaks")
     plan.add_argument("--max-rounds", type=int, default=12)
     plan.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -69,7 +127,7 @@ def register(subparsers: Any) -> None:
         "show-cluster-state", help="per-broker replicas, leaders and bytes, rack-spread violations, scores"
     )
     state.add_argument("--snapshot", required=True, help="cluster snapshot JSON, or - for stdin")
-    state.add_argument("--threshold", type=float, default=0.10)
+    state.add_argument("--threshold", type=_threshold, default=0.10, help="a share (0.10) or a percentage")
     state.add_argument("--json", action="store_true")
     state.set_defaults(func=_show_state)
 
@@ -96,7 +154,7 @@ def _place(args: argparse.Namespace) -> int:
     return 0
 
 
-def _live_snapshot_file(bootstrap: str, directory: str) -> str:
+def _live_snapshot_file(bootstrap: str, directory: str, name: str | None) -> str:
     try:
         from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
     except ImportError:
@@ -118,33 +176,90 @@ def _live_snapshot_file(bootstrap: str, directory: str) -> str:
         finally:
             await admin.close()
 
-    path = Path(directory) / "live.json"
+    path = Path(directory) / f"{_safe_name(name or bootstrap.split(',', 1)[0])}.json"
     path.write_text(snapshot_to_json(asyncio.run(read())))
     return str(path)
 
 
-def _plan(args: argparse.Namespace) -> int:
-    from reassignd.pipeline.planner import PlanRequest, plan_paths
-    from reassignd.pipeline.report import write_report
-    from reassignd.pipeline.session import spark_session
+def _safe_name(text: str) -> str:
+    import re
 
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "cluster"
+
+
+class _ProgressLine:
+    """One line on a terminal, rewritten in place; nothing at all when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+        self.started = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        if self.live:
+            elapsed = time.monotonic() - self.started
+            sys.stderr.write(f"\r\033[K{message} ({elapsed:.0f}s)")
+            sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.live:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _plan(args: argparse.Namespace) -> int:
+    import warnings
+
+    from reassignd.pipeline.planner import PlanRequest, plan_files_locally, plan_paths, small_json_files
+    from reassignd.pipeline.report import write_report
+    from reassignd.pipeline.session import MASTER_ENV, spark_session
+    from reassignd.placement.capacity import load_capacities
+
+    warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas")
     request = PlanRequest(
         goal=args.goal,
         threshold=args.threshold,
         brokers=tuple(args.brokers or ()),
         size_aware=args.size_aware,
+        byte_threshold=args.byte_threshold,
         seed=args.seed,
         max_rounds=args.max_rounds,
+        topics=args.topics,
+        exclude_topics=args.exclude_topics,
+        exclude_brokers=tuple(args.exclude_brokers or ()),
+        capacities=load_capacities(args.capacity) if args.capacity else None,
     )
     request.check()
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="reassignd-plan-") as tmp:
-        paths = args.snapshot or [_live_snapshot_file(args.bootstrap_servers, tmp)]
-        spark = spark_session(args.spark_master)
-        outcomes = plan_paths(spark, paths, request)
-    written = _write_plans(outcomes, args.out)
-    if args.report:
-        write_report(outcomes, args.report)
+    progress = _ProgressLine()
+    try:
+        with tempfile.TemporaryDirectory(prefix="reassignd-plan-") as tmp:
+            paths = args.snapshot or [_live_snapshot_file(args.bootstrap_servers, tmp, args.cluster_name)]
+            files = small_json_files(paths)
+            local = args.engine == "local" or (
+                args.engine == "auto"
+                and files is not None
+                and not args.spark_master
+                and not os.environ.get(MASTER_ENV)
+            )
+            if local:
+                if files is None:
+                    raise InvalidInputError(
+                        "arguments", [Problem("plan", "--engine", "local plans JSON snapshots up to 64 MB")]
+                    )
+                progress("planning")
+                outcomes = plan_files_locally(files, request)
+            else:
+                progress("starting Spark")
+                spark = spark_session(args.spark_master)
+                outcomes = plan_paths(spark, paths, request, progress)
+        if args.cluster_name and len(outcomes) == 1:
+            outcomes[0].cluster = outcomes[0].figures["cluster"] = args.cluster_name
+        written = _write_plans(outcomes, args.out)
+        if args.report:
+            progress("writing the report")
+            write_report(outcomes, args.report)
+    finally:
+        progress.clear()
     elapsed = round(time.monotonic() - started, 2)
     if args.json:
         print_json(
@@ -156,16 +271,26 @@ def _plan(args: argparse.Namespace) -> int:
         )
     else:
         for o in outcomes:
-            f = o.figures
-            ratio = f["moves_over_lower_bound"]
-            print(
-                f"{o.cluster}: {f['partitions_changed']} partitions, {f['replicas_moved']} replicas moved "
-                f"(lower bound {f['lower_bound']} {f['lower_bound_unit']}"
-                f"{'' if ratio is None else f', ratio {ratio}'}), {f['preferred_leader_changes']} "
-                f"preferred-leader changes; {f['stopped']}"
-            )
+            print(summary_line(o.cluster, o.figures))
         print(f"wrote {', '.join(str(p) for p in written)} in {elapsed}s", file=sys.stderr)
     return 0
+
+
+def _gb(value: float) -> str:
+    return f"{value / 1e9:,.1f} GB"
+
+
+def summary_line(cluster: str, f: dict[str, Any]) -> str:
+    """One line per cluster: what moves, against the bound, and every goal that did not hold."""
+    ratio = f["moves_over_lower_bound"]
+    failed = [g for g in f["goals"] if not g["held"]]
+    goals = "; ".join(f"{g['goal']} not held: {g['detail']}" for g in failed)
+    return (
+        f"{cluster}: {f['partitions_changed']} partitions, {f['replicas_moved']} replicas moved "
+        f"({_gb(f['bytes_moved'])}; lower bound {f['lower_bound']}"
+        f"{'' if ratio is None else f', ratio {ratio}'}), {f['preferred_leader_changes']} "
+        f"preferred-leader changes; {f['stopped']}{'; ' + goals if goals else ''}"
+    )
 
 
 def _write_plans(outcomes: list[Any], out: str) -> list[Path]:

@@ -38,6 +38,7 @@ SECTIONS: Final = {
     "state": "State store",
     "ha": "High availability (ZooKeeper)",
     "mqtt": "MQTT events and commands",
+    "proposals": "Plan proposals",
     "log": "Logging",
 }
 
@@ -513,6 +514,30 @@ SERVICE_KEYS: Final = (
         default=5.0,
         validator=between(0, 3600),
         reloadable=True,
+    ),
+    _k(
+        "proposals",
+        "proposals.enable",
+        BOOL,
+        "Serve plan proposals (`POST /v1/proposals`, `reassignd propose`) from the live cluster view, "
+        "planned on one Spark session the daemon keeps warm (needs the `pipeline` extra; the JVM starts "
+        "with the daemon and holds about 1 GB).",
+        default=False,
+    ),
+    _k(
+        "proposals",
+        "proposals.spark.master",
+        STRING,
+        "Spark master URL of the proposal planner's session.",
+        default="local[*]",
+    ),
+    _k(
+        "proposals",
+        "proposals.capacity.file",
+        PATH,
+        "Broker capacities (disk, network in/out) for the planner's hard goals, in reassignd's or Cruise "
+        "Control's format (docs/planner.md); a request's own `capacity` replaces it.",
+        example="/etc/reassignd/capacity.json",
     ),
     _k(
         "log",

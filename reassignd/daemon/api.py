@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from aiohttp import abc, web
@@ -34,6 +34,13 @@ from reassignd.daemon.service import JSON, ControllerService, ServiceError
 from reassignd.model import INT32_MAX, InvalidInputError, PlanDraft, Problem, shown
 
 MetricsHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Proposals(Protocol):
+    """The daemon's plan proposals (reassignd/daemon/proposals.py)."""
+
+    async def propose(self, body: Mapping[str, Any]) -> JSON: ...
+
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -79,6 +86,7 @@ def create_app(
     read_token: str | None = None,
     reads_open: bool = False,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    proposals: Proposals | None = None,
 ) -> web.Application:
     """The API application. token=None keeps every mutating route closed (401), never open; reads need
     `read_token` or `token` unless `reads_open`. `app[ACCESS_KEY]` may be changed later (SIGHUP).
@@ -94,6 +102,7 @@ def create_app(
     app = web.Application(middlewares=[_envelope(access, bounds, on_refused)], client_max_size=max_body_bytes)
     app[ACCESS_KEY] = access
     app[_BOUNDS_KEY] = bounds
+    handlers.proposals = proposals
     r = app.router
     r.add_post("/v1/plans", handlers.submit)
     r.add_get("/v1/plans", handlers.plans)
@@ -109,6 +118,7 @@ def create_app(
     r.add_patch("/v1/throttles", handlers.set_throttles)
     r.add_get("/v1/reassignments", handlers.reassignments)
     r.add_post("/v1/placements", handlers.place)
+    r.add_post("/v1/proposals", handlers.propose)
     r.add_get("/healthz", handlers.healthz)
     r.add_get("/readyz", handlers.readyz)
     r.add_get("/metrics", handlers.metrics)
@@ -212,6 +222,14 @@ class _Handlers:
         body = await _json_object(request)
         _check_placement_size(body)
         return _json(await self.service.place(body))
+
+    proposals: Proposals | None = None
+
+    async def propose(self, request: web.Request) -> web.Response:
+        body = await _json_object(request)
+        if self.proposals is None:
+            raise ServiceError("unavailable", "proposals are not enabled on this daemon (proposals.enable)")
+        return _json(await self.proposals.propose(body))
 
     async def healthz(self, _: web.Request) -> web.Response:
         return _json(self.service.health())

@@ -27,6 +27,7 @@ from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh
 from reassignd.daemon.http_limits import ServerLimits
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt import build_bridge
+from reassignd.daemon.proposals import start_proposals
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
@@ -99,6 +100,7 @@ class Daemon:
         config = self.config
         state_dir = Path(str(config["state.dir"]))
         cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics))
+        proposals = await start_proposals(config, cluster)  # first: its JVM starts while nothing else runs
         ha_parts = await open_ha_store(config, cluster) if config["state.store"] == "zookeeper" else None
         if ha_parts is None:
             await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
@@ -168,6 +170,7 @@ class Daemon:
             on_refused=lambda code: self.metrics.command_rejected("api", code),
             max_body_bytes=server_limits.max_body_bytes,
             body_timeout=server_limits.body_timeout,
+            proposals=proposals,
         )
         host, port = parse_listen(str(config["api.listen"]))
         runner = await start_api(app, host, port, limits=server_limits)
@@ -294,6 +297,8 @@ class Daemon:
                     await runner.cleanup()
                     await cluster.close()
                     await store.close()
+                    if proposals is not None:
+                        await proposals.close()
                     if ha_parts is not None:
                         await asyncio.to_thread(ha_parts.close)
             except TimeoutError:

@@ -1,2 +1,3 @@
-"""The balance-planning pipeline on Spark: snapshots -> DataFrames -> validation -> statistics -> rounds
-of set-based moves -> plans and reports. Needs the `pipeline` extra (pyspark, pyarrow, pandas)."""
+"""The balance-planning pipeline on Spark: snapshots -> DataFrames -> one grouped job per fleet in which
+each cluster is validated and planned by the pure core (reassignd.placement.optimizer) -> plans and
+reports. Needs the `pipeline` extra (pyspark, pyarrow, pandas)."""

@@ -1,126 +1,77 @@
-"""Set-based checks of a (fleet) snapshot before planning; every problem found is reported at once."""
+"""Checks of a (fleet) snapshot before planning; every problem found is reported at once (up to 25).
+
+Broker rows are checked on the driver (they are few); partition rows inside the planning job, per
+cluster, before the cluster is planned: a run costs one Spark job for both instead of a job per check.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from reassignd.model import InvalidInputError, Problem
-from reassignd.pipeline.io import Tables
+from reassignd.model import Problem
 
 MAX_REPORTED = 25
 
 
-def validate_tables(tables: Tables) -> None:
-    """Duplicate brokers or partitions, empty or duplicated replica lists, unknown brokers (anti-join),
-    leaders outside the replicas, negative sizes: raises InvalidInputError naming each one."""
-    from pyspark.sql import functions as F
+def broker_problems(rows: Iterable[Any]) -> list[Problem]:
+    """Duplicate or negative broker ids, from (cluster, broker) rows."""
+    problems: list[Problem] = []
+    seen: set[tuple[str, int]] = set()
+    for row in rows:
+        cluster, broker = str(row["cluster"]), row["broker"]
+        if broker is None or int(broker) < 0:
+            problems.append(Problem(f"{cluster}: brokers", "id", "must be a non-negative integer"))
+            continue
+        key = (cluster, int(broker))
+        if key in seen:
+            problems.append(Problem(f"{cluster}: broker {broker}", "id", "duplicate broker id"))
+        seen.add(key)
+    return problems[:MAX_REPORTED]
 
-    b, p = tables.brokers, tables.partitions
-    checks: list[tuple[str, str, Any]] = []
-    dup_brokers = b.groupBy("cluster", "broker").count().filter("count > 1")
-    checks.append(
-        (
-            "brokers",
-            "id",
-            dup_brokers.select(
-                "cluster",
-                F.concat(F.lit("broker "), F.col("broker")).alias("where"),
-                F.lit("duplicate broker id").alias("message"),
-            ),
-        )
-    )
-    checks.append(
-        (
-            "brokers",
-            "id",
-            b.filter(F.col("broker").isNull() | (F.col("broker") < 0)).select(
-                "cluster",
-                F.lit("brokers").alias("where"),
-                F.lit("must be a non-negative integer").alias("message"),
-            ),
-        )
-    )
-    where = F.concat_ws("-", "topic", "partition")
-    dup_parts = p.groupBy("cluster", "topic", "partition").count().filter("count > 1")
-    checks.append(
-        (
-            "partitions",
-            "partition",
-            dup_parts.select(
-                "cluster",
-                F.concat_ws("-", "topic", "partition").alias("where"),
-                F.lit("duplicate entry").alias("message"),
-            ),
-        )
-    )
-    bad_lists = p.filter(
-        F.col("replicas").isNull()
-        | (F.size("replicas") == 0)
-        | (F.size(F.array_distinct("replicas")) != F.size("replicas"))
-        | F.exists("replicas", lambda r: r.isNull() | (r < 0))
-    )
-    checks.append(
-        (
-            "partitions",
-            "replicas",
-            bad_lists.select(
-                "cluster",
-                where.alias("where"),
-                F.concat(
-                    F.lit("must be distinct non-negative broker ids, got "),
-                    F.coalesce(F.to_json("replicas"), F.lit("null")),
-                ).alias("message"),
-            ),
-        )
-    )
-    known = b.select("cluster", "broker")
-    replicas = p.select("cluster", "topic", "partition", F.explode("replicas").alias("broker"))
-    unknown = replicas.join(known, ["cluster", "broker"], "left_anti")
-    checks.append(
-        (
-            "partitions",
-            "replicas",
-            unknown.select(
-                "cluster",
-                F.concat_ws("-", "topic", "partition").alias("where"),
-                F.concat(F.lit("unknown broker id "), F.col("broker")).alias("message"),
-            ),
-        )
-    )
-    bad_leader = p.filter(
-        F.col("leader").isNotNull() & (F.col("leader") != -1) & ~F.array_contains("replicas", F.col("leader"))
-    )
-    checks.append(
-        (
-            "partitions",
-            "leader",
-            bad_leader.select(
-                "cluster",
-                where.alias("where"),
-                F.concat(F.lit("leader "), F.col("leader"), F.lit(" is not one of the replicas")).alias(
-                    "message"
-                ),
-            ),
-        )
-    )
-    checks.append(
-        (
-            "partitions",
-            "size_bytes",
-            p.filter(F.col("size_bytes") < 0).select(
-                "cluster", where.alias("where"), F.lit("must not be negative").alias("message")
-            ),
-        )
-    )
 
-    union = None
-    for _section, field, frame in checks:
-        tagged = frame.withColumn("field", F.lit(field))
-        union = tagged if union is None else union.unionByName(tagged)
-    assert union is not None
-    rows = union.limit(MAX_REPORTED).collect()
-    if rows:
-        raise InvalidInputError(
-            "cluster snapshot",
-            [Problem(f"{r['cluster']}: {r['where']}", r["field"], r["message"]) for r in rows],
-        )
+def partition_problems(
+    cluster: str,
+    *,
+    topics: Sequence[str],
+    numbers: Sequence[int],
+    replicas: Sequence[Any],
+    leaders: Sequence[Any],
+    sizes: Sequence[Any],
+    brokers: set[int],
+) -> list[Problem]:
+    """Duplicate partitions, empty or duplicated replica lists, unknown brokers, leaders outside the
+    replicas, negative sizes: the same rules as the snapshot model (reassignd/model.py)."""
+    problems: list[Problem] = []
+    seen: set[tuple[str, int]] = set()
+    for topic, number, listed, leader, size in zip(topics, numbers, replicas, leaders, sizes, strict=True):
+        where = f"{cluster}: {topic}-{number}"
+        key = (topic, int(number))
+        if key in seen:
+            problems.append(Problem(where, "partition", "duplicate entry"))
+        seen.add(key)
+        if (  # the common case, decided without converting anything
+            listed is not None
+            and len(listed)
+            and len(set(listed)) == len(listed)
+            and brokers.issuperset(listed)
+            and (leader is None or leader == -1 or leader in set(listed))
+            and (size is None or size >= 0)
+        ):
+            continue
+        ids = None if listed is None else [None if r is None else int(r) for r in listed]
+        if not ids or len(set(ids)) != len(ids) or any(r is None or r < 0 for r in ids):
+            problems.append(
+                Problem(where, "replicas", f"must be distinct non-negative broker ids, got {ids}")
+            )
+        else:
+            problems.extend(
+                Problem(where, "replicas", f"unknown broker id {r}") for r in ids if r not in brokers
+            )
+            if leader is not None and int(leader) != -1 and int(leader) not in ids:
+                problems.append(Problem(where, "leader", f"leader {int(leader)} is not one of the replicas"))
+        if size is not None and int(size) < 0:
+            problems.append(Problem(where, "size_bytes", "must not be negative"))
+        if len(problems) >= MAX_REPORTED:
+            break
+    return problems[:MAX_REPORTED]

@@ -11,7 +11,6 @@ also leaves the final loads as even as the band allows.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -50,29 +49,56 @@ class Quotas:
         return sum(self.give.values())
 
 
+def _fill_level(current: Mapping[int, int], amount: int, cap: int) -> int:
+    """The highest level L (<= cap) such that raising every broker below L to L costs at most `amount`:
+    found by bisection, so a byte-sized unit costs O(brokers * log(range)), never O(amount)."""
+    low = min(current.values())
+    high = cap
+
+    def cost(level: int) -> int:
+        return sum(level - v for v in current.values() if v < level)
+
+    if cost(high) <= amount:
+        return high
+    while high - low > 1:  # cost(low) <= amount < cost(high)
+        middle = (low + high) // 2
+        if cost(middle) <= amount:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
 def _water_fill_take(loads: Mapping[int, int], take: dict[int, int], amount: int, cap: int) -> int:
-    """Give `amount` more units to the emptiest brokers, none above `cap`; returns what did not fit."""
-    heap = [(loads[b] + take.get(b, 0), b) for b in loads if loads[b] + take.get(b, 0) < cap]
-    heapq.heapify(heap)
-    while amount > 0 and heap:
-        load, broker = heapq.heappop(heap)
-        take[broker] = take.get(broker, 0) + 1
-        amount -= 1
-        if load + 1 < cap:
-            heapq.heappush(heap, (load + 1, broker))
+    """Give `amount` more units to the emptiest brokers, none above `cap`; returns what did not fit.
+
+    The same result as handing out one unit at a time to the emptiest broker (ties to the lowest id), in
+    closed form: fill everyone up to a level, then one more unit each to the lowest ids at that level.
+    """
+    current = {b: loads[b] + take.get(b, 0) for b in loads if loads[b] + take.get(b, 0) < cap}
+    if amount <= 0 or not current:
+        return max(amount, 0)
+    level = _fill_level(current, amount, cap)
+    for broker, load in current.items():
+        if load < level:
+            take[broker] = take.get(broker, 0) + level - load
+            amount -= level - load
+    if level < cap:
+        at_level = sorted(b for b, load in current.items() if max(load, level) == level)
+        for broker in at_level[:amount]:
+            take[broker] = take.get(broker, 0) + 1
+        amount -= min(amount, len(at_level))
     return amount
 
 
 def _water_fill_give(loads: Mapping[int, int], give: dict[int, int], amount: int, floor: int) -> int:
-    heap = [(-(loads[b] - give.get(b, 0)), b) for b in loads if loads[b] - give.get(b, 0) > floor]
-    heapq.heapify(heap)
-    while amount > 0 and heap:
-        neg, broker = heapq.heappop(heap)
-        give[broker] = give.get(broker, 0) + 1
-        amount -= 1
-        if -neg - 1 > floor:
-            heapq.heappush(heap, (neg + 1, broker))
-    return amount
+    """Take `amount` units from the fullest brokers, none below `floor` (the mirror of the take side)."""
+    mirrored = {b: give.get(b, 0) - loads[b] for b in loads}
+    taken: dict[int, int] = {}
+    left = _water_fill_take(mirrored, taken, amount, -floor)
+    for broker, units in taken.items():
+        give[broker] = give.get(broker, 0) + units
+    return left
 
 
 def balance_quotas(loads: Mapping[int, int], threshold: float, band: Band | None = None) -> Quotas:

@@ -29,7 +29,13 @@ STATE_DEPENDENT = {
     "submitPlan": ["422"],
     # A replication factor above the live brokers, or broker ids the cluster does not have (400).
     "createReplicaPlacement": ["400"],
+    # The fuzzed daemon runs without proposals.enable (a warm Spark session would cost make test seconds):
+    # every proposal is the documented 503; the proposals' shapes are tested in test_proposals.py.
+    "proposePlan": ["503"],
 }
+#: Operations whose documented answer here is a 503, which schemathesis counts as a server error.
+UNAVAILABLE_HERE = {"proposePlan"}
+SERVER_ERROR_EXPECTED = {"not_a_server_error": {"enabled": False}}
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
@@ -45,7 +51,14 @@ def _config() -> SchemathesisConfig:
             "operations": [
                 {
                     "include-operation-id": operation,
-                    "checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTED + extra}},
+                    "checks": {
+                        "positive_data_acceptance": {"expected-statuses": ACCEPTED + extra},
+                        **(
+                            {"not_a_server_error": {"enabled": False}}
+                            if operation in UNAVAILABLE_HERE
+                            else {}
+                        ),
+                    },
                 }
                 for operation, extra in STATE_DEPENDENT.items()
             ],

@@ -23,7 +23,9 @@ from reassignd.daemon.api import (
     load_openapi,
     prometheus_metrics_handler,
 )
+from reassignd.daemon.proposals import ProposalService
 from reassignd.daemon.settings import RUNTIME_KEYS
+from reassignd.model import ClusterSnapshot
 from tests.daemon.fake_service import FakeControllerService, drain_plan, small_cluster
 
 TOKEN = "s3cret-token-0123456789abcdef"
@@ -137,7 +139,7 @@ def test_every_route_is_documented_and_every_documented_path_is_routed() -> None
     routed, documented = routed_operations(), documented_operations()
     assert routed - documented == set(), "routes missing from reassignd/daemon/openapi.json"
     assert documented - routed == set(), "documented operations the app does not route"
-    assert len(routed) == 21
+    assert len(routed) == 22
 
 
 def test_the_document_is_openapi_3_1_and_every_reference_resolves() -> None:
@@ -188,7 +190,14 @@ def test_the_documented_error_codes_are_the_api_codes() -> None:
 async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
     """A session that touches every operation (and several errors), recording every response."""
     fake: FakeControllerService = small_cluster()
-    app = create_app(fake, token=TOKEN, metrics_handler=prometheus_metrics_handler(), openapi=DOC)
+
+    async def view() -> ClusterSnapshot:
+        return ClusterSnapshot.build(fake.brokers.values(), fake.partitions.values())
+
+    proposals = ProposalService(view, on_spark=False)
+    app = create_app(
+        fake, token=TOKEN, metrics_handler=prometheus_metrics_handler(), openapi=DOC, proposals=proposals
+    )
     seen: list[tuple[str, str, int, Any]] = []
     async with TestClient(TestServer(app)) as client:
 
@@ -223,6 +232,8 @@ async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
         await call("POST", "/v1/limits/reset", json={"keys": ["reassignment.ordering"]})
         await call("PATCH", "/v1/throttles", json={"leader.reassignment.throttled.rate": None})
         await call("POST", "/v1/placements", json={"num_partitions": 4})
+        await call("POST", "/v1/proposals", json={"goal": "cluster-balance", "size_aware": True})
+        await call("POST", "/v1/proposals", json={"goal": "drain"})
         for template in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
             await call("GET", template)
         fake.ready = False
