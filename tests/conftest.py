@@ -15,6 +15,13 @@ from tests.services.zookeeper import ZooKeeperServer
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with slow tests first (the order is otherwise kept): xdist hands out whole files in this
+    order, so the long ones start at once instead of finishing alone at the end of the run."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
     server = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper"))

@@ -19,6 +19,8 @@ from reassignd.model import TopicPartition
 from tests.daemon.fake_service import FakeControllerService, drain_plan, small_cluster
 from tests.services.procs import free_port
 
+pytestmark = pytest.mark.slow
+
 TOKEN = "cli-test-token-0123456789"
 LEADER = "leader.reassignment.throttled.rate"
 FOLLOWER = "follower.reassignment.throttled.rate"

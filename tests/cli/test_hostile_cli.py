@@ -15,6 +15,8 @@ import pytest
 
 from tests.model.test_snapshot import GOOD
 
+pytestmark = pytest.mark.slow
+
 RACKS = {1: "/dc1/r1", 2: "/dc1/r1", 3: "/dc1/r2", 4: "/dc1/r2", 5: "/dc1/r3", 6: "/dc1/r3"}
 
 

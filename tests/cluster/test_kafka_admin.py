@@ -27,9 +27,12 @@ from tests.services.simulator import SimProcess
 # kafka-python 3.0.12 leaks the socket of a refused connection (kafka/net/inet.py sock_connect raises
 # KafkaConnectionError without closing it); tests that stop brokers provoke that. The conftest fixtures
 # collect garbage at teardown so the warning lands on the test that caused it, and only that one is ignored.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings(
+        "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
+    ),
+]
 
 
 def _sim_partitions(sim: SimProcess) -> dict[TopicPartition, dict[str, Any]]:

@@ -22,6 +22,8 @@ from tests.deploy.conftest import REPO
 from tests.services.daemon import DaemonProcess
 from tests.services.simulator import SimProcess
 
+pytestmark = pytest.mark.slow
+
 UNIT = REPO / "deploy/systemd/reassignd.service"
 EXAMPLE_CONFIG = REPO / "config/reassignd.toml"  # what the unit's comment installs as its config
 INSTALLED_BINARY = "/usr/local/bin/reassignd"

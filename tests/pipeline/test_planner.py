@@ -44,6 +44,15 @@ def _write(tmp: Path, *snapshots: Any) -> Path:
     return tmp
 
 
+def test_the_session_fixture_is_local_spark_and_joins(spark: Any) -> None:
+    """The `spark` fixture (tests/conftest.py) itself: here, so one worker starts one SparkSession."""
+    left = spark.createDataFrame([(1, "a"), (2, "b")], ["id", "name"])
+    right = spark.createDataFrame([(1, 10), (3, 30)], ["id", "value"])
+    rows = left.join(right, "id").collect()
+    assert [(r["id"], r["name"], r["value"]) for r in rows] == [(1, "a", 10)]
+    assert spark.sparkContext.master == "local[2]"
+
+
 def test_golden_cluster_balance_on_a_fleet(spark: Any, tmp_path: Path) -> None:
     fleet = _write(tmp_path / "fleet", expansion(), rackless())
     outcomes = {o.cluster: o for o in plan_paths(spark, [str(fleet)], PlanRequest("cluster-balance", seed=3))}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
@@ -41,12 +40,3 @@ async def test_mosquitto_delivers_a_retained_message(mosquitto: MosquittoServer)
                 assert message.payload == b"kept"
                 assert message.retain
                 break
-
-
-@pytest.mark.spark
-def test_local_spark_runs_a_join(spark: Any) -> None:
-    left = spark.createDataFrame([(1, "a"), (2, "b")], ["id", "name"])
-    right = spark.createDataFrame([(1, 10), (3, 30)], ["id", "value"])
-    rows = left.join(right, "id").collect()
-    assert [(r["id"], r["name"], r["value"]) for r in rows] == [(1, "a", 10)]
-    assert spark.sparkContext.master == "local[2]"

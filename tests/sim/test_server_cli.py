@@ -13,6 +13,8 @@ import pytest
 
 from tests.services.simulator import SimProcess
 
+pytestmark = pytest.mark.slow
+
 SCENARIO = {
     "brokers": [{"id": 1}, {"id": 2}],
     "topics": [{"name": "t", "partitions": 1, "replication_factor": 2}],
