@@ -113,7 +113,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     results: dict[str, Any] = {"target_ratio": TARGET_RATIO, "scenarios": {}}
     problems: list[str] = []
     for case in load_cases():
-        bound = lower_bound(make_meter(case).sim, case.plan, case.limits)
+        bound = lower_bound(make_meter(case).sim, case.plan, case.limits, case.outages)
         entry: dict[str, Any] = {
             "description": case.description,
             "partitions_moved": len(case.plan),

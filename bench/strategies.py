@@ -59,6 +59,19 @@ class Case:
     def has_failure(self) -> bool:
         return any(e.action == "stop" for e in self.events)
 
+    @property
+    def outages(self) -> tuple[tuple[int, float, float], ...]:
+        """(broker, stops at, starts again at or inf) for every stop in the scenario."""
+        found = []
+        for i, e in enumerate(self.events):
+            if e.action == "stop":
+                back = next(
+                    (s.at for s in self.events[i + 1 :] if s.action == "start" and s.broker == e.broker),
+                    math.inf,
+                )
+                found.append((e.broker, e.at, back))
+        return tuple(found)
+
 
 def case_from_dict(data: dict[str, Any]) -> Case:
     events = tuple(

@@ -129,6 +129,10 @@ class PartitionProgress:
     reason: WaitReason | None = None
     detail: str = ""
     blocked_on: tuple[int, ...] = ()
+    copied: bool = False
+    """Every replica the step adds is in sync: it copies nothing more and holds no movement slot, though
+    Kafka only completes it once the replicas it keeps are in sync too (a stopped broker that stays waits
+    for its return; PartitionReassignmentReplicas.maybeCompleteReassignment)."""
 
     @property
     def adding(self) -> tuple[int, ...]:
@@ -169,9 +173,11 @@ class _MutableLoad:
         self.outgoing = dict(base.outgoing)
 
     def add(self, rec: PartitionProgress, sign: int) -> None:
-        adding = rec.adding
         self.partitions += sign
         self.leader_moves += sign * rec.moves_leadership
+        if rec.copied:
+            return
+        adding = rec.adding
         self.replica_moves += sign * len(adding)
         for broker in adding:
             self.incoming[broker] = self.incoming.get(broker, 0) + sign
