@@ -16,7 +16,8 @@ The bound is the largest of three figures, each a time no schedule can beat:
   KafkaController.isReassignmentComplete in ZooKeeper mode), so a partition whose final replicas keep the
   stopped broker cannot finish while it is down. If those partitions cannot all finish before it stops
   (their bytes entering their busiest destination take longer than the time until the stop: the enter
-  bound of that subset), the plan cannot end before the broker is back.
+  bound of that subset), the plan cannot end before the broker is back, plus, when it receives replicas,
+  the part of its own enter time that did not fit before it stopped.
 
 Produce traffic only adds bytes, and every relaxation (sources free to choose, sizes at the start, network
 without the produce reservation) makes the bound smaller, so it stays a bound.
@@ -158,8 +159,13 @@ def _outage(
         if not entering:
             continue
         before = max(size / inbound[b] if inbound[b] > 0 else math.inf for b, size in entering.items())
-        if before > stops and returns > best:
-            best, at = returns, f"outage of broker {broker} (kept by the plan) until {returns:,.0f} s"
+        if before <= stops:
+            continue
+        # What the stopped broker itself receives enters before it stops or after it is back.
+        own = entering.get(broker, 0.0) / inbound[broker] if inbound[broker] > 0 else 0.0
+        ends = returns + max(0.0, own - stops)
+        if ends > best:
+            best, at = ends, f"outage of broker {broker} (kept by the plan) until {returns:,.0f} s"
     return best, at
 
 

@@ -312,6 +312,21 @@ class ExecutionState:
         for tp in sorted(self.in_flight_set, key=self.rank_of.__getitem__):
             yield tp, self.records[tp]
 
+    def offline_waits(self) -> dict[TopicPartition, tuple[int, ...]]:
+        """Partitions that cannot finish while brokers are stopped, with those brokers: moves blocked on
+        them, and steps in flight that keep one (Kafka completes a step once its whole target is in sync).
+        Costs what is blocked and in flight, not the plan."""
+        waits: dict[TopicPartition, tuple[int, ...]] = {}
+        for broker, parts in sorted(self.blocked_by_broker.items()):
+            if broker not in self.online:
+                for tp in parts:
+                    waits[tp] = (*waits.get(tp, ()), broker)
+        for tp, rec in self.in_flight():
+            down = tuple(b for b in rec.target if b not in self.online)
+            if down:
+                waits[tp] = down
+        return waits
+
     def waiting(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
         """Partitions with a step to take that is not running, in rank order (walks the whole plan): the
         pending ones (with the limit that held them back, when the scheduler got to them), the blocked and
