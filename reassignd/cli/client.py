@@ -37,7 +37,7 @@ from reassignd.cli.watch import (
 )
 from reassignd.client import API_ENV, DEFAULT_API, ApiClient, ApiError, ApiUnreachable
 from reassignd.daemon import auth
-from reassignd.model import InvalidInputError, Problem
+from reassignd.model import InvalidInputError, Problem, kafka_json
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -72,6 +72,12 @@ def register(subparsers: Any) -> None:
     submit.add_argument("--dry-run", action="store_true", help="validate against the live cluster only")
     submit.add_argument(
         "--allow-rf-change", action="store_true", help="accept targets that change the replication factor"
+    )
+    submit.add_argument(
+        "--rollback-out",
+        metavar="FILE",
+        help="save the pre-plan assignment (Kafka's reassignment JSON) here; by default a queued plan's "
+        "goes to ./PLAN_ID.rollback.json",
     )
     status = add("status", _status, "a plan's progress (the running plan by default)")
     status.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
@@ -278,18 +284,48 @@ def _print_lines(lines: list[str]) -> None:
 
 def _submit(args: argparse.Namespace, client: ApiClient) -> int:
     plan = load_plan(args.plan)
+    if args.rollback_out and os.path.exists(args.rollback_out):  # before submitting: nothing half-done
+        raise InvalidInputError(
+            "arguments",
+            [Problem(args.rollback_out, "--rollback-out", "exists; a rollback file is never overwritten")],
+        )
     result = client.submit_plan(plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change)
+    plan_id = result.get("plan_id")
+    rollback_path = args.rollback_out
+    if rollback_path is None and plan_id is not None and not args.json:
+        rollback_path = f"{plan_id}.rollback.json"
+    saved = _save_rollback(rollback_path, result.get("rollback")) if rollback_path else None
     if args.json:
         print_json(result)
         return 0
     steps = result.get("steps") or {}
-    what = "dry run" if result.get("plan_id") is None else f"plan {result['plan_id']} {result.get('state')}"
+    what = "dry run" if plan_id is None else f"plan {plan_id} {result.get('state')}"
     print(
         f"{what}: {result.get('partitions')} partition(s), "
         f"{result.get('replicas_to_move')} replica(s) to move, "
         f"{format_bytes(result.get('bytes_to_move'))}, {steps.get('total', '?')} step(s)"
     )
+    if saved:
+        print(f"rollback: saved the current assignment to {saved} (`reassignd submit {saved}` restores it)")
+    elif rollback_path and result.get("rollback") is not None:
+        # as Kafka's tool does on --execute: print it, so the operator can save it by hand
+        print("Current partition replica assignment\n")
+        print(kafka_json(result["rollback"]))
+        print("\nSave this to submit during rollback")
     return 0
+
+
+def _save_rollback(path: str, document: Any) -> str | None:
+    """Write the rollback document where asked (never over an existing file); None when it cannot be."""
+    if document is None:
+        return None
+    try:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(kafka_json(document) + "\n")
+    except OSError as exc:
+        print(f"reassignd: cannot write the rollback file {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    return path
 
 
 def _status(args: argparse.Namespace, client: ApiClient) -> int:

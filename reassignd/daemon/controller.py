@@ -52,7 +52,13 @@ from reassignd.engine.run import (
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ThrottleOriginals
 from reassignd.engine.throttle_book import ThrottleBook, sync_throttles, written
 from reassignd.logs import get_logger
-from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
+from reassignd.model import (
+    ClusterSnapshot,
+    InvalidInputError,
+    Problem,
+    ReassignmentPlan,
+    assignment_document,
+)
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import (
     ACTIVE_STATUSES,
@@ -536,6 +542,9 @@ class Controller:
             ),
             "bytes_to_move": plan_bytes(snapshot, plan).to_move,
             "steps": rehearsal,
+            # the assignment read just now, for rollback (Kafka's tool prints it on --execute): exact,
+            # since a partition that is reassigning or taken by another plan was refused above
+            "rollback": assignment_document({tp: snapshot.partitions[tp].replicas for tp in plan.targets}),
         }
         if dry_run:
             return summary

@@ -26,6 +26,7 @@ from reassignd.model import (
     Problem,
     ReassignmentPlan,
     TopicPartition,
+    assignment_document,
 )
 from reassignd.placement.api import create_replica_placement
 
@@ -137,6 +138,7 @@ class FakeControllerService:
             "replicas_to_move": sum(len(m.adding) for m in moves.values()),
             "bytes_to_move": sum(m.total for m in moves.values()),
             "steps": {"total": sum(steps), "max_per_partition": max(steps, default=0)},
+            "rollback": assignment_document({tp: self.partitions[tp].replicas for tp in moves}),
         }
         if dry_run:
             return summary
