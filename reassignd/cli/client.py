@@ -37,7 +37,7 @@ from reassignd.cli.watch import (
 )
 from reassignd.client import API_ENV, DEFAULT_API, ApiClient, ApiError, ApiUnreachable
 from reassignd.daemon import auth
-from reassignd.model import InvalidInputError, Problem, kafka_json
+from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -89,6 +89,14 @@ def register(subparsers: Any) -> None:
             action, functools.partial(_lifecycle, action), f"{action} a plan (the running one by default)"
         )
         parser.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
+    parser.add_argument(
+        "--foreign",
+        action="store_true",
+        help="instead: cancel the reassignments another tool started (never the running plan's)",
+    )
+    parser.add_argument(
+        "--topics", metavar="REGEX", help="with --foreign: only topics whose whole name matches"
+    )
     limits = add(
         "limits",
         _limits,
@@ -108,7 +116,16 @@ def register(subparsers: Any) -> None:
     )
     throttle.add_argument("--leader-rate", type=_rate_arg, help="leader.reassignment.throttled.rate")
     throttle.add_argument("--follower-rate", type=_rate_arg, help="follower.reassignment.throttled.rate")
-    add("reassignments", _reassignments, "reassignments the cluster reports, ours and foreign")
+    reassignments = add(
+        "reassignments", _reassignments, "reassignments the cluster reports, ours and foreign"
+    )
+    reassignments.add_argument(
+        "--format",
+        choices=("table", "kafka", "kafka-json"),
+        default="table",
+        help="kafka: the text kafka-reassign-partitions --list prints; kafka-json: their targets as "
+        "Kafka's reassignment JSON (for its --verify or --cancel)",
+    )
     _register_propose(add)
 
 
@@ -385,6 +402,8 @@ _LIFECYCLE_DONE = {
 
 
 def _lifecycle(action: str, args: argparse.Namespace, client: ApiClient) -> int:
+    if action == "cancel" and (args.foreign or args.topics is not None):
+        return _cancel_foreign(args, client)
     status = client.lifecycle(action, args.plan_id)
     if args.json:
         print_json(status)
@@ -621,8 +640,70 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
+    problems = []
+    if not args.foreign:
+        problems.append(Problem("cancel", "--topics", "only with --foreign"))
+    if args.plan_id is not None:
+        problems.append(Problem("cancel", "PLAN_ID", "not with --foreign (it cancels no plan)"))
+    if problems:
+        raise InvalidInputError("arguments", problems)
+    answer = client.cancel_foreign({} if args.topics is None else {"topics": args.topics})
+    if args.json:
+        print_json(answer)
+        return 0
+    lines = []
+    for entry in answer["cancelled"]:
+        lines.append(
+            f"cancelled {entry['topic']}-{entry['partition']}: was adding {_ids(entry['adding'])}, "
+            f"removing {_ids(entry['removing'])}"
+        )
+    for entry in answer["failed"]:
+        lines.append(f"not cancelled {entry['topic']}-{entry['partition']}: {entry['error']}")
+    for entry in answer["skipped"]:
+        lines.append(f"left {entry['topic']}-{entry['partition']}: part of plan {entry['plan_id']}")
+    if not answer["cancelled"] and not answer["failed"]:
+        lines.append(
+            "no foreign reassignment to cancel" + (f" in topics {args.topics}" if args.topics else "")
+        )
+    _print_lines(lines)
+    return EXIT_REFUSED if answer["failed"] else 0
+
+
+def _ids(values: Any) -> str:
+    return ",".join(str(v) for v in values or []) or "-"
+
+
+def kafka_list_text(items: list[dict[str, Any]]) -> str:
+    """What `kafka-reassign-partitions --list` prints (ReassignPartitionsCommand.curReassignmentsToString)."""
+    if not items:
+        return "No partition reassignments found."
+    lines = ["Current partition reassignments:"]
+    for r in sorted(items, key=lambda r: (r["topic"], r["partition"])):
+        line = f"{r['topic']}-{r['partition']}: replicas: {','.join(str(b) for b in r['replicas'])}."
+        if r.get("adding"):
+            line += f" adding: {','.join(str(b) for b in r['adding'])}."
+        if r.get("removing"):
+            line += f" removing: {','.join(str(b) for b in r['removing'])}."
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:
     items = client.reassignments()
+    if args.format == "kafka":
+        print(kafka_list_text(items))
+        return 0
+    if args.format == "kafka-json":
+        removing = {(r["topic"], r["partition"]): set(r.get("removing") or ()) for r in items}
+        targets = {
+            TopicPartition(r["topic"], r["partition"]): [
+                b for b in r["replicas"] if b not in removing[r["topic"], r["partition"]]
+            ]
+            for r in items
+        }
+        print(kafka_json(assignment_document(targets)))
+        return 0
     if args.json:
         print_json({"reassignments": items})
         return 0
@@ -630,12 +711,9 @@ def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:
         print("no reassignment in progress")
         return 0
 
-    def ids(values: Any) -> str:
-        return ",".join(str(v) for v in values or []) or "-"
-
     columns = ("topic", "partition", "replicas", "adding", "removing", "owner", "plan_id")
     rows = [
-        [ids(r.get(c)) if c in ("replicas", "adding", "removing") else r.get(c) for c in columns]
+        [_ids(r.get(c)) if c in ("replicas", "adding", "removing") else r.get(c) for c in columns]
         for r in items
     ]
     _print_lines(

@@ -308,6 +308,34 @@ async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) ->
     result = await cli(daemon, "reassignments", "--json")
     owners = sorted((r["owner"], r["plan_id"]) for r in result.json()["reassignments"])
     assert owners == [("foreign", None), ("reassignd", "plan-1")]
+    # Kafka's --list text, byte for byte (ReassignPartitionsCommand.curReassignmentsToString)
+    result = await cli(daemon, "reassignments", "--format", "kafka")
+    assert result.out == (
+        "Current partition reassignments:\n"
+        "logs-1: replicas: 4,2,3. adding: 4. removing: 3.\n"
+        "orders-0: replicas: 4,2,3,1. adding: 4. removing: 1.\n"
+    )
+    result = await cli(daemon, "reassignments", "--format", "kafka-json")
+    assert result.out == (
+        '{"version":1,"partitions":[{"topic":"logs","partition":1,"replicas":[4,2],"log_dirs":["any","any"]},'
+        '{"topic":"orders","partition":0,"replicas":[4,2,3],"log_dirs":["any","any","any"]}]}\n'
+    )
+
+    # cancel --foreign: only the foreign one; ours is left and named
+    result = await cli(daemon, "cancel", "--topics", "logs")
+    assert result.code == 2 and "--topics: only with --foreign" in result.err
+    result = await cli(daemon, "cancel", "--foreign", "--topics", "orders|logs")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "cancelled logs-1: was adding 4, removing 3",
+        "left orders-0: part of plan plan-1",
+    ]
+    assert daemon.fake.partitions[TopicPartition("logs", 1)].replicas == (2, 3)
+    result = await cli(daemon, "cancel", "--foreign")
+    assert result.out == "left orders-0: part of plan plan-1\nno foreign reassignment to cancel\n"
+    assert daemon.fake.plans["plan-1"].state == "running"
+    result = await cli(daemon, "reassignments", "--format", "kafka")
+    assert result.out.startswith("Current partition reassignments:\norders-0: ")
 
 
 async def test_a_standby_names_the_leader(daemon: Daemon) -> None:
