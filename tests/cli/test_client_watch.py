@@ -83,6 +83,17 @@ def test_offline_brokers_and_limits_lowered_under_the_moves_are_marked() -> None
     assert order == [4, 1, 2, 6, 3, 5], "receiving, sending, offline, then the rest"
 
 
+def test_moves_without_a_leader_side_throttle_are_said_in_the_full_status() -> None:
+    status = live_status()
+    assert not any("leader side" in line for line in status_lines(status, now=NOW))
+    status["leader_unthrottled"] = [{"topic": "orders", "partition": 0, "out_of_sync": [3]}]
+    lines = status_lines(status, now=NOW)
+    assert lines[-2:] == [
+        "leader side unthrottled for 1 move(s): orders-0 (3 out of sync); the moving",
+        "  replicas are throttled as followers, the lagging ones catch up unthrottled",
+    ]
+
+
 def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
     # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"
