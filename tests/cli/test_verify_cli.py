@@ -16,9 +16,12 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.model import TopicPartition
 from tests.services.simulator import SimProcess
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings(
+        "ignore:Exception ignored in. <socket.socket:pytest.PytestUnraisableExceptionWarning"
+    ),
+]
 
 SCENARIO: dict[str, Any] = {
     "brokers": [{"id": b, "rack": f"r{b}", "log_dirs": ["/data/a", "/data/b"]} for b in range(1, 6)],
