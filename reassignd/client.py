@@ -91,6 +91,9 @@ class ApiClient:
     def reassignments(self) -> list[dict[str, Any]]:
         return list(self.request("GET", "/v1/reassignments")["reassignments"])
 
+    def cancel_foreign(self, request: Mapping[str, Any]) -> Any:
+        return self.request("POST", "/v1/reassignments/cancel", body=request)
+
     def place(self, request: Mapping[str, Any]) -> Any:
         return self.request("POST", "/v1/placements", body=request)
 

@@ -382,6 +382,33 @@ class ReassignmentPlan:
         return cls(targets=draft.targets, log_dirs=draft.log_dirs)
 
 
+ANY_LOG_DIR: Final = "any"
+"""Kafka's reassignment JSON for "the log dir the broker picks" (ReassignPartitionsCommand.ANY_LOG_DIR)."""
+
+
+def assignment_document(assignment: Mapping[TopicPartition, Iterable[int]]) -> dict[str, Any]:
+    """Kafka's reassignment JSON for an assignment, as kafka-reassign-partitions prints the current one to
+    save for rollback (formatAsReassignmentJson: sorted by topic then partition, every log dir "any"), so the
+    document can be submitted back as it is."""
+    entries = []
+    for tp in sorted(assignment):
+        replicas = [int(b) for b in assignment[tp]]
+        entries.append(
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "replicas": replicas,
+                "log_dirs": [ANY_LOG_DIR] * len(replicas),
+            }
+        )
+    return {"version": PLAN_VERSION, "partitions": entries}
+
+
+def kafka_json(document: Any) -> str:
+    """JSON written as Kafka's tools write it (Jackson's compact form, key order kept)."""
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
 @dataclass(frozen=True, slots=True)
 class PlanDraft(ReassignmentPlan):
     """A plan document read leniently: the entries that parsed, plus what was wrong with the others.

@@ -37,7 +37,7 @@ from reassignd.cli.watch import (
 )
 from reassignd.client import API_ENV, DEFAULT_API, ApiClient, ApiError, ApiUnreachable
 from reassignd.daemon import auth
-from reassignd.model import InvalidInputError, Problem
+from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -73,6 +73,12 @@ def register(subparsers: Any) -> None:
     submit.add_argument(
         "--allow-rf-change", action="store_true", help="accept targets that change the replication factor"
     )
+    submit.add_argument(
+        "--rollback-out",
+        metavar="FILE",
+        help="save the pre-plan assignment (Kafka's reassignment JSON) here; by default a queued plan's "
+        "goes to ./PLAN_ID.rollback.json",
+    )
     status = add("status", _status, "a plan's progress (the running plan by default)")
     status.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
     status.add_argument("--watch", action="store_true", help="follow live until the plan finishes")
@@ -83,6 +89,14 @@ def register(subparsers: Any) -> None:
             action, functools.partial(_lifecycle, action), f"{action} a plan (the running one by default)"
         )
         parser.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
+    parser.add_argument(
+        "--foreign",
+        action="store_true",
+        help="instead: cancel the reassignments another tool started (never the running plan's)",
+    )
+    parser.add_argument(
+        "--topics", metavar="REGEX", help="with --foreign: only topics whose whole name matches"
+    )
     limits = add(
         "limits",
         _limits,
@@ -102,7 +116,16 @@ def register(subparsers: Any) -> None:
     )
     throttle.add_argument("--leader-rate", type=_rate_arg, help="leader.reassignment.throttled.rate")
     throttle.add_argument("--follower-rate", type=_rate_arg, help="follower.reassignment.throttled.rate")
-    add("reassignments", _reassignments, "reassignments the cluster reports, ours and foreign")
+    reassignments = add(
+        "reassignments", _reassignments, "reassignments the cluster reports, ours and foreign"
+    )
+    reassignments.add_argument(
+        "--format",
+        choices=("table", "kafka", "kafka-json"),
+        default="table",
+        help="kafka: the text kafka-reassign-partitions --list prints; kafka-json: their targets as "
+        "Kafka's reassignment JSON (for its --verify or --cancel)",
+    )
     _register_propose(add)
 
 
@@ -278,18 +301,48 @@ def _print_lines(lines: list[str]) -> None:
 
 def _submit(args: argparse.Namespace, client: ApiClient) -> int:
     plan = load_plan(args.plan)
+    if args.rollback_out and os.path.exists(args.rollback_out):  # before submitting: nothing half-done
+        raise InvalidInputError(
+            "arguments",
+            [Problem(args.rollback_out, "--rollback-out", "exists; a rollback file is never overwritten")],
+        )
     result = client.submit_plan(plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change)
+    plan_id = result.get("plan_id")
+    rollback_path = args.rollback_out
+    if rollback_path is None and plan_id is not None and not args.json:
+        rollback_path = f"{plan_id}.rollback.json"
+    saved = _save_rollback(rollback_path, result.get("rollback")) if rollback_path else None
     if args.json:
         print_json(result)
         return 0
     steps = result.get("steps") or {}
-    what = "dry run" if result.get("plan_id") is None else f"plan {result['plan_id']} {result.get('state')}"
+    what = "dry run" if plan_id is None else f"plan {plan_id} {result.get('state')}"
     print(
         f"{what}: {result.get('partitions')} partition(s), "
         f"{result.get('replicas_to_move')} replica(s) to move, "
         f"{format_bytes(result.get('bytes_to_move'))}, {steps.get('total', '?')} step(s)"
     )
+    if saved:
+        print(f"rollback: saved the current assignment to {saved} (`reassignd submit {saved}` restores it)")
+    elif rollback_path and result.get("rollback") is not None:
+        # as Kafka's tool does on --execute: print it, so the operator can save it by hand
+        print("Current partition replica assignment\n")
+        print(kafka_json(result["rollback"]))
+        print("\nSave this to submit during rollback")
     return 0
+
+
+def _save_rollback(path: str, document: Any) -> str | None:
+    """Write the rollback document where asked (never over an existing file); None when it cannot be."""
+    if document is None:
+        return None
+    try:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(kafka_json(document) + "\n")
+    except OSError as exc:
+        print(f"reassignd: cannot write the rollback file {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    return path
 
 
 def _status(args: argparse.Namespace, client: ApiClient) -> int:
@@ -349,6 +402,8 @@ _LIFECYCLE_DONE = {
 
 
 def _lifecycle(action: str, args: argparse.Namespace, client: ApiClient) -> int:
+    if action == "cancel" and (args.foreign or args.topics is not None):
+        return _cancel_foreign(args, client)
     status = client.lifecycle(action, args.plan_id)
     if args.json:
         print_json(status)
@@ -585,8 +640,70 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
+    problems = []
+    if not args.foreign:
+        problems.append(Problem("cancel", "--topics", "only with --foreign"))
+    if args.plan_id is not None:
+        problems.append(Problem("cancel", "PLAN_ID", "not with --foreign (it cancels no plan)"))
+    if problems:
+        raise InvalidInputError("arguments", problems)
+    answer = client.cancel_foreign({} if args.topics is None else {"topics": args.topics})
+    if args.json:
+        print_json(answer)
+        return 0
+    lines = []
+    for entry in answer["cancelled"]:
+        lines.append(
+            f"cancelled {entry['topic']}-{entry['partition']}: was adding {_ids(entry['adding'])}, "
+            f"removing {_ids(entry['removing'])}"
+        )
+    for entry in answer["failed"]:
+        lines.append(f"not cancelled {entry['topic']}-{entry['partition']}: {entry['error']}")
+    for entry in answer["skipped"]:
+        lines.append(f"left {entry['topic']}-{entry['partition']}: part of plan {entry['plan_id']}")
+    if not answer["cancelled"] and not answer["failed"]:
+        lines.append(
+            "no foreign reassignment to cancel" + (f" in topics {args.topics}" if args.topics else "")
+        )
+    _print_lines(lines)
+    return EXIT_REFUSED if answer["failed"] else 0
+
+
+def _ids(values: Any) -> str:
+    return ",".join(str(v) for v in values or []) or "-"
+
+
+def kafka_list_text(items: list[dict[str, Any]]) -> str:
+    """What `kafka-reassign-partitions --list` prints (ReassignPartitionsCommand.curReassignmentsToString)."""
+    if not items:
+        return "No partition reassignments found."
+    lines = ["Current partition reassignments:"]
+    for r in sorted(items, key=lambda r: (r["topic"], r["partition"])):
+        line = f"{r['topic']}-{r['partition']}: replicas: {','.join(str(b) for b in r['replicas'])}."
+        if r.get("adding"):
+            line += f" adding: {','.join(str(b) for b in r['adding'])}."
+        if r.get("removing"):
+            line += f" removing: {','.join(str(b) for b in r['removing'])}."
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:
     items = client.reassignments()
+    if args.format == "kafka":
+        print(kafka_list_text(items))
+        return 0
+    if args.format == "kafka-json":
+        removing = {(r["topic"], r["partition"]): set(r.get("removing") or ()) for r in items}
+        targets = {
+            TopicPartition(r["topic"], r["partition"]): [
+                b for b in r["replicas"] if b not in removing[r["topic"], r["partition"]]
+            ]
+            for r in items
+        }
+        print(kafka_json(assignment_document(targets)))
+        return 0
     if args.json:
         print_json({"reassignments": items})
         return 0
@@ -594,12 +711,9 @@ def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:
         print("no reassignment in progress")
         return 0
 
-    def ids(values: Any) -> str:
-        return ",".join(str(v) for v in values or []) or "-"
-
     columns = ("topic", "partition", "replicas", "adding", "removing", "owner", "plan_id")
     rows = [
-        [ids(r.get(c)) if c in ("replicas", "adding", "removing") else r.get(c) for c in columns]
+        [_ids(r.get(c)) if c in ("replicas", "adding", "removing") else r.get(c) for c in columns]
         for r in items
     ]
     _print_lines(

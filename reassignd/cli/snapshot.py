@@ -30,7 +30,8 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_run)
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace, command: str = "snapshot") -> Any:
+    """AdminSettings from --config, --bootstrap-servers and --timeout (shared with `reassignd verify`)."""
     from reassignd.cluster.kafka import AdminSettings
 
     if args.config:
@@ -45,17 +46,11 @@ def _settings(args: argparse.Namespace) -> Any:
     if not client.get("bootstrap.servers"):
         raise InvalidInputError(
             "arguments",
-            [
-                Problem(
-                    "snapshot", "--bootstrap-servers", "required (or cluster.bootstrap.servers in --config)"
-                )
-            ],
+            [Problem(command, "--bootstrap-servers", "required (or cluster.bootstrap.servers in --config)")],
         )
     timeout = args.timeout if args.timeout is not None else (settings.request_timeout if settings else 15.0)
     if not timeout > 0:
-        raise InvalidInputError(
-            "arguments", [Problem("snapshot", "--timeout", f"must be > 0, got {timeout}")]
-        )
+        raise InvalidInputError("arguments", [Problem(command, "--timeout", f"must be > 0, got {timeout}")])
     if settings is None:
         return AdminSettings(client=client, request_timeout=timeout)
     return AdminSettings(client=client, request_timeout=timeout, retry=settings.retry)

@@ -294,6 +294,22 @@ def _offline_text(status: Status) -> str | None:
     )
 
 
+def _unthrottled_text(status: Status) -> str | None:
+    """`leader side unthrottled for 1 move: t-0 (3 out of sync)`: KIP-73 would slow their catch-up too."""
+    entries = [] if _ended(status) else list(status.get("leader_unthrottled") or [])
+    if not entries:
+        return None
+    shown = ", ".join(
+        f"{e['topic']}-{e['partition']} ({','.join(str(b) for b in e['out_of_sync'])} out of sync)"
+        for e in entries[:3]
+    )
+    more = f" and {len(entries) - 3} more" if len(entries) > 3 else ""
+    return (
+        f"leader side unthrottled for {len(entries)} move(s): {shown}{more}; the moving replicas are "
+        "throttled as followers, the lagging ones catch up unthrottled"
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Brokers
 
@@ -441,7 +457,9 @@ def view_lines(
 
     if height is None:  # everything, for a terminal that scrolls or a pipe
         brokers = [title, Line(table[0], "bold"), *mover_lines, *rest_lines] if rows else []
-        body = brokers + legend + (stalled_lines if stalled else []) + waiting_lines
+        unthrottled = _unthrottled_text(status)
+        notes = _wrap(unthrottled, width, "dim") if unthrottled else []
+        body = brokers + legend + (stalled_lines if stalled else []) + waiting_lines + notes
         return _cropped([*head, *body, *tail], width)
 
     room = height - len(head) - len(tail) - len(legend)

@@ -117,6 +117,7 @@ def create_app(
     r.add_get("/v1/throttles", handlers.throttles)
     r.add_patch("/v1/throttles", handlers.set_throttles)
     r.add_get("/v1/reassignments", handlers.reassignments)
+    r.add_post("/v1/reassignments/cancel", handlers.cancel_foreign)
     r.add_post("/v1/placements", handlers.place)
     r.add_post("/v1/proposals", handlers.propose)
     r.add_get("/healthz", handlers.healthz)
@@ -217,6 +218,9 @@ class _Handlers:
 
     async def reassignments(self, _: web.Request) -> web.Response:
         return _json({"reassignments": await self.service.cluster_reassignments()})
+
+    async def cancel_foreign(self, request: web.Request) -> web.Response:
+        return _json(await self.service.cancel_foreign(await _json_object(request)))
 
     async def place(self, request: web.Request) -> web.Response:
         body = await _json_object(request)

@@ -23,6 +23,7 @@ from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon import foreign
 from reassignd.daemon import settings as runtime_settings
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.metrics import DaemonMetrics
@@ -52,7 +53,14 @@ from reassignd.engine.run import (
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ThrottleOriginals
 from reassignd.engine.throttle_book import ThrottleBook, sync_throttles, written
 from reassignd.logs import get_logger
-from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
+from reassignd.model import (
+    ClusterSnapshot,
+    InvalidInputError,
+    Problem,
+    ReassignmentPlan,
+    TopicPartition,
+    assignment_document,
+)
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import (
     ACTIVE_STATUSES,
@@ -536,6 +544,9 @@ class Controller:
             ),
             "bytes_to_move": plan_bytes(snapshot, plan).to_move,
             "steps": rehearsal,
+            # the assignment read just now, for rollback (Kafka's tool prints it on --execute): exact,
+            # since a partition that is reassigning or taken by another plan was refused above
+            "rollback": assignment_document({tp: snapshot.partitions[tp].replicas for tp in plan.targets}),
         }
         if dry_run:
             return summary
@@ -709,6 +720,57 @@ class Controller:
             }
             for tp, r in sorted(ongoing.items())
         ]
+
+    async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
+        """KIP-455 cancel of reassignments reassignd does not own, chosen by `request` (daemon/foreign.py);
+        journaled as foreign.cancelled with what each partition was doing."""
+        self._require_leader()
+        selection = foreign.parse_request(request)
+        async with self._lock:
+            try:
+                ongoing = await self.cluster.list_partition_reassignments(None)
+            except ClusterCallError as exc:
+                raise ServiceError("unavailable", f"cannot list reassignments: {exc}") from None
+            active = self.run if self.run is not None and not self.run.ended else None
+            ours = dict.fromkeys(active.plan.targets, active.plan_id) if active else {}
+            chosen, skipped = foreign.select(selection, ongoing, ours)
+            try:
+                results = await self.cluster.alter_partition_reassignments(dict.fromkeys(chosen))
+            except ClusterCallError as exc:
+                raise ServiceError("unavailable", f"cannot cancel reassignments: {exc}") from None
+
+            def entry(tp: TopicPartition) -> JSON:
+                r = ongoing[tp]
+                return {
+                    "topic": tp.topic,
+                    "partition": tp.partition,
+                    "replicas": list(r.replicas),
+                    "adding": list(r.adding),
+                    "removing": list(r.removing),
+                }
+
+            cancelled = [entry(tp) for tp in chosen if results.get(tp) is None]
+            failed = [
+                {**entry(tp), "error": str(results[tp])} for tp in chosen if results.get(tp) is not None
+            ]
+            answer: JSON = {
+                "cancelled": cancelled,
+                "failed": failed,
+                "skipped": [
+                    {"topic": tp.topic, "partition": tp.partition, "plan_id": ours[tp]} for tp in skipped
+                ],
+            }
+            if chosen:
+                data = {**answer, "topics": request.get("topics"), "by": "operator"}
+                await self.store.commit(WriteBatch().append(Event(EventKind.FOREIGN_CANCELLED, data=data)))
+                log.warning(
+                    "foreign reassignments cancelled",
+                    cancelled=len(cancelled),
+                    failed=len(failed),
+                    partitions=[f"{e['topic']}-{e['partition']}" for e in cancelled[:20]],
+                )
+        self.wake()
+        return answer
 
     async def place(self, request: Mapping[str, Any]) -> JSON:
         from reassignd.placement import create_replica_placement

@@ -102,6 +102,12 @@ class ControllerService(Protocol):
         "owner": "reassignd" | "foreign", "plan_id"}."""
         ...
 
+    async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
+        """Cancel the reassignments reassignd does not own that `request` selects ({"topics"?: regex,
+        "partitions"?: [...]}), never one on a partition of the running plan; journaled. Answers
+        {"cancelled", "failed", "skipped"}."""
+        ...
+
     async def place(self, request: Mapping[str, Any]) -> JSON:
         """KIP-879 CreateReplicaPlacement over the live cluster view."""
         ...

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
+from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
 if TYPE_CHECKING:
@@ -176,6 +177,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
     status["stalled"] = [m.to_json() for m in run.tracking.stalled]
     status["waiting"] = _waiting(run)
     status["offline_waits"] = _offline_waits(run)
+    status["leader_unthrottled"] = _leader_unthrottled(run)
     return status
 
 
@@ -198,6 +200,20 @@ def _offline_waits(run: RunState) -> JSON:
             for tp in shown
         ],
     }
+
+
+def _leader_unthrottled(run: RunState) -> list[JSON]:
+    """Moves whose partition has no leader-side throttle entry now (throttle.py, lagging_replicas):
+    a replica not being moved is out of sync, and the leader throttle would slow its catch-up too."""
+    snapshot = run.last_view
+    if snapshot is None or run.execution is None:
+        return []
+    out = []
+    for move in moves_in_flight(run.execution):
+        lagging = lagging_replicas(snapshot, move)
+        if lagging:
+            out.append({"topic": move.tp.topic, "partition": move.tp.partition, "out_of_sync": lagging})
+    return out
 
 
 def throttles_view(controller: Controller) -> JSON:

@@ -47,6 +47,7 @@ ORDERING_KEYS: Final = (
 )
 DEFAULT_ORDERING: Final = ("under_min_isr", "leader_moves", "round_robin", "larger_first")
 SCHEDULING_MODES: Final = ("continuous", "batch")
+OPERATOR_RATE_POLICIES: Final = ("add", "keep")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,9 @@ class Limits:
     balance_sources: bool = True
     """Let another in-sync replica lead a partition while its copies run, when the leaders, not the
     receivers, would bound the plan (sources.py). Configuration key `reassignment.balance.sources`."""
+    operator_rate_policy: str = "add"
+    """What a broker with an operator's own replication rate gets while it serves or receives our moves:
+    `add` their rate plus ours (KIP-542), `keep` theirs alone (throttle.py)."""
 
     @classmethod
     def from_mapping(cls, flat: Mapping[str, object]) -> Limits:
@@ -148,6 +152,12 @@ def _seconds(raw: object) -> tuple[object, str | None]:
 def _mode(raw: object) -> tuple[object, str | None]:
     if raw not in SCHEDULING_MODES:
         return None, f"must be one of {', '.join(SCHEDULING_MODES)}"
+    return raw, None
+
+
+def _policy(raw: object) -> tuple[object, str | None]:
+    if raw not in OPERATOR_RATE_POLICIES:
+        return None, f"must be one of {', '.join(OPERATOR_RATE_POLICIES)}"
     return raw, None
 
 
@@ -271,6 +281,15 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         "election each, undone by the final preferred-leader election (needs elect.preferred.leader.after."
         "finish; not in batch mode).",
         _bool,
+    ),
+    _key(
+        "throttle.operator.rate.policy",
+        "operator_rate_policy",
+        "str",
+        "A broker that already has an operator's leader/follower.replication.throttled.rate while it serves "
+        "or receives our moves: add (KIP-542: their rate plus the reassignment rate, for the moves' "
+        "duration, then exactly theirs again) or keep (theirs alone binds our moves too).",
+        _policy,
     ),
 )
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
-from reassignd.engine.limits import Limits
+from reassignd.engine.limits import LONG_MAX, Limits
 from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, TopicPartition
 
@@ -116,7 +116,7 @@ def throttle_plan(
     for move in moves:
         topic, partition = move.tp.topic, move.tp.partition
         owned.setdefault(topic, set()).add(partition)
-        if limits.leader_throttled_rate is not None:
+        if limits.leader_throttled_rate is not None and not leader_side_unthrottled(snapshot, move):
             leader_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.source)
             serving.update(move.source)
         if limits.follower_throttled_rate is not None:
@@ -149,15 +149,22 @@ def throttle_plan(
             }
         )
     brokers: dict[int, Values] = {}
+    add = limits.operator_rate_policy == "add"
     for broker, original in broker_originals.items():
         brokers[broker] = MappingProxyType(
             {
-                LEADER_RATE: _rate(
-                    original.get(LEADER_RATE), broker in serving, limits.leader_throttled_rate
-                ),
-                FOLLOWER_RATE: _rate(
-                    original.get(FOLLOWER_RATE), broker in receiving, limits.follower_throttled_rate
-                ),
+                key: _rate(
+                    original.get(key),
+                    broker in users,
+                    ours,
+                    operator=_operator_rate(original.get(key), snapshot.cluster_configs.get(key))
+                    if add
+                    else None,
+                )
+                for key, users, ours in (
+                    (LEADER_RATE, serving, limits.leader_throttled_rate),
+                    (FOLLOWER_RATE, receiving, limits.follower_throttled_rate),
+                )
             }
         )
     return ThrottlePlan(
@@ -196,10 +203,49 @@ def _merged_list(original: str | None, ours: set[str]) -> str | None:
     return ",".join(merged)
 
 
-def _rate(original: str | None, in_use: bool, ours: int | None) -> str | None:
+def leader_side_unthrottled(snapshot: ClusterSnapshot, move: Move) -> bool:
+    """No leader-side entry for a partition while a replica of it that is not being moved is out of sync.
+
+    KIP-73's leader throttle applies to every follower of a listed partition that is outside the ISR, so a
+    listed leader would also throttle that replica's catch-up, which is not reassignment traffic (KIP-542:
+    "throttle only reassignment traffic"). The moving replicas stay throttled on the follower side (their
+    broker's follower rate); the leader's outbound for this partition is then unthrottled. A replica on a
+    stopped broker fetches nothing, so it does not count (the leader side stays throttled meanwhile).
+    """
+    return bool(lagging_replicas(snapshot, move))
+
+
+def lagging_replicas(snapshot: ClusterSnapshot, move: Move) -> list[int]:
+    """Replicas of the move's partition, not being moved, that are out of sync on a running broker."""
+    state = snapshot.partitions.get(move.tp)
+    if state is None:
+        return []
+    moving = set(move.adding) | set(state.adding) | set(state.removing)
+    online = snapshot.online_broker_ids()
+    return [b for b in state.replicas if b not in state.isr and b not in moving and b in online]
+
+
+def _operator_rate(broker_value: str | None, cluster_default: str | None) -> int | None:
+    """The operator's rate in force on a broker: its own dynamic value, else the cluster-wide default."""
+    for value in (broker_value, cluster_default):
+        if value is not None:
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _rate(original: str | None, in_use: bool, ours: int | None, *, operator: int | None = None) -> str | None:
+    """The broker-level rate: the operator's when we do not use the broker; with our moves, ours, or with an
+    operator's rate in force, theirs (`keep`) or theirs plus ours (`add`: `operator` is their rate)."""
+    if not in_use or ours is None:
+        return original
+    if operator is not None:
+        return str(min(operator + ours, LONG_MAX))
     if original is not None:
-        return original  # the operator's rate: never overwritten
-    return str(ours) if in_use and ours is not None else None
+        return original  # keep: the operator's rate binds our moves too
+    return str(ours)
 
 
 def config_writes(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> tuple[ConfigWrite, ...]:
@@ -223,7 +269,7 @@ def config_writes(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> tuple[Config
         for key in BROKER_KEYS:
             current = snapshot.broker_config(broker, key)
             want = desired.get(key)
-            if originals.get(key) is not None or current == want:
+            if current == want:
                 continue
             if want is None:
                 writes.append(ConfigWrite("broker", str(broker), key, "DELETE"))

@@ -169,6 +169,7 @@ class EventKind(enum.StrEnum):
     LIMITS_CHANGED = "limits.changed"
     STALL_DETECTED = "stall.detected"
     FOREIGN_CHANGE = "foreign.change"
+    FOREIGN_CANCELLED = "foreign.cancelled"
     ERROR = "error"
 
 

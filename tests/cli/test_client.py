@@ -79,6 +79,7 @@ async def cli(
         env=environ,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        cwd=daemon.token_file.parent if daemon is not None else None,  # where default files land
     )
     out, err = await asyncio.wait_for(proc.communicate(), wait)
     result = Result(proc.returncode if proc.returncode is not None else -1, out.decode(), err.decode())
@@ -96,7 +97,20 @@ async def test_submit_then_follow_the_plan(daemon: Daemon, tmp_path: Path) -> No
     plan = write_plan(tmp_path, drain_plan())
     result = await cli(daemon, "submit", plan)
     assert result.code == 0, result.err
-    assert result.out == "plan plan-1 running: 6 partition(s), 6 replica(s) to move, 6.0 GB, 6 step(s)\n"
+    assert result.out.splitlines() == [
+        "plan plan-1 running: 6 partition(s), 6 replica(s) to move, 6.0 GB, 6 step(s)",
+        "rollback: saved the current assignment to plan-1.rollback.json "
+        "(`reassignd submit plan-1.rollback.json` restores it)",
+    ]
+    rollback = (tmp_path / "plan-1.rollback.json").read_text()
+    assert rollback.startswith(
+        '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3],'
+    )
+    assert json.loads(rollback)["partitions"] == [
+        {"topic": "orders", "partition": p, "replicas": [1 + (p + i) % 3 for i in range(3)]}
+        | {"log_dirs": ["any"] * 3}
+        for p in range(6)
+    ]
     daemon.fake.tick(10)
     result = await cli(daemon, "plans")
     header, row = result.out.splitlines()
@@ -115,6 +129,21 @@ async def test_submit_then_follow_the_plan(daemon: Daemon, tmp_path: Path) -> No
 async def test_dry_run_queues_nothing(daemon: Daemon, tmp_path: Path) -> None:
     result = await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=2)), "--dry-run", "--json")
     assert result.code == 0 and result.json()["state"] == "dry_run" and daemon.fake.plans == {}
+    assert [e["replicas"] for e in result.json()["rollback"]["partitions"]] == [[1, 2, 3], [2, 3, 1]]
+    saved = [name for name in os.listdir(tmp_path) if name.endswith(".rollback.json")]
+    assert not saved, "a dry run saves no rollback unless asked"
+
+
+async def test_rollback_out_is_written_and_never_overwritten(daemon: Daemon, tmp_path: Path) -> None:
+    out = tmp_path / "undo.json"
+    plan = write_plan(tmp_path, drain_plan(count=2))
+    result = await cli(daemon, "submit", plan, "--rollback-out", str(out), "--json")
+    assert result.code == 0 and json.loads(out.read_text()) == result.json()["rollback"]
+    result = await cli(
+        daemon, "submit", write_plan(tmp_path, drain_plan(topic="logs", count=1)), "--rollback-out", str(out)
+    )
+    assert result.code == 2 and "never overwritten" in result.err
+    assert list(daemon.fake.plans) == ["plan-1"], "refused before anything was submitted"
 
 
 async def test_a_refused_plan_prints_every_problem_and_exits_2(daemon: Daemon, tmp_path: Path) -> None:
@@ -279,6 +308,34 @@ async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) ->
     result = await cli(daemon, "reassignments", "--json")
     owners = sorted((r["owner"], r["plan_id"]) for r in result.json()["reassignments"])
     assert owners == [("foreign", None), ("reassignd", "plan-1")]
+    # Kafka's --list text, byte for byte (ReassignPartitionsCommand.curReassignmentsToString)
+    result = await cli(daemon, "reassignments", "--format", "kafka")
+    assert result.out == (
+        "Current partition reassignments:\n"
+        "logs-1: replicas: 4,2,3. adding: 4. removing: 3.\n"
+        "orders-0: replicas: 4,2,3,1. adding: 4. removing: 1.\n"
+    )
+    result = await cli(daemon, "reassignments", "--format", "kafka-json")
+    assert result.out == (
+        '{"version":1,"partitions":[{"topic":"logs","partition":1,"replicas":[4,2],"log_dirs":["any","any"]},'
+        '{"topic":"orders","partition":0,"replicas":[4,2,3],"log_dirs":["any","any","any"]}]}\n'
+    )
+
+    # cancel --foreign: only the foreign one; ours is left and named
+    result = await cli(daemon, "cancel", "--topics", "logs")
+    assert result.code == 2 and "--topics: only with --foreign" in result.err
+    result = await cli(daemon, "cancel", "--foreign", "--topics", "orders|logs")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "cancelled logs-1: was adding 4, removing 3",
+        "left orders-0: part of plan plan-1",
+    ]
+    assert daemon.fake.partitions[TopicPartition("logs", 1)].replicas == (2, 3)
+    result = await cli(daemon, "cancel", "--foreign")
+    assert result.out == "left orders-0: part of plan plan-1\nno foreign reassignment to cancel\n"
+    assert daemon.fake.plans["plan-1"].state == "running"
+    result = await cli(daemon, "reassignments", "--format", "kafka")
+    assert result.out.startswith("Current partition reassignments:\norders-0: ")
 
 
 async def test_a_standby_names_the_leader(daemon: Daemon) -> None:

@@ -96,6 +96,17 @@ def test_partitions_that_cannot_finish_while_a_broker_is_down_are_named() -> Non
     assert all(len(line.text) <= 80 for line in lines)
 
 
+def test_moves_without_a_leader_side_throttle_are_said_in_the_full_status() -> None:
+    status = live_status()
+    assert not any("leader side" in line for line in status_lines(status, now=NOW))
+    status["leader_unthrottled"] = [{"topic": "orders", "partition": 0, "out_of_sync": [3]}]
+    lines = status_lines(status, now=NOW)
+    assert lines[-2:] == [
+        "leader side unthrottled for 1 move(s): orders-0 (3 out of sync); the moving",
+        "  replicas are throttled as followers, the lagging ones catch up unthrottled",
+    ]
+
+
 def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
     # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from reassignd.daemon import foreign
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine.limits import LIMIT_KEYS, Limits
 from reassignd.model import (
@@ -26,6 +27,7 @@ from reassignd.model import (
     Problem,
     ReassignmentPlan,
     TopicPartition,
+    assignment_document,
 )
 from reassignd.placement.api import create_replica_placement
 
@@ -137,6 +139,7 @@ class FakeControllerService:
             "replicas_to_move": sum(len(m.adding) for m in moves.values()),
             "bytes_to_move": sum(m.total for m in moves.values()),
             "steps": {"total": sum(steps), "max_per_partition": max(steps, default=0)},
+            "rollback": assignment_document({tp: self.partitions[tp].replicas for tp in moves}),
         }
         if dry_run:
             return summary
@@ -339,6 +342,34 @@ class FakeControllerService:
                         | {"owner": "reassignd", "plan_id": plan.plan_id}
                     )
         return out
+
+    async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
+        """As the controller: the shared selection (daemon/foreign.py); a cancelled foreign reassignment
+        leaves its partition on its replicas without the adding ones (KIP-455)."""
+        self.calls.append(("cancel_foreign", dict(request)))
+        self._require_ready()
+        self._require_leader()
+        selection = foreign.parse_request(request)
+        foreign_ongoing = {tp: p for tp, p in self.partitions.items() if p.is_reassigning}
+        ours = {
+            tp: plan.plan_id
+            for plan in self.plans.values()
+            if plan.state in ("running", "paused")
+            for tp, m in plan.moves.items()
+            if m.state == "moving"
+        }
+        chosen, skipped = foreign.select(selection, {*foreign_ongoing, *ours}, ours)
+        cancelled = []
+        for tp in chosen:
+            p = foreign_ongoing[tp]
+            cancelled.append(
+                {"topic": tp.topic, "partition": tp.partition, "replicas": list(p.replicas)}
+                | {"adding": list(p.adding), "removing": list(p.removing)}
+            )
+            back = p.original_replicas
+            self.partitions[tp] = replace(p, replicas=back, isr=back, adding=(), removing=())
+        skipped_view = [{"topic": tp.topic, "partition": tp.partition, "plan_id": ours[tp]} for tp in skipped]
+        return {"cancelled": cancelled, "failed": [], "skipped": skipped_view}
 
     async def place(self, request: Mapping[str, Any]) -> JSON:
         """KIP-879 CreateReplicaPlacement over the current view, by the placement package itself."""

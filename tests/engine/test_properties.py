@@ -17,6 +17,7 @@ from reassignd.engine.throttle import (
     BROKER_KEYS,
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,
+    LEADER_RATE,
     TOPIC_KEYS,
     ThrottleOriginals,
     apply_writes,
@@ -205,12 +206,22 @@ def operator_throttles(draw: st.DrawFn, snapshot: ClusterSnapshot) -> ClusterSna
 
 
 @PROPERTY
-@given(scenarios(with_trouble=False).flatmap(lambda s: st.tuples(operator_throttles(s[0]), st.just(s[1]))))
+@given(
+    scenarios(with_trouble=False).flatmap(lambda s: st.tuples(operator_throttles(s[0]), st.just(s[1]))),
+    st.sampled_from(["keep", "add"]),
+)
 def test_operator_throttles_survive_and_are_restored(
-    scenario: tuple[ClusterSnapshot, ReassignmentPlan],
+    scenario: tuple[ClusterSnapshot, ReassignmentPlan], policy: str
 ) -> None:
+    """keep: an operator's rate is never changed; add: it is theirs plus ours while we use the broker.
+    Either way every operator value is exactly back at the end."""
     snapshot, plan = scenario
-    limits = Limits(parallel_replica_count=2, leader_throttled_rate=1000, follower_throttled_rate=2000)
+    limits = Limits(
+        parallel_replica_count=2,
+        leader_throttled_rate=1000,
+        follower_throttled_rate=2000,
+        operator_rate_policy=policy,
+    )
     before = snapshot
     owned = {}
     for key in plan.targets:
@@ -227,7 +238,7 @@ def test_operator_throttles_survive_and_are_restored(
         originals = throttles.originals
         snapshot = apply_writes(snapshot, config_writes(throttles, snapshot))
         assert config_writes(throttles, snapshot) == ()  # applied: nothing left to write
-        _assert_operator_values_survive(before, snapshot)
+        _assert_operator_values_survive(before, snapshot, limits)
         for move in moves_in_flight(state):
             followers = snapshot.topic_config(move.tp.topic, FOLLOWER_REPLICAS)
             if split_entries(followers) != ["*"]:
@@ -249,13 +260,17 @@ def test_operator_throttles_survive_and_are_restored(
             assert snapshot.broker_config(broker, key) == before.broker_config(broker, key)
 
 
-def _assert_operator_values_survive(before: ClusterSnapshot, now: ClusterSnapshot) -> None:
+def _assert_operator_values_survive(before: ClusterSnapshot, now: ClusterSnapshot, limits: Limits) -> None:
     for name, info in before.topics.items():
         for key, value in info.configs.items():
             if value.strip() == "*":
                 assert now.topic_config(name, key) == value
             else:
                 assert set(split_entries(value)) <= set(split_entries(now.topic_config(name, key)))
+    ours = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
     for broker, configs in before.broker_configs.items():
         for key, value in configs.items():
-            assert now.broker_config(broker, key) == value
+            allowed = {value}
+            if limits.operator_rate_policy == "add":
+                allowed.add(str(int(value) + int(ours[key] or 0)))
+            assert now.broker_config(broker, key) in allowed

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from reassignd.engine.limits import Limits
 from reassignd.engine.throttle import (
     FOLLOWER_RATE,
@@ -42,21 +44,25 @@ def test_entries_and_rates_for_a_move() -> None:
     assert config_writes(throttle_plan(applied, [MOVE], RATES, plan.originals), applied) == ()
 
 
-def test_operator_entries_and_rates_are_kept_and_restored() -> None:
+@pytest.mark.parametrize(("policy", "rate_during"), [("keep", "777"), ("add", "1777")])
+def test_operator_entries_and_rates_are_kept_and_restored(policy: str, rate_during: str) -> None:
     snapshot = cluster(
         4,
         {tp(0): (0, 1), tp(5): (0, 1)},
         topic_configs={"t": {LEADER_REPLICAS: "5:0,5:1", FOLLOWER_REPLICAS: "*"}},
         broker_configs={0: {LEADER_RATE: "777"}},
     )
-    plan = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals())
+    rates = replace(RATES, operator_rate_policy=policy)
+    plan = throttle_plan(snapshot, [MOVE], rates, ThrottleOriginals())
     writes = config_writes(plan, snapshot)
     assert ConfigWrite("topic", "t", LEADER_REPLICAS, "APPEND", "0:0,0:1") in writes
     assert all(w.key != FOLLOWER_REPLICAS for w in writes)  # `*` already throttles everything
-    assert all(not (w.name == "0" and w.key == LEADER_RATE) for w in writes)  # the operator's rate
     during = apply_writes(snapshot, writes)
+    # keep: the operator's rate binds; add (KIP-542): the operator's 777 plus the reassignment's 1000
+    assert during.broker_config(0, LEADER_RATE) == rate_during
+    assert during.broker_config(1, LEADER_RATE) == "1000"
     assert during.topic_config("t", LEADER_REPLICAS) == "5:0,5:1,0:0,0:1"
-    done = throttle_plan(during, [], RATES, plan.originals)
+    done = throttle_plan(during, [], rates, plan.originals)
     after = apply_writes(during, config_writes(done, during))
     assert after.topic_config("t", LEADER_REPLICAS) == "5:0,5:1"
     assert after.topic_config("t", FOLLOWER_REPLICAS) == "*"
@@ -146,3 +152,30 @@ def test_subtract_then_append_for_the_same_key() -> None:
 
 def test_nothing_to_split() -> None:
     assert calls_per_resource([]) == []
+
+
+def test_add_on_a_cluster_wide_operator_rate_is_a_broker_override_deleted_after() -> None:
+    """The operator's rate in force may be the cluster-wide default: ours adds to it on the broker, and the
+    broker-level value we set is deleted after, so the default applies there again, exactly as before."""
+    snapshot = replace(cluster(4, {tp(0): (0, 1)}), cluster_configs={FOLLOWER_RATE: "500"})
+    plan = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals())
+    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "SET", "2500") in config_writes(plan, snapshot)
+    during = apply_writes(snapshot, config_writes(plan, snapshot))
+    done = throttle_plan(during, [], RATES, plan.originals)
+    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "DELETE") in config_writes(done, during)
+    keep = throttle_plan(snapshot, [MOVE], replace(RATES, operator_rate_policy="keep"), ThrottleOriginals())
+    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "SET", "2000") in config_writes(keep, snapshot)
+
+
+def test_no_leader_entry_while_a_replica_not_being_moved_is_out_of_sync() -> None:
+    """Partition 0 moves 1 -> 2 while replica 3 (not moving) is out of sync: KIP-73's leader throttle would
+    slow 3's catch-up too, so partition 0 has no leader entry; its adding replica stays throttled on the
+    follower side. Partition 1's only out-of-sync replica is the one being added: it keeps both sides."""
+    snapshot = cluster(5, {tp(0): (0, 1, 3), tp(1): (0, 1)}, isr={tp(0): (0, 1), tp(1): (0, 1)})
+    moves = [Move(tp(0), source=(0, 1), adding=(2,)), Move(tp(1), source=(0, 1), adding=(4,))]
+    plan = throttle_plan(snapshot, moves, RATES, ThrottleOriginals())
+    assert plan.topics["t"][LEADER_REPLICAS] == "1:0,1:1"
+    assert plan.topics["t"][FOLLOWER_REPLICAS] == "0:2,1:4"
+    assert plan.brokers[2][FOLLOWER_RATE] == "2000"
+    alone = throttle_plan(snapshot, moves[:1], RATES, ThrottleOriginals())
+    assert alone.topics["t"][LEADER_REPLICAS] is None and 0 not in alone.brokers
