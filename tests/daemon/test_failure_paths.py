@@ -42,8 +42,13 @@ LIMITS: dict[str, Any] = {
 }
 
 
-def daemon(assignment: list[list[int]], limits: dict[str, Any] | None = None, **kw: Any) -> InProcessDaemon:
-    return InProcessDaemon(scenario(assignment, **kw), {**LIMITS, **(limits or {})})
+def daemon(
+    assignment: list[list[int]],
+    limits: dict[str, Any] | None = None,
+    kafka_mode: str | None = None,
+    **kw: Any,
+) -> InProcessDaemon:
+    return InProcessDaemon(scenario(assignment, **kw), {**LIMITS, **(limits or {})}, kafka_mode=kafka_mode)
 
 
 async def ended(d: InProcessDaemon, plan_id: str) -> PlanStatus:
@@ -54,8 +59,8 @@ async def ended(d: InProcessDaemon, plan_id: str) -> PlanStatus:
 # -- 1. cancel leaves every partition on its pre-plan list or its target, nothing in between -------------
 
 
-async def test_a_cancel_between_two_steps_leaves_no_partition_half_moved() -> None:
-    d = daemon([[1, 2, 3]])
+async def test_a_cancel_between_two_steps_leaves_no_partition_half_moved(kafka_mode: str) -> None:
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
     before = d.throttle_configs()
     plan_id = await d.submit(plan_of({("t", 0): [4, 2, 3]}))  # two steps: [4,2,3,1], then [4,2,3]
     await d.cycle()
@@ -68,8 +73,8 @@ async def test_a_cancel_between_two_steps_leaves_no_partition_half_moved() -> No
     assert d.throttle_configs() == before
 
 
-async def test_a_cancel_inside_a_step_restores_the_replica_order() -> None:
-    d = daemon([[1, 2, 3]])
+async def test_a_cancel_inside_a_step_restores_the_replica_order(kafka_mode: str) -> None:
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
     plan_id = await d.submit(plan_of({("t", 0): [2, 3, 4]}))  # one step: drop 1, add 4
     await d.run(lambda: bool(d.reassigning()))
     await d.controller.cancel()
@@ -82,8 +87,8 @@ async def test_a_cancel_inside_a_step_restores_the_replica_order() -> None:
 # -- 2. a throttle written to a broker that goes down and comes back is removed ----------------------
 
 
-async def _bounce(broker: int) -> None:
-    d = daemon([[1, 2, 3], [2, 3, 1]], size=2_000 * MB)
+async def _bounce(broker: int, kafka_mode: str) -> None:
+    d = daemon([[1, 2, 3], [2, 3, 1]], size=2_000 * MB, kafka_mode=kafka_mode)
     before = d.throttle_configs()
     plan_id = await d.submit(plan_of({("t", 0): [4, 2, 3], ("t", 1): [2, 3, 4]}))
     await d.run(lambda: f"broker {broker}" in d.throttle_configs(), seconds=600)
@@ -96,12 +101,12 @@ async def _bounce(broker: int) -> None:
     assert not await d.journal(EventKind.FOREIGN_CHANGE), "our own writes are never someone else's"
 
 
-async def test_a_receiving_broker_that_bounces_keeps_no_throttle() -> None:
-    await _bounce(4)
+async def test_a_receiving_broker_that_bounces_keeps_no_throttle(kafka_mode: str) -> None:
+    await _bounce(4, kafka_mode)
 
 
-async def test_a_serving_broker_that_bounces_keeps_no_throttle() -> None:
-    await _bounce(3)
+async def test_a_serving_broker_that_bounces_keeps_no_throttle(kafka_mode: str) -> None:
+    await _bounce(3, kafka_mode)
 
 
 # -- 3. a cluster outage is visible ---------------------------------------------------------------------
