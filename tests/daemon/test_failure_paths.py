@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from reassignd.store.base import EventKind, PlanStatus, replayed_steps
 from tests.daemon.inprocess import InProcessDaemon, plan_of
 
@@ -82,6 +84,39 @@ async def test_a_cancel_inside_a_step_restores_the_replica_order(kafka_mode: str
     assert d.replicas("t", 0) == [1, 2, 3], "the preferred leader (1) is unchanged"
     partition = d.sim.topics["t"].partitions[0]
     assert sorted(partition.isr) == [1, 2, 3] and partition.leader == 1
+
+
+@pytest.mark.xfail(strict=True, reason="a cancel reverts a step whose original replicas are all out of sync")
+async def test_a_cancel_never_reverts_a_step_with_no_original_replica_in_sync(kafka_mode: str) -> None:
+    """[1,2,3] -> [4,5,6]: 4 is added and in sync when 2, 3 and then 1 stop, so 4 leads; 1 comes back, not yet
+    in sync, and the plan is cancelled. Reverting now leaves only 1, 2, 3, none in sync: KRaft refuses
+    (`PartitionReassignmentRevert`: it would need an unclean election), ZooKeeper mode accepts and the
+    partition has no leader until an unclean election (`KafkaController.onPartitionReassignment`)."""
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
+    partition = d.sim.topics["t"].partitions[0]
+    plan_id = await d.submit(plan_of({("t", 0): [4, 5, 6]}))
+    await d.run(lambda: bool(d.reassigning()), seconds=60)
+    d.sim.stop_broker(2)
+    d.sim.stop_broker(3)
+    await d.run(lambda: 4 in partition.isr, seconds=600)
+    d.sim.stop_broker(1)
+    await d.cycle()
+    d.sim.start_broker(1)
+    assert partition.isr == [4] and partition.leader == 4 and d.reassigning()
+    sent = len(d.admin.calls)
+    await d.controller.cancel()
+    await d.cycle()
+    assert partition.leader == 4, "the revert waits for an original replica to be in sync"
+    reverts = [args for name, args in d.admin.calls[sent:] if name == "alter_partition_reassignments"]
+    assert not reverts, "nothing sent that KRaft refuses or that leaves ZooKeeper mode without a leader"
+    waiting = d.controller.plan_status(plan_id)["waiting"]
+    assert [(w["partition"], w["reason"]) for w in waiting] == [(0, "unsafe_revert")], waiting
+    assert "in sync" in waiting[0]["detail"]
+    d.sim.start_broker(2)
+    d.sim.start_broker(3)
+    assert await ended(d, plan_id) is PlanStatus.CANCELLED
+    assert d.replicas("t", 0) in ([1, 2, 3], [4, 5, 6])
+    assert partition.leader != -1 and sorted(partition.isr) == sorted(partition.replicas)
 
 
 # -- 2. a throttle written to a broker that goes down and comes back is removed ----------------------
