@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
 from reassignd.store.base import EventKind, PlanStatus
@@ -137,6 +139,54 @@ async def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(kafka_
     assert progress["partitions_dropped"] == len(dropped)
     assert progress["partitions_done"] == len(plan) - len(dropped)
     assert not await d.journal(EventKind.FOREIGN_CHANGE)
+
+
+def drain_plan(partitions: int, broker: int = 3, to: int = 6) -> dict[tuple[str, int], list[int]]:
+    """Every replica on `broker` moves to `to` (same rack), order kept: a leader there moves too."""
+    current = assignment(scenario(partitions))
+    return {tp: [to if b == broker else b for b in replicas] for tp, replicas in current.items()}
+
+
+def assignment(scenario_: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
+    return {
+        (t["name"], i): list(replicas)
+        for t in scenario_["topics"]
+        for i, replicas in enumerate(t["assignment"])
+    }
+
+
+async def cycles(d: InProcessDaemon, count: int) -> None:
+    for _ in range(count):
+        await d.cycle()
+
+
+@pytest.mark.parametrize("ending", ["completes", "cancelled"])
+async def test_a_drain_survives_the_controller_broker_failing(kafka_mode: str, ending: str) -> None:
+    """Drain broker 3 while broker 1 (the controller, a source and leader of a third of the partitions)
+    stops and comes back; then let it finish, or cancel it while broker 1 is down."""
+    d = daemon(12, kafka_mode=kafka_mode)
+    before, pre = d.throttle_configs(), assignment(scenario(12))
+    plan = drain_plan(12)
+    plan_id = await d.submit(plan_of(plan))
+    await d.run(lambda: sum(d.replicas(*tp) == plan[tp] for tp in plan) >= 4, seconds=600)
+    d.sim.stop_broker(1)
+    assert d.sim.controller_id != 1
+    await cycles(d, 30)
+    if ending == "cancelled":
+        await d.controller.cancel()
+        await cycles(d, 30)
+    d.sim.start_broker(1)
+    await d.run(seconds=3600)
+    expected = PlanStatus.COMPLETED if ending == "completes" else PlanStatus.CANCELLED
+    assert await d.status_of(plan_id) is expected
+    for tp in plan:
+        now = d.replicas(*tp)
+        assert now == plan[tp] or (ending == "cancelled" and now == pre[tp]), (tp, now)
+        p = d.sim.topics[tp[0]].partitions[tp[1]]
+        assert p.leader in p.replicas and sorted(p.isr) == sorted(p.replicas), p
+    assert not d.reassigning()
+    assert d.throttle_configs() == before, "every throttle config as before the plan"
+    assert not d.store.replays, "no step was started twice"
 
 
 async def test_a_submit_journals_one_plan_submitted() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reassignd.engine.effects import Effect, Reassign
 from reassignd.store.base import EventKind, PlanStatus, replayed_steps
 from tests.daemon.inprocess import InProcessDaemon, plan_of
 
@@ -49,6 +50,11 @@ def daemon(
     **kw: Any,
 ) -> InProcessDaemon:
     return InProcessDaemon(scenario(assignment, **kw), {**LIMITS, **(limits or {})}, kafka_mode=kafka_mode)
+
+
+async def cycles(d: InProcessDaemon, count: int) -> None:
+    for _ in range(count):
+        await d.cycle()
 
 
 async def ended(d: InProcessDaemon, plan_id: str) -> PlanStatus:
@@ -114,6 +120,39 @@ async def test_a_cancel_never_reverts_a_step_with_no_original_replica_in_sync(ka
     assert await ended(d, plan_id) is PlanStatus.CANCELLED
     assert d.replicas("t", 0) in ([1, 2, 3], [4, 5, 6])
     assert partition.leader != -1 and sorted(partition.isr) == sorted(partition.replicas)
+
+
+async def test_a_step_whose_new_broker_stops_before_it_is_sent_waits_for_it(kafka_mode: str) -> None:
+    """Broker 4 stops between the read and the step's send: KRaft takes the step and it waits for 4; ZooKeeper
+    mode refuses it ("Replica assignment has brokers that are not alive", `KafkaController.validateReplicas`)
+    and the daemon shows the refusal, then waits for 4 without sending it again; both end once 4 is back."""
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
+    plan_id = await d.submit(plan_of({("t", 0): [2, 3, 4]}))
+
+    def stop_4_before_the_send(effect: Effect) -> None:
+        if isinstance(effect, Reassign) and 4 in d.sim.brokers and d.sim.brokers[4].online:
+            d.sim.stop_broker(4)
+
+    d.controller.effect_hook = stop_4_before_the_send
+    await d.cycle()
+    d.controller.effect_hook = None
+    assert not d.sim.brokers[4].online
+    if kafka_mode == "zookeeper":
+        waiting = d.controller.plan_status(plan_id)["waiting"]
+        assert [w["reason"] for w in waiting] == ["refused"] and "not alive" in waiting[0]["detail"], waiting
+    await cycles(d, 24)  # two minutes of cluster time
+    sent = [a for name, a in d.admin.calls if name == "alter_partition_reassignments"]
+    assert len(sent) == 1, f"sent once, never again while broker 4 is down: {sent}"
+    status = d.controller.plan_status(plan_id)
+    assert status["state"] == "running"
+    if kafka_mode == "zookeeper":
+        assert not d.reassigning()
+        assert [w["reason"] for w in status["waiting"]] == ["offline_target"], status["waiting"]
+    else:
+        assert d.reassigning(), "accepted: the move waits for broker 4 in Kafka"
+    d.sim.start_broker(4)
+    assert await ended(d, plan_id) is PlanStatus.COMPLETED
+    assert d.replicas("t", 0) == [2, 3, 4]
 
 
 # -- 2. a throttle written to a broker that goes down and comes back is removed ----------------------
