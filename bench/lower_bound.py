@@ -10,7 +10,14 @@ The bound is the largest of three figures, each a time no schedule can beat:
   the time;
 * **chain**: over partitions, the steps the partition needs under `reassignment.parallel.replica.count`
   (ceil(new replicas / R)), each moving the partition's bytes at the best rate its brokers allow, closing
-  the lag at (rate - produce rate).
+  the lag at (rate - produce rate);
+* **outage** (scenarios where a broker stops): Kafka completes a reassignment only once every replica of
+  its target is in the ISR (PartitionReassignmentReplicas.maybeCompleteReassignment in KRaft,
+  KafkaController.isReassignmentComplete in ZooKeeper mode), so a partition whose final replicas keep the
+  stopped broker cannot finish while it is down. If those partitions cannot all finish before it stops
+  (their bytes entering their busiest destination take longer than the time until the stop: the enter
+  bound of that subset), the plan cannot end before the broker is back, plus, when it receives replicas,
+  the part of its own enter time that did not fit before it stopped.
 
 Produce traffic only adds bytes, and every relaxation (sources free to choose, sizes at the start, network
 without the produce reservation) makes the bound smaller, so it stays a bound.
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +47,8 @@ class LowerBound:
     leave_current_leaders: float = 0.0
     """Not part of the bound: the leave time if every copy came from the partition's leader at the start
     (what a schedule that never moves leadership first must pay); it explains gaps above the bound."""
+    outage: float = 0.0
+    """When a stopped broker the plan keeps returns, if the plan cannot finish before it stops."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +58,7 @@ class LowerBound:
             "chain": self.chain,
             "bottleneck": self.bottleneck,
             "leave_current_leaders": self.leave_current_leaders,
+            "outage": self.outage,
         }
 
 
@@ -57,8 +68,14 @@ def _rate(sim: SimCluster, broker: int, key: str, ours: int | None) -> float:
     return float(effective_long(sim.broker_config(broker, key)))
 
 
-def lower_bound(sim: SimCluster, plan: ReassignmentPlan, limits: Limits) -> LowerBound:
-    """The bound for `plan` on the cluster as `sim` is now, with the throttle rates of `limits`."""
+def lower_bound(
+    sim: SimCluster,
+    plan: ReassignmentPlan,
+    limits: Limits,
+    outages: Sequence[tuple[int, float, float]] = (),
+) -> LowerBound:
+    """The bound for `plan` on the cluster as `sim` is now, with the throttle rates of `limits`;
+    `outages` are (broker, stops at, starts again at or inf), in seconds from now."""
     inbound = {
         b: min(
             _rate(sim, b, "follower.replication.throttled.rate", limits.follower_throttled_rate),
@@ -115,9 +132,41 @@ def lower_bound(sim: SimCluster, plan: ReassignmentPlan, limits: Limits) -> Lowe
         if seconds > enter:
             enter, enter_at = seconds, f"enter broker {b}"
     leave = _leave_time(demands, outbound)
-    best = max((enter, enter_at), (leave, "leave (sources)"), (chain, chain_at))
+    outage, outage_at = _outage(sim, plan, inbound, outages)
+    best = max((enter, enter_at), (leave, "leave (sources)"), (chain, chain_at), (outage, outage_at))
     by_leaders = max((size / outbound[b] for b, size in served.items() if outbound[b] > 0), default=0.0)
-    return LowerBound(best[0], enter, leave, chain, best[1] if best[0] > 0 else "nothing to move", by_leaders)
+    return LowerBound(
+        best[0], enter, leave, chain, best[1] if best[0] > 0 else "nothing to move", by_leaders, outage
+    )
+
+
+def _outage(
+    sim: SimCluster,
+    plan: ReassignmentPlan,
+    inbound: dict[int, float],
+    outages: Sequence[tuple[int, float, float]],
+) -> tuple[float, str]:
+    best, at = 0.0, ""
+    for broker, stops, returns in outages:
+        entering: dict[int, float] = {}
+        for tp, target in plan.targets.items():
+            p = sim.topics[tp.topic].partitions[tp.partition]
+            if broker not in target or set(p.replicas) == set(target):  # a reordering is immediate
+                continue
+            for b in target:
+                if b not in p.replicas:
+                    entering[b] = entering.get(b, 0.0) + float(p.log_end)
+        if not entering:
+            continue
+        before = max(size / inbound[b] if inbound[b] > 0 else math.inf for b, size in entering.items())
+        if before <= stops:
+            continue
+        # What the stopped broker itself receives enters before it stops or after it is back.
+        own = entering.get(broker, 0.0) / inbound[broker] if inbound[broker] > 0 else 0.0
+        ends = returns + max(0.0, own - stops)
+        if ends > best:
+            best, at = ends, f"outage of broker {broker} (kept by the plan) until {returns:,.0f} s"
+    return best, at
 
 
 def _leave_time(demands: dict[frozenset[int], float], outbound: dict[int, float]) -> float:

@@ -34,6 +34,15 @@ def _load(name: str, quick: bool, directory: Path) -> dict[str, Any] | None:
     return data
 
 
+def _outcome(result: dict[str, Any]) -> str:
+    """The ratio, or for a plan that could not finish (a broker lost for good) what it left."""
+    if result.get("finished", True) or "partitions_unfinished" not in result:
+        return _ratio(result["ratio_to_lower_bound"])
+    others = result.get("unfinished_keeping_other_brokers", 0)
+    kept = f"{others} do not keep it" if others else "all keep it"
+    return f"{result['partitions_unfinished']} left, {kept}"
+
+
 def _ratio(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.3f}x"
 
@@ -102,9 +111,7 @@ def readme_table(strategies: dict[str, Any], daemon: dict[str, Any] | None, othe
         cells = []
         for n in names:
             r = entry["strategies"].get(n)
-            cells.append(
-                "-" if r is None else f"{_ratio(r['ratio_to_lower_bound'])} ({r['peak_incoming_per_broker']})"
-            )
+            cells.append("-" if r is None else f"{_outcome(r)} ({r['peak_incoming_per_broker']})")
         marker = " (broker fails)" if entry["has_failure"] else ""
         lines.append(f"| {scenario}{marker} | " + " | ".join(cells) + " |")
     if daemon is not None:
@@ -181,6 +188,12 @@ def ratio_chart(doc: dict[str, Any], path: Path) -> None:
             for s in scenarios
         ]
         ax.bar([x + i * width for x in range(len(scenarios))], values, width, label=LABELS[name])
+    for x, s in enumerate(scenarios):
+        if not any(r.get("finished", True) for r in doc["figures"]["scenarios"][s]["strategies"].values()):
+            center = x + width * (len(names) - 1) / 2
+            ax.text(
+                center, 0.95, "cannot finish:\na broker is lost", ha="center", fontsize=7, color="dimgray"
+            )
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(
         doc["figures"]["target_ratio"], color="red", linestyle="--", linewidth=0.8, label="target 1.10x"

@@ -235,6 +235,28 @@ def broker_failure(seed: int = 16) -> dict[str, Any]:
     return case
 
 
+def receiver_failure(seed: int = 16) -> dict[str, Any]:
+    case = drain_broker(seed)
+    case["name"] = "receiver-failure"
+    case["description"] = (
+        "Drain broker 12 while broker 3, which receives a third of the replicas, fails at t = 300 s and "
+        "returns at t = 900 s (its copies stop and restart from its log end)."
+    )
+    case["events"] = [{"at": 300, "action": "stop", "broker": 3}, {"at": 900, "action": "start", "broker": 3}]
+    return case
+
+
+def broker_lost(seed: int = 16) -> dict[str, Any]:
+    case = drain_broker(seed)
+    case["name"] = "broker-lost"
+    case["description"] = (
+        "Drain broker 12 while broker 5 fails at t = 300 s for good: the partitions whose targets keep it "
+        "cannot finish until the operator re-targets them; every other partition must."
+    )
+    case["events"] = [{"at": 300, "action": "stop", "broker": 5}]
+    return case
+
+
 def _case(
     name: str,
     description: str,
@@ -256,7 +278,16 @@ def _case(
     }
 
 
-BUILDERS = (drain_broker, add_brokers, move_topic_racks, increase_rf, skewed, broker_failure)
+BUILDERS = (
+    drain_broker,
+    add_brokers,
+    move_topic_racks,
+    increase_rf,
+    skewed,
+    broker_failure,
+    receiver_failure,
+    broker_lost,
+)
 
 
 def write_all(directory: Path = SCENARIOS) -> list[Path]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from reassignd.engine import Limits
 from reassignd.engine.throttle import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
-from reassignd.model import ReassignmentPlan
+from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.rehearsal import rehearse
 from reassignd.sim import SimCluster, load_scenario
 
@@ -58,6 +58,24 @@ class Case:
     @property
     def has_failure(self) -> bool:
         return any(e.action == "stop" for e in self.events)
+
+    @property
+    def lost_brokers(self) -> frozenset[int]:
+        """Brokers that stop and never start again."""
+        return frozenset(b for b, _, back in self.outages if back == math.inf)
+
+    @property
+    def outages(self) -> tuple[tuple[int, float, float], ...]:
+        """(broker, stops at, starts again at or inf) for every stop in the scenario."""
+        found = []
+        for i, e in enumerate(self.events):
+            if e.action == "stop":
+                back = next(
+                    (s.at for s in self.events[i + 1 :] if s.action == "start" and s.broker == e.broker),
+                    math.inf,
+                )
+                found.append((e.broker, e.at, back))
+        return tuple(found)
 
 
 def case_from_dict(data: dict[str, Any]) -> Case:
@@ -212,11 +230,15 @@ class Meter:
             self.done_at = now
 
     def at_target(self) -> bool:
+        return not self.unfinished()
+
+    def unfinished(self) -> list[TopicPartition]:
         topics = self.sim.topics
-        return all(
-            topics[tp.topic].partitions[tp.partition].replicas == list(target)
+        return [
+            tp
             for tp, target in self.plan.targets.items()
-        )
+            if topics[tp.topic].partitions[tp.partition].replicas != list(target)
+        ]
 
 
 def make_meter(case: Case) -> Meter:

@@ -131,11 +131,15 @@ async def _read_live(config: Any, seconds: float) -> tuple[ClusterSnapshot, Clus
         "topic_config_keys": (*TOPIC_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
     }
     try:
+        # Sizes are read somewhere within each snapshot call, which takes longer on a loaded cluster: the
+        # interval is taken between the calls' midpoints, so a slow read does not bias the rates.
+        begun = time.monotonic()
         first = await admin.snapshot(None, **keys)
-        started = time.monotonic()
+        first_at = (begun + time.monotonic()) / 2
         await asyncio.sleep(seconds)
+        begun = time.monotonic()
         second = await admin.snapshot(None, **keys)
-        return first, second, time.monotonic() - started
+        return first, second, (begun + time.monotonic()) / 2 - first_at
     finally:
         await admin.close()
 

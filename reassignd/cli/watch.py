@@ -278,6 +278,22 @@ def _waiting_text(status: Status) -> str | None:
     return f"waiting {count}{more}: " + ", ".join(parts)
 
 
+def _offline_text(status: Status) -> str | None:
+    """`cannot finish while broker 5 is down: 14 partitions (events-2, ...)`: what to re-target."""
+    waits = status.get("offline_waits") or {}
+    count = waits.get("partitions") or 0
+    if not count or _ended(status):
+        return None
+    brokers = [str(b) for b in waits.get("brokers") or []]
+    named = [f"{w['topic']}-{w['partition']}" for w in (waits.get("shown") or [])[:3]]
+    more = ", ..." if count > len(named) else ""
+    which = f"broker {brokers[0]} is" if len(brokers) == 1 else f"brokers {', '.join(brokers)} are"
+    return (
+        f"cannot finish while {which} down: {count} partition(s) ({', '.join(named)}{more}); "
+        "they complete when it is back, or re-target them"
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Brokers
 
@@ -420,6 +436,8 @@ def view_lines(
     stalled_lines += [Line(f"  {_stalled_text(s)}", "red") for s in stalled]
     waiting = _waiting_text(status)
     waiting_lines = _wrap(waiting, width, "dim") if waiting else []
+    offline = _offline_text(status)
+    waiting_lines = (_wrap(offline, width, "bold yellow") if offline else []) + waiting_lines
 
     if height is None:  # everything, for a terminal that scrolls or a pipe
         brokers = [title, Line(table[0], "bold"), *mover_lines, *rest_lines] if rows else []

@@ -159,6 +159,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
         "brokers": [],
         "stalled": [],
         "waiting": [],
+        "offline_waits": {"partitions": 0, "brokers": [], "shown": []},
         "last_cycle": controller.last_status,
     }
     if run is None or run.execution is None or run.ended:
@@ -183,7 +184,29 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
     ]
     status["stalled"] = [m.to_json() for m in run.tracking.stalled]
     status["waiting"] = _waiting(run)
+    status["offline_waits"] = _offline_waits(run)
     return status
+
+
+def _offline_waits(run: RunState) -> JSON:
+    """What cannot finish while brokers are stopped, so an operator knows what to re-target."""
+    assert run.execution is not None
+    execution = run.execution
+    waits = execution.offline_waits()
+    shown = sorted(waits, key=execution.rank_of.__getitem__)[:WAITING_SHOWN]
+    return {
+        "partitions": len(waits),
+        "brokers": sorted({b for down in waits.values() for b in down}),
+        "shown": [
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "brokers": list(waits[tp]),
+                "in_flight": tp in execution.in_flight_set,
+            }
+            for tp in shown
+        ],
+    }
 
 
 def throttles_view(controller: Controller) -> JSON:

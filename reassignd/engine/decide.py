@@ -293,6 +293,10 @@ class _Cycle:
         if rec.status is Status.IN_FLIGHT:
             if p.is_reassigning:
                 if p.target_replicas == rec.target:
+                    adding = rec.adding
+                    if adding and not rec.copied and set(adding) <= set(p.isr):
+                        # its copies are done; it waits for a replica it keeps (e.g. a stopped broker)
+                        self.put(tp, replace(rec, copied=True))
                     self._elect_when_in_sync(tp, rec, p)
                 else:
                     self.mark_external(tp, p)
@@ -446,8 +450,12 @@ class _Cycle:
             )
             self.block(tp, WaitReason.MIN_INSYNC, detail)
             return
+        # Kafka completes a step once its whole target is in sync, so one that keeps a stopped broker waits
+        # for its return; it still starts when it copies something, so the copy overlaps the outage (and
+        # frees its movement slots once copied: PartitionProgress.copied). Nothing can be sent to a broker
+        # that is down, nor is a step that only waits worth a slot.
         offline = tuple(b for b in step.target if b not in online)
-        if offline:
+        if offline and (not step.adding or any(b in step.adding for b in offline)):
             self.block(tp, WaitReason.OFFLINE_TARGET, f"target broker(s) {list(offline)} offline", offline)
             return
         # A step after an election this cycle starts with it: the daemon sends the reassignment first and

@@ -51,13 +51,11 @@ def with_eta(
     def ended(tp: TopicPartition) -> bool:
         return state[tp].status in ENDED
 
-    online = full.online_broker_ids()
-    waiting_for = sorted(b for b, parts in state.blocked_by_broker.items() if parts and b not in online)
-    if waiting_for:
-        count = sum(len(state.blocked_by_broker[b]) for b in waiting_for)
-        brokers = ", ".join(map(str, waiting_for))
+    waits = state.offline_waits()
+    if waits:
+        brokers = ", ".join(map(str, sorted({b for down in waits.values() for b in down})))
         return replace(
-            tracking, eta=None, eta_reason=f"{count} partition(s) wait for offline broker(s) {brokers}"
+            tracking, eta=None, eta_reason=f"{len(waits)} partition(s) wait for offline broker(s) {brokers}"
         )
 
     found = estimate(

@@ -131,6 +131,10 @@ class PartitionProgress:
     reason: WaitReason | None = None
     detail: str = ""
     blocked_on: tuple[int, ...] = ()
+    copied: bool = False
+    """Every replica the step adds is in sync: it copies nothing more and holds no movement slot, though
+    Kafka only completes it once the replicas it keeps are in sync too (a stopped broker that stays waits
+    for its return; PartitionReassignmentReplicas.maybeCompleteReassignment)."""
 
     @property
     def adding(self) -> tuple[int, ...]:
@@ -171,9 +175,11 @@ class _MutableLoad:
         self.outgoing = dict(base.outgoing)
 
     def add(self, rec: PartitionProgress, sign: int) -> None:
-        adding = rec.adding
         self.partitions += sign
         self.leader_moves += sign * rec.moves_leadership
+        if rec.copied:
+            return
+        adding = rec.adding
         self.replica_moves += sign * len(adding)
         for broker in adding:
             self.incoming[broker] = self.incoming.get(broker, 0) + sign
@@ -307,6 +313,21 @@ class ExecutionState:
         """Steps starting or in flight, in rank order; costs what is in flight, not the plan."""
         for tp in sorted(self.in_flight_set, key=self.rank_of.__getitem__):
             yield tp, self.records[tp]
+
+    def offline_waits(self) -> dict[TopicPartition, tuple[int, ...]]:
+        """Partitions that cannot finish while brokers are stopped, with those brokers: moves blocked on
+        them, and steps in flight that keep one (Kafka completes a step once its whole target is in sync).
+        Costs what is blocked and in flight, not the plan."""
+        waits: dict[TopicPartition, tuple[int, ...]] = {}
+        for broker, parts in sorted(self.blocked_by_broker.items()):
+            if broker not in self.online:
+                for tp in parts:
+                    waits[tp] = (*waits.get(tp, ()), broker)
+        for tp, rec in self.in_flight():
+            down = tuple(b for b in rec.target if b not in self.online)
+            if down:
+                waits[tp] = down
+        return waits
 
     def waiting(self) -> Iterator[tuple[TopicPartition, PartitionProgress]]:
         """Partitions with a step to take that is not running, in rank order (walks the whole plan): the

@@ -73,7 +73,9 @@ def next_step(
     excess.sort(key=lambda b: b in in_sync)  # stable: out-of-sync first, then current order
 
     if final[0] not in current_set:
-        dropped: list[int] = []
+        # The new preferred leader joins first, alone; a replica leaving that is out of sync (a stopped
+        # broker being drained) leaves with it: Kafka completes a step only with its whole target in sync.
+        dropped = [b for b in excess if b not in in_sync][:replica_count]
         added = [final[0]]
     else:
         dropped = excess[:replica_count]

@@ -185,6 +185,14 @@ class SimModel:
 
 
 def _why_ended(state: ExecutionState) -> str:
+    waits = state.offline_waits()
+    if waits:
+        brokers = sorted({b for down in waits.values() for b in down})
+        return (
+            f"waiting for stopped broker(s) {', '.join(map(str, brokers))}: {len(waits)} partition(s) "
+            f"cannot finish until they are back or are re-targeted ({', '.join(map(str, sorted(waits)[:5]))}"
+            f"{', ...' if len(waits) > 5 else ''})"
+        )
     if state.in_flight_set:
         return "stuck: no move in flight can catch up (fetch rate <= produce rate), none can start"
     reasons = sorted({f"{rec.reason}" for _, rec in state.waiting() if rec.status is not Status.PENDING})

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bench.bench_strategies import check, leader_skew
+from bench.lower_bound import lower_bound
 from bench.strategies import SCENARIOS, STRATEGIES, case_from_dict, load_cases, make_meter
 
 MB = 1_000_000
@@ -162,10 +163,22 @@ def test_check_flags_broken_properties(strategy: str, change: dict[str, Any], ex
 def test_shipped_scenarios_load_and_name_their_files() -> None:
     cases = load_cases()
     assert {c.name for c in cases} == {p.stem for p in Path(SCENARIOS).glob("*.json")}
-    assert len(cases) == 6
-    assert sum(c.has_failure for c in cases) == 1
+    assert len(cases) == 8
+    assert sum(c.has_failure for c in cases) == 3
+    assert [c.name for c in cases if c.lost_brokers] == ["broker-lost"]
     for case in cases:
         assert len(case.plan) > 0
+
+
+def test_the_outage_bound_holds_back_a_plan_keeping_a_stopped_broker() -> None:
+    """A partition whose target keeps broker 5 cannot complete while it is down (Kafka waits for the
+    whole target in sync): if the plan cannot finish before the stop, it cannot before the return."""
+    [case] = load_cases(["broker-failure"])
+    plain = lower_bound(make_meter(case).sim, case.plan, case.limits)
+    aware = lower_bound(make_meter(case).sim, case.plan, case.limits, case.outages)
+    assert case.outages == ((5, 300.0, 900.0),)
+    assert plain.seconds < 900.0 and aware.seconds == aware.outage == 900.0
+    assert "outage of broker 5" in aware.bottleneck
 
 
 def test_bad_event_action_is_refused_with_its_value() -> None:

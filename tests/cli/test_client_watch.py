@@ -83,6 +83,19 @@ def test_offline_brokers_and_limits_lowered_under_the_moves_are_marked() -> None
     assert order == [4, 1, 2, 6, 3, 5], "receiving, sending, offline, then the rest"
 
 
+def test_partitions_that_cannot_finish_while_a_broker_is_down_are_named() -> None:
+    status = live_status()
+    shown = [{"topic": "orders", "partition": i, "brokers": [5], "in_flight": True} for i in range(4)]
+    status["offline_waits"] = {"partitions": 14, "brokers": [5], "shown": shown}
+    lines = view_lines(status, width=80, now=NOW, height=24)
+    text = " ".join(line.text.strip() for line in lines if line.style == "bold yellow")
+    assert text == (
+        "cannot finish while broker 5 is down: 14 partition(s) (orders-0, orders-1, orders-2, ...); "
+        "they complete when it is back, or re-target them"
+    )
+    assert all(len(line.text) <= 80 for line in lines)
+
+
 def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
     # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"

@@ -100,6 +100,40 @@ async def test_a_stopped_target_broker_waits_while_others_complete(kafka_mode: s
     assert d.throttle_configs() == before
 
 
+async def test_a_broker_lost_mid_plan_leaves_exactly_the_partitions_keeping_it_and_says_which(
+    kafka_mode: str,
+) -> None:
+    """Broker 2 stops for good: every partition whose target does not keep it completes (those draining it
+    too), the others copy what they can and wait, listed in status as what the operator must re-target."""
+    d = daemon(30, kafka_mode=kafka_mode)
+    before = d.throttle_configs()
+    plan = targets(fill_plan(30))
+    plan_id = await d.submit(plan_of(plan))
+    await d.cycle()
+    d.sim.stop_broker(2)
+    keeping = {tp for tp, replicas in plan.items() if 2 in replicas}
+    others = set(plan) - keeping
+    assert keeping and others
+    await d.run(lambda: all(d.replicas(*tp) == plan[tp] for tp in others), seconds=3600)
+    for _ in range(60):  # a minute on: nothing more finishes while broker 2 is down
+        await d.cycle()
+    status = d.controller.plan_status(plan_id)
+    assert status["state"] == "running"
+    waits = status["offline_waits"]
+    unfinished = {tp for tp in keeping if d.replicas(*tp) != plan[tp]}
+    assert waits["brokers"] == [2] and waits["partitions"] == len(unfinished) > 0
+    assert {(w["topic"], w["partition"]) for w in waits["shown"]} <= unfinished
+    assert (
+        status["progress"]["eta_seconds"] is None
+        and "offline broker(s) 2" in status["progress"]["eta_reason"]
+    )
+    d.sim.start_broker(2)
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert all(d.replicas(*tp) == plan[tp] for tp in plan)
+    assert d.throttle_configs() == before
+
+
 async def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(kafka_mode: str) -> None:
     d = daemon(30, kafka_mode=kafka_mode)
     before = d.throttle_configs()

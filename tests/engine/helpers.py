@@ -105,8 +105,8 @@ def check_invariants(
             assert ElectLeader(start.tp, start.target[0], "source") in decision.elect, start
             # A pure reordering completes at once in both modes (KRaft: PartitionChangeBuilder; ZooKeeper:
             # ReplicaAssignment.isBeingReassigned is false), so an offline follower it keeps is no obstacle.
-        else:  # a copy step needs its whole target online
-            assert set(start.target) <= online, start
+        elif not set(start.target) <= online:  # a step keeping a stopped broker starts only to copy
+            assert start.adding and set(start.adding) <= online, start
         assert kept_in_sync + len(start.adding) >= min(needed, len(set(p.isr) & set(p.replicas))), start
         assert state[start.tp].status is Status.STARTING
     pending = 0

@@ -407,3 +407,46 @@ def test_limits_change_between_decisions() -> None:
     third = decide(complete(running, set(done)), plan, second.state, narrow, set(done))
     check_invariants(third, running, narrow)
     assert len(third.start) == 1  # 1 still running + 1 new = the new limit of 2
+
+
+@pytest.mark.parametrize(
+    ("current", "final", "starts"),
+    [
+        ((0, 1, 3), (0, 2, 3), True),  # adds 2 (online), keeps 3 (stopped): the copy overlaps the outage
+        ((0, 1, 3), (0, 3), False),  # keeps 3 and adds nothing: it could only wait, holding a slot
+        ((0, 1), (0, 3), False),  # adds 3, which is stopped: nothing can be sent to it
+        ((3, 0, 1), (2, 0, 1), True),  # drains the stopped broker: it leaves in the step (no wait for it)
+    ],
+    ids=["copies-beside-stopped", "only-waits", "adds-stopped", "removes-stopped"],
+)
+def test_a_stopped_broker_blocks_a_step_only_when_the_step_could_not_progress(
+    current: tuple[int, ...], final: tuple[int, ...], starts: bool
+) -> None:
+    snapshot = cluster(5, {tp(0): current}, offline=[3])
+    decision = first_decision(snapshot, ReassignmentPlan({tp(0): final}), Limits())
+    assert bool(decision.start) is starts, decision.waiting
+    if starts and 3 not in final:
+        assert 3 not in decision.start[0].target, "a stopped broker being drained leaves in the first step"
+    if not starts:
+        [wait] = decision.waiting
+        assert wait.reason is WaitReason.OFFLINE_TARGET and "[3]" in wait.detail
+
+
+def test_a_copied_step_waiting_for_a_stopped_broker_frees_its_movement_slots() -> None:
+    """Kafka completes the step only when broker 3 is back in sync; its copy to 2 is done, so broker 2 may
+    receive the next partition under a limit of one incoming move."""
+    parts = {tp(0): (0, 1, 3), tp(1): (0, 1, 4)}
+    snapshot = cluster(5, parts, offline=[3])
+    plan = ReassignmentPlan({tp(0): (0, 2, 3), tp(1): (0, 2, 4)})
+    limits = Limits(max_incoming_per_broker=1)
+    first = first_decision(snapshot, plan, limits)
+    assert [s.tp for s in first.start] == [tp(0)]
+    assert {w.tp: w.reason for w in first.waiting}[tp(1)] is WaitReason.LIMITS
+    moving = apply_starts(snapshot, first.start)
+    p = moving.partitions[tp(0)]
+    copied = moving.with_partitions([replace(p, isr=(*p.isr, 2))])  # 2 caught up; 3 is still down
+    second = decide(copied, plan, first.state, limits, {tp(0)})
+    check_invariants(second, copied, limits)
+    assert second.state[tp(0)].status is Status.IN_FLIGHT and second.state[tp(0)].copied
+    assert second.state.load.incoming.get(2, 0) == 1, "only the new step's copy holds broker 2"
+    assert [s.tp for s in second.start] == [tp(1)]

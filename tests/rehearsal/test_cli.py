@@ -159,7 +159,7 @@ def test_live_cluster_rates_are_measured_between_two_snapshots(
             "--config",
             str(files["config"]),
             "--measure-seconds",
-            "2",
+            "4",
             "--json",
         )
         assert proc.returncode == 0, proc.stderr

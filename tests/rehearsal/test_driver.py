@@ -135,7 +135,8 @@ def test_a_step_blocked_by_an_offline_target_ends_the_rehearsal_with_the_reason(
     sim.stop_broker(3)
     result = rehearse(sim, plan_of({0: [1, 3]}), limits(10 * MB))
     assert not result.finished
-    assert result.ended_because.startswith("blocked") and "offline_target" in result.ended_because
+    assert result.ended_because.startswith("waiting for stopped broker(s) 3: 1 partition(s)"), result
+    assert "(t-0)" in result.ended_because, "which partitions, to re-target them"
 
 
 def test_a_bad_cycle_interval_is_refused() -> None:
