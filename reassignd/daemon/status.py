@@ -119,11 +119,20 @@ def _record(controller: Controller, plan_id: str | None) -> PlanSummary:
 
 def _waiting(run: RunState) -> list[JSON]:
     """Moves not started, each with what holds it: a limit (and the broker), a blocked state, someone
-    else's reassignment, or, for those the scheduler did not reach, the limit that stopped it."""
+    else's reassignment, or, for those the scheduler did not reach, the limit that stopped it; first, in a
+    cancel, the steps whose revert waits (`unsafe_revert`)."""
     assert run.execution is not None
     held_by = "paused" if run.phase.value == "paused" else run.execution.held_by
-    out = []
-    for tp, rec in itertools.islice(run.execution.waiting(), WAITING_SHOWN):
+    out = [
+        {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "reason": WaitReason.UNSAFE_REVERT.value,
+            "detail": why,
+        }
+        for tp, why in itertools.islice(run.held_reverts.items(), WAITING_SHOWN)
+    ]
+    for tp, rec in itertools.islice(run.execution.waiting(), WAITING_SHOWN - len(out)):
         if rec.status is Status.PENDING and rec.reason is None:
             reason, detail = WaitReason.LIMITS.value, held_by or "queued: next in the ordering"
         else:

@@ -14,16 +14,21 @@ limits, throttles and min.insync.replicas rules as any plan.
   target stays there; a dropped one is gone.
 - A step in flight that is not the goal's next step is reverted at once (KIP-455 cancel); the partition
   then goes on from the replicas it had before that step. A step that is the goal's next step runs on.
+- A revert keeps only the step's original replicas, so it waits while none of them is online and in sync
+  (`unsafe_revert`): KRaft refuses such a revert (it would need an unclean election) and ZooKeeper mode
+  accepts it and leaves the partition without a leader (docs/engine.md, "Controller modes").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import ENDED, MOVING, ExecutionState, PartitionProgress, Status
 from reassignd.engine.steps import next_step
-from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
+from reassignd.model import ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 Replicas = tuple[int, ...]
 
@@ -85,12 +90,24 @@ def cancel_state(
     return ExecutionState.initial(plan, snapshot, state.ordering, progress)
 
 
-def reverting(state: ExecutionState, snapshot: ClusterSnapshot, limits: Limits) -> list[TopicPartition]:
-    """Steps in flight in a cancel that do not lead to their goal: to revert (KIP-455 cancel) now."""
+@dataclass(frozen=True, slots=True)
+class Reverts:
+    """What a cancel does this cycle with its steps in flight that do not lead to their goal."""
+
+    now: tuple[TopicPartition, ...] = ()
+    """To revert (KIP-455 cancel) in this cycle."""
+    held: Mapping[TopicPartition, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Left running for now, with why (`unsafe_revert`); looked at again every cycle."""
+
+
+def reverting(state: ExecutionState, snapshot: ClusterSnapshot, limits: Limits) -> Reverts:
+    """Steps in flight in a cancel that do not lead to their goal: reverted now, or held while unsafe."""
     replica_count = min(
         limits.parallel_replica_count, limits.max_outgoing_per_broker, limits.max_concurrent_replica_movements
     )
-    out = []
+    online = snapshot.online_broker_ids()
+    now: list[TopicPartition] = []
+    held: dict[TopicPartition, str] = {}
     for tp, rec in state.in_flight():
         if rec.status is not Status.IN_FLIGHT:
             continue
@@ -99,8 +116,36 @@ def reverting(state: ExecutionState, snapshot: ClusterSnapshot, limits: Limits) 
         isr = p.isr if p is not None else rec.source
         step = next_step(rec.source, goal, isr, replica_count, snapshot.min_insync_replicas(tp.topic))
         if step is None or step.target != rec.target:
-            out.append(tp)
-    return out
+            why = unsafe_revert(rec.source, p, online)
+            if why is None:
+                now.append(tp)
+            else:
+                held[tp] = why
+    return Reverts(tuple(now), MappingProxyType(held))
+
+
+def unsafe_revert(original: Replicas, p: PartitionState | None, online: frozenset[int]) -> str | None:
+    """Why reverting the reassignment of `p` now would cost it its leader, or None when it is safe.
+
+    A revert keeps only the original replicas (the step's source: Kafka's replicas without the adding
+    ones). With none of them online and in sync, KRaft refuses it with INVALID_REPLICA_ASSIGNMENT ("would
+    require an unclean leader election", `ReplicationControlManager`/`PartitionReassignmentRevert`) unless
+    the topic allows unclean elections, and ZooKeeper mode accepts it and leaves the partition without a
+    leader until an unclean election (`KafkaController.onPartitionReassignment` stops the adding replicas,
+    the leader among them). The step runs on meanwhile: an original replica rejoining the ISR makes the
+    revert safe, and a step that completes ends the question (the cancel goes on from its target). A
+    partition that cannot be read waits too, as its in-flight step does in `decide`.
+    """
+    if p is None:
+        return "the partition cannot be read: its in-sync replicas are unknown"
+    if not p.is_reassigning:
+        return None
+    if any(b in p.isr and b in online for b in original):
+        return None
+    return (
+        f"reverting now would leave no leader: none of the original replicas {list(original)} is in sync "
+        f"(in sync {sorted(p.isr)}); waiting for one to rejoin"
+    )
 
 
 OUTCOMES = ("target", "pre_plan", "unchanged", "dropped")

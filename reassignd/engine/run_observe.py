@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from reassignd.engine.actions import Decision
-from reassignd.engine.cancel import cancel_goals, cancel_state, reverting
+from reassignd.engine.cancel import Reverts, cancel_goals, cancel_state, reverting
 from reassignd.engine.decide import TOPIC_DELETED, changed_partitions, decide
 from reassignd.engine.effects import (
     Effect,
@@ -240,7 +240,8 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     rounds.append((decision, execution))
     report = _reports(*(d for d, _ in rounds))
     state = decision.state
-    reverts = tuple(reverting(state, view, limits)) if run.phase is Phase.CANCELLING else ()
+    reverting_now = reverting(state, view, limits) if run.phase is Phase.CANCELLING else Reverts()
+    reverts = reverting_now.now
 
     events: list[JournalEvent] = []
     notes: list[Effect] = []
@@ -368,6 +369,11 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
             )
         )
 
+    for tp, why in reverting_now.held.items():
+        if tp not in run.held_reverts:
+            notes.append(
+                Log("warning", "revert held back", {"plan": run.plan_id, "partition": str(tp), "why": why})
+            )
     rows = plan_rows | changed_rows(
         run, state, execution, changed=changed, report=report, now=now, starts=decision.start
     )
@@ -377,6 +383,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         throttles=sync.book,
         last_view=view,
         replicas_now=replicas_of(run, full),
+        held_reverts=reverting_now.held,
         rows=MappingProxyType({**run.rows, **{tp: r for tp, r in rows.items() if r is not None}}),
         awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync),
     )

@@ -179,6 +179,8 @@ class RunState:
     awaiting: Awaiting | None = None
     saved_summary: Mapping[str, Any] | None = None
     replicas_now: Mapping[TopicPartition, Replicas] = field(default_factory=lambda: _EMPTY)
+    held_reverts: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
+    """Cancelling: steps to revert that are left running for now, with why (cancel.unsafe_revert)."""
 
     @property
     def ended(self) -> bool:

@@ -114,6 +114,8 @@ class WaitReason(StrEnum):
     MISSING = "missing"
     REFUSED = "refused"
     """Kafka refused the step's reassignment; it is sent again."""
+    UNSAFE_REVERT = "unsafe_revert"
+    """Cancelling: the step in flight is not reverted yet, as no original replica is in sync (cancel.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.daemon.inprocess import KAFKA_MODES
 from tests.daemon.test_e2e import scenario
 from tests.services.daemon import DaemonProcess
 from tests.services.simulator import SimProcess
@@ -75,3 +76,9 @@ def fuzz_daemon(hostile_sim: SimProcess, tmp_path_factory: pytest.TempPathFactor
         yield daemon
     finally:
         daemon.stop()
+
+
+@pytest.fixture(params=sorted(KAFKA_MODES))
+def kafka_mode(request: pytest.FixtureRequest) -> str:
+    """Each controller mode the daemon must handle (tests/daemon/inprocess.py KAFKA_MODES)."""
+    return str(request.param)

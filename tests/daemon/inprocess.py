@@ -30,6 +30,13 @@ from reassignd.store.base import (
 )
 from reassignd.store.sqlite import SqliteStore
 
+KAFKA_MODES = {
+    "kraft": {"version": "4.1", "mode": "kraft"},
+    "zookeeper": {"version": "3.9", "mode": "zookeeper"},
+}
+"""The controller modes the daemon is tested in (the scenario's `kafka` field): the newest KRaft release and
+the last release with ZooKeeper mode, whose controller differs where the daemon meets it (docs/engine.md)."""
+
 EPOCH = 1_800_000_000.0  # virtual time 0, as a wall-clock instant for timestamps
 THROTTLE_KEYS = (
     "leader.replication.throttled.rate",
@@ -96,6 +103,8 @@ class InProcessDaemon:
     limits: Mapping[str, Any]
     cycle_seconds: float = 5.0
     auto_throttle: AutoThrottle | None = None
+    kafka_mode: str | None = None
+    """A key of KAFKA_MODES; None keeps the scenario's own `kafka` field (or the simulator's default)."""
     sim: SimCluster = field(init=False)
     admin: SimClusterAdmin = field(init=False)
     store: InlineStore = field(init=False)
@@ -103,7 +112,10 @@ class InProcessDaemon:
     crashes: int = 0
 
     def __post_init__(self) -> None:
-        self.sim = SimCluster.from_scenario(load_scenario(dict(self.scenario)))
+        scenario = dict(self.scenario)
+        if self.kafka_mode is not None:
+            scenario["kafka"] = KAFKA_MODES[self.kafka_mode]
+        self.sim = SimCluster.from_scenario(load_scenario(scenario))
         self.admin = SimClusterAdmin(self.sim)
         self.store = InlineStore(SqliteStore(":memory:", clock=self.clock))
         self.controller = self._new_controller()

@@ -133,3 +133,58 @@ def test_a_one_minute_outage_is_visible_and_the_plan_completes_after(tmp_path: P
             assert code == 200, ready
         finally:
             daemon.stop()
+
+
+def test_a_drain_in_zookeeper_mode_survives_the_controller_failing_and_a_cancel(tmp_path: Path) -> None:
+    """Kafka 3.9 in ZooKeeper mode: reassignments go to the controller only (another broker answers
+    NOT_CONTROLLER). Broker 1, the controller, stops while broker 3 is drained, freezing the steps in flight
+    (their targets keep broker 1); the cancel must reach the new controller and revert them while broker 1
+    is still down; once it is back every partition is on its pre-plan list or its target."""
+    zk = {**scenario(12), "kafka": {"version": "3.9", "mode": "zookeeper"}}
+    for topic in zk["topics"]:
+        topic["partition_bytes"] = 100_000_000  # five seconds of cluster time a copy
+    with SimProcess(zk, tmp_path / "sim", time_scale=10) as sim:
+        before = sim.state()
+        pre = assignment(before)
+        plan = {
+            "version": 1,
+            "partitions": [
+                {"topic": t, "partition": i, "replicas": [6 if b == 3 else b for b in replicas]}
+                for (t, i), replicas in sorted(pre.items())
+            ],
+        }
+        targets = plan_targets(plan)
+        settings = {**LIMITS, "cluster.request.timeout.seconds": 2}
+        daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, settings).start()
+        try:
+            plan_id = daemon.submit(plan)
+
+            def some_done_some_moving() -> bool:
+                state = sim.state()
+                done = sum(assignment(state)[tp] == target for tp, target in targets.items())
+                return done >= 2 and reassigning(state) > 0
+
+            wait_for(some_done_some_moving, 60, "steps done and steps in flight")
+            sim.stop_broker(1)
+            assert sim.state()["controller_id"] != 1
+            time.sleep(2)  # twenty seconds of cluster time: the steps in flight cannot end without broker 1
+            assert reassigning(sim.state()) > 0
+            code, body = daemon.request("POST", f"/v1/plans/{plan_id}/cancel")
+            assert code == 200, body
+            wait_for(
+                lambda: reassigning(sim.state()) == 0,
+                30,
+                "the steps in flight reverted by the new controller",
+            )
+            sim.start_broker(1)
+            status = daemon.wait_for_state(plan_id, {"cancelled"}, timeout=120)
+            after = sim.state()
+            for tp, replicas in assignment(after).items():
+                assert replicas in (pre[tp], targets[tp]), (tp, replicas, pre[tp], targets[tp])
+            assert all(p["leader"] in p["replicas"] for p in after["partitions"])
+            assert all(sorted(p["isr"]) == sorted(p["replicas"]) for p in after["partitions"])
+            assert configs(after) == configs(before), "every throttle config as before the plan"
+            outcome = status["progress"]["outcome"]["counts"]
+            assert outcome["target"] >= 2 and outcome["pre_plan"] >= 1, outcome
+        finally:
+            daemon.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reassignd.engine.effects import Effect, Reassign
 from reassignd.store.base import EventKind, PlanStatus, replayed_steps
 from tests.daemon.inprocess import InProcessDaemon, plan_of
 
@@ -42,8 +43,18 @@ LIMITS: dict[str, Any] = {
 }
 
 
-def daemon(assignment: list[list[int]], limits: dict[str, Any] | None = None, **kw: Any) -> InProcessDaemon:
-    return InProcessDaemon(scenario(assignment, **kw), {**LIMITS, **(limits or {})})
+def daemon(
+    assignment: list[list[int]],
+    limits: dict[str, Any] | None = None,
+    kafka_mode: str | None = None,
+    **kw: Any,
+) -> InProcessDaemon:
+    return InProcessDaemon(scenario(assignment, **kw), {**LIMITS, **(limits or {})}, kafka_mode=kafka_mode)
+
+
+async def cycles(d: InProcessDaemon, count: int) -> None:
+    for _ in range(count):
+        await d.cycle()
 
 
 async def ended(d: InProcessDaemon, plan_id: str) -> PlanStatus:
@@ -54,8 +65,8 @@ async def ended(d: InProcessDaemon, plan_id: str) -> PlanStatus:
 # -- 1. cancel leaves every partition on its pre-plan list or its target, nothing in between -------------
 
 
-async def test_a_cancel_between_two_steps_leaves_no_partition_half_moved() -> None:
-    d = daemon([[1, 2, 3]])
+async def test_a_cancel_between_two_steps_leaves_no_partition_half_moved(kafka_mode: str) -> None:
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
     before = d.throttle_configs()
     plan_id = await d.submit(plan_of({("t", 0): [4, 2, 3]}))  # two steps: [4,2,3,1], then [4,2,3]
     await d.cycle()
@@ -68,8 +79,8 @@ async def test_a_cancel_between_two_steps_leaves_no_partition_half_moved() -> No
     assert d.throttle_configs() == before
 
 
-async def test_a_cancel_inside_a_step_restores_the_replica_order() -> None:
-    d = daemon([[1, 2, 3]])
+async def test_a_cancel_inside_a_step_restores_the_replica_order(kafka_mode: str) -> None:
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
     plan_id = await d.submit(plan_of({("t", 0): [2, 3, 4]}))  # one step: drop 1, add 4
     await d.run(lambda: bool(d.reassigning()))
     await d.controller.cancel()
@@ -79,11 +90,76 @@ async def test_a_cancel_inside_a_step_restores_the_replica_order() -> None:
     assert sorted(partition.isr) == [1, 2, 3] and partition.leader == 1
 
 
+async def test_a_cancel_never_reverts_a_step_with_no_original_replica_in_sync(kafka_mode: str) -> None:
+    """[1,2,3] -> [4,5,6]: 4 is added and in sync when 2, 3 and then 1 stop, so 4 leads; 1 comes back, not yet
+    in sync, and the plan is cancelled. Reverting now leaves only 1, 2, 3, none in sync: KRaft refuses
+    (`PartitionReassignmentRevert`: it would need an unclean election), ZooKeeper mode accepts and the
+    partition has no leader until an unclean election (`KafkaController.onPartitionReassignment`)."""
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
+    partition = d.sim.topics["t"].partitions[0]
+    plan_id = await d.submit(plan_of({("t", 0): [4, 5, 6]}))
+    await d.run(lambda: bool(d.reassigning()), seconds=60)
+    d.sim.stop_broker(2)
+    d.sim.stop_broker(3)
+    await d.run(lambda: 4 in partition.isr, seconds=600)
+    d.sim.stop_broker(1)
+    await d.cycle()
+    d.sim.start_broker(1)
+    assert partition.isr == [4] and partition.leader == 4 and d.reassigning()
+    sent = len(d.admin.calls)
+    await d.controller.cancel()
+    await d.cycle()
+    assert partition.leader == 4, "the revert waits for an original replica to be in sync"
+    reverts = [args for name, args in d.admin.calls[sent:] if name == "alter_partition_reassignments"]
+    assert not reverts, "nothing sent that KRaft refuses or that leaves ZooKeeper mode without a leader"
+    waiting = d.controller.plan_status(plan_id)["waiting"]
+    assert [(w["partition"], w["reason"]) for w in waiting] == [(0, "unsafe_revert")], waiting
+    assert "in sync" in waiting[0]["detail"]
+    d.sim.start_broker(2)
+    d.sim.start_broker(3)
+    assert await ended(d, plan_id) is PlanStatus.CANCELLED
+    assert d.replicas("t", 0) in ([1, 2, 3], [4, 5, 6])
+    assert partition.leader != -1 and sorted(partition.isr) == sorted(partition.replicas)
+
+
+async def test_a_step_whose_new_broker_stops_before_it_is_sent_waits_for_it(kafka_mode: str) -> None:
+    """Broker 4 stops between the read and the step's send: KRaft takes the step and it waits for 4; ZooKeeper
+    mode refuses it ("Replica assignment has brokers that are not alive", `KafkaController.validateReplicas`)
+    and the daemon shows the refusal, then waits for 4 without sending it again; both end once 4 is back."""
+    d = daemon([[1, 2, 3]], kafka_mode=kafka_mode)
+    plan_id = await d.submit(plan_of({("t", 0): [2, 3, 4]}))
+
+    def stop_4_before_the_send(effect: Effect) -> None:
+        if isinstance(effect, Reassign) and 4 in d.sim.brokers and d.sim.brokers[4].online:
+            d.sim.stop_broker(4)
+
+    d.controller.effect_hook = stop_4_before_the_send
+    await d.cycle()
+    d.controller.effect_hook = None
+    assert not d.sim.brokers[4].online
+    if kafka_mode == "zookeeper":
+        waiting = d.controller.plan_status(plan_id)["waiting"]
+        assert [w["reason"] for w in waiting] == ["refused"] and "not alive" in waiting[0]["detail"], waiting
+    await cycles(d, 24)  # two minutes of cluster time
+    sent = [a for name, a in d.admin.calls if name == "alter_partition_reassignments"]
+    assert len(sent) == 1, f"sent once, never again while broker 4 is down: {sent}"
+    status = d.controller.plan_status(plan_id)
+    assert status["state"] == "running"
+    if kafka_mode == "zookeeper":
+        assert not d.reassigning()
+        assert [w["reason"] for w in status["waiting"]] == ["offline_target"], status["waiting"]
+    else:
+        assert d.reassigning(), "accepted: the move waits for broker 4 in Kafka"
+    d.sim.start_broker(4)
+    assert await ended(d, plan_id) is PlanStatus.COMPLETED
+    assert d.replicas("t", 0) == [2, 3, 4]
+
+
 # -- 2. a throttle written to a broker that goes down and comes back is removed ----------------------
 
 
-async def _bounce(broker: int) -> None:
-    d = daemon([[1, 2, 3], [2, 3, 1]], size=2_000 * MB)
+async def _bounce(broker: int, kafka_mode: str) -> None:
+    d = daemon([[1, 2, 3], [2, 3, 1]], size=2_000 * MB, kafka_mode=kafka_mode)
     before = d.throttle_configs()
     plan_id = await d.submit(plan_of({("t", 0): [4, 2, 3], ("t", 1): [2, 3, 4]}))
     await d.run(lambda: f"broker {broker}" in d.throttle_configs(), seconds=600)
@@ -96,12 +172,12 @@ async def _bounce(broker: int) -> None:
     assert not await d.journal(EventKind.FOREIGN_CHANGE), "our own writes are never someone else's"
 
 
-async def test_a_receiving_broker_that_bounces_keeps_no_throttle() -> None:
-    await _bounce(4)
+async def test_a_receiving_broker_that_bounces_keeps_no_throttle(kafka_mode: str) -> None:
+    await _bounce(4, kafka_mode)
 
 
-async def test_a_serving_broker_that_bounces_keeps_no_throttle() -> None:
-    await _bounce(3)
+async def test_a_serving_broker_that_bounces_keeps_no_throttle(kafka_mode: str) -> None:
+    await _bounce(3, kafka_mode)
 
 
 # -- 3. a cluster outage is visible ---------------------------------------------------------------------
