@@ -25,13 +25,22 @@ async def test_loop_runs_at_fixed_rate_and_survives_failing_cycles() -> None:
         return f"cycle {len(calls)}"
 
     results: list[tuple[str | None, BaseException | None]] = []
-    runner = FixedRateLoop(cycle, 0.05, clock=loop_clock, on_result=lambda s, _, e: results.append((s, e)))
+    delays: list[float] = []
+
+    def on_result(status: str | None, _: float, error: BaseException | None) -> None:
+        results.append((status, error))
+        delays.append(runner.delay())
+
+    runner = FixedRateLoop(cycle, 0.05, clock=loop_clock, on_result=on_result)
     await asyncio.wait_for(runner.run(), timeout=5)
     assert len(calls) == 5
     assert runner.failures == 1 and isinstance(results[1][1], RuntimeError)
     assert results[4][0] == "cycle 5"
-    gaps = [b - a for a, b in itertools.pairwise(calls)]
-    assert all(0.04 <= gap < 0.5 for gap in gaps), gaps
+    assert delays[:4] == pytest.approx([0.05, 0.1, 0.05, 0.05]), "one failure doubles the next wait only"
+    # Scheduled without drift from the first start: never early (a late cycle is followed by a shorter gap).
+    elapsed = [at - calls[0] for at in calls[1:]]
+    assert all(e >= d - 0.005 for e, d in zip(elapsed, itertools.accumulate(delays), strict=False)), elapsed
+    assert elapsed[-1] < 5.0, "and it goes on after the failure"
 
 
 async def test_failing_cycles_back_off_doubling_up_to_the_bound_and_one_success_ends_it() -> None:
