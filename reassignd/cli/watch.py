@@ -100,9 +100,12 @@ def _bytes_text(moved: Any, total: Any, percent: Any = None, grown: Any = None) 
     the daemon's percentage are the work fixed at the start; what producers wrote since shows apart."""
     if total is None:
         return "unknown"
-    shown = f"{float(percent):.1f}%" if percent is not None else _percent(moved or 0, total)
+    # `moved` counts the copies of what producers wrote since too: of the fixed total, the part done is
+    # moved less that growth, so the first figure never exceeds the second.
+    done = max(0.0, min(float(total), float(moved or 0) - float(grown or 0)))
+    shown = f"{float(percent):.1f}%" if percent is not None else _percent(done, total)
     extra = f", +{format_bytes(grown)} written since" if grown else ""
-    return f"{format_bytes(moved or 0)} of {format_bytes(total)} ({shown}){extra}"
+    return f"{format_bytes(done)} of {format_bytes(total)} ({shown}){extra}"
 
 
 def format_table(

@@ -240,3 +240,13 @@ def test_watch_on_a_terminal_draws_live_until_the_end() -> None:
     assert watch(fetch, interval=1, out=out, sleep=lambda _: None, console=console) == 0
     screen = out.getvalue()
     assert "\x1b[" in screen and "completed" in screen and "refused; retrying" in screen
+
+
+def test_the_bytes_done_never_exceed_the_fixed_total_when_producers_wrote_meanwhile() -> None:
+    """The demo's last lines read `54.4 GB of 51.6 GB (99.4%)`: the copies of what was written since counted
+    against the fixed total. The part of the total done is shown, and the growth apart."""
+    from reassignd.cli.watch import _bytes_text
+
+    text = _bytes_text(54.4e9, 51.6e9, 99.4, 3.1e9)
+    assert text == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"
+    assert _bytes_text(2e9, 10e9, None, None) == "2.0 GB of 10.0 GB (20.0%)"
