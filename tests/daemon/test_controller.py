@@ -134,6 +134,20 @@ async def test_a_broker_lost_mid_plan_leaves_exactly_the_partitions_keeping_it_a
     assert d.throttle_configs() == before
 
 
+async def test_draining_a_broker_that_is_already_dead_completes() -> None:
+    """Broker 1 died before the plan: every replica on it is rebuilt on broker 4 (its rack) from the
+    surviving replicas. Kafka completes a step only with its whole target in sync, so the dead replica
+    must leave in the step that adds its replacement, wherever it stands in the list."""
+    d = daemon(12)
+    d.sim.stop_broker(1)
+    state = {(t.name, p.index): list(p.replicas) for t in d.sim.topics.values() for p in t.partitions}
+    plan = {tp: [4 if b == 1 else b for b in replicas] for tp, replicas in state.items() if 1 in replicas}
+    plan_id = await d.submit(plan_of(plan))
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert all(d.replicas(*tp) == replicas for tp, replicas in plan.items())
+
+
 async def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(kafka_mode: str) -> None:
     d = daemon(30, kafka_mode=kafka_mode)
     before = d.throttle_configs()
