@@ -8,11 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from tests.services.mosquitto import MosquittoServer
 from tests.services.zookeeper import ZooKeeperServer
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+# `make test` draws the same examples every run, so a result is reproducible and CI judges the change, not
+# the draw; HYPOTHESIS_PROFILE=explore draws new ones (with --hypothesis-seed to replay one), which is how
+# the property and stateful tests go looking for new counterexamples.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
