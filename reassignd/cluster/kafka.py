@@ -48,6 +48,10 @@ from reassignd.cluster.errors import (
 from reassignd.model import ClusterSnapshot, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
+Listing = tuple[
+    dict[tuple[TopicPartition, int], ReplicaLogDir], dict[tuple[TopicPartition, int], str], list[str]
+]
+"""One broker's DescribeLogDirs: current logs, future logs' dirs, its log dirs (convert.log_dir_listing)."""
 
 _OP_TYPES = {
     0: AlterConfigOpType.SET,
@@ -231,6 +235,8 @@ class KafkaClusterAdmin(ClientCalls):
             wanted=wanted,
             reassignments=moving,
             sizes=sizes.replicas,
+            future_dirs=sizes.futures,
+            broker_dirs=sizes.dirs,
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
             deleted_topics=deleted,
@@ -351,11 +357,11 @@ class KafkaClusterAdmin(ClientCalls):
             for tp in tps:
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
 
-            def read() -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+            def read() -> Listing:
                 response = self._kafka_python().describe_log_dirs(by_topic, brokers=[broker])
-                return convert.log_dir_replicas(broker, response, tps)
+                return convert.log_dir_listing(broker, response, tps)
 
-            async def attempt() -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+            async def attempt() -> Listing:
                 return await self._blocking(read)
 
             try:
@@ -365,13 +371,43 @@ class KafkaClusterAdmin(ClientCalls):
 
         outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps))
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+        futures: dict[tuple[TopicPartition, int], str] = {}
+        dirs: dict[int, tuple[str, ...]] = {}
         errors: dict[int, KafkaErrorInfo] = {}
         for broker, outcome in outcomes:
             if isinstance(outcome, KafkaErrorInfo):
                 errors[broker] = outcome
             else:
-                replicas.update(outcome)
-        return LogDirsResult(replicas=replicas, errors=errors)
+                replicas.update(outcome[0])
+                futures.update(outcome[1])
+                dirs[broker] = tuple(outcome[2])
+        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs)
+
+    async def alter_replica_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+        """AlterReplicaLogDirs through kafka-python (one request per broker); NONE is success (None)."""
+        if not moves:
+            return {}
+        request = {(tp.topic, tp.partition, broker): path for (tp, broker), path in moves.items()}
+
+        def write() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+            self._check_write_fence()
+            raw = self._kafka_python().alter_replica_log_dirs(request)
+            out: dict[tuple[TopicPartition, int], KafkaErrorInfo | None] = {}
+            for replica, err in raw.items():
+                info = from_kafka_python(err)
+                out[(TopicPartition(replica.topic, replica.partition), replica.broker_id)] = (
+                    None if info.code == 0 else info
+                )
+            return out
+
+        async def attempt() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+            return await self._blocking(write)
+
+        results = await self._call("alter_replica_log_dirs", attempt)
+        missing = KafkaErrorInfo("UNKNOWN_SERVER_ERROR", -1, False, "the broker did not report this replica")
+        return {key: results.get(key, missing) for key in moves}
 
     # --- writes --------------------------------------------------------------------------------------------
 

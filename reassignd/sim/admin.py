@@ -40,7 +40,7 @@ from reassignd.sim import configs as cfg
 from reassignd.sim.errors import BROKER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, KafkaError
 from reassignd.sim.model import ELECTION_PREFERRED, SimCluster
 from reassignd.sim.scenario import topic_id_text
-from reassignd.sim.views import replica_sizes
+from reassignd.sim.views import replica_log_dirs, replica_sizes
 
 _TRANSPORT = KafkaErrorInfo("_TRANSPORT", None, True, "no broker of the cluster could be reached")
 
@@ -122,6 +122,8 @@ class SimClusterAdmin:
         ]
         metadata = []
         referenced: set[int] = set()
+        replica_dirs: dict[tuple[TopicPartition, int], str] = {}
+        future_dirs: dict[tuple[TopicPartition, int], str] = {}
         for name in names:
             topic = sim.topics.get(name)
             if topic is None:
@@ -133,6 +135,10 @@ class SimClusterAdmin:
                 referenced.update(p.replicas)
                 sizes = self._sizes(tp, p, online, with_sizes)
                 metadata.append((tp, tuple(p.replicas), tuple(p.isr), p.leader, sizes))
+                if sizes:  # the same DescribeLogDirs answer names each replica's dir
+                    current, future = replica_log_dirs(sim, p, sizes)
+                    replica_dirs.update(((tp, b), d) for b, d in current.items())
+                    future_dirs.update(((tp, b), d) for b, d in future.items())
         if self.read_skew:
             sim.advance(self.read_skew)
         moving = {(t, i): (a, r) for t, i, _, a, r in sim.list_partition_reassignments()}
@@ -184,6 +190,13 @@ class SimClusterAdmin:
             cluster_id=sim.cluster_id,
             controller_id=sim.controller_id,
             deleted_topics=deleted,
+            replica_dirs=replica_dirs,
+            future_dirs=future_dirs,
+            broker_dirs=(
+                {b: tuple(d.path for d in sim.brokers[b].log_dirs) for b in sorted(online)}
+                if with_sizes is not False
+                else {}
+            ),
         )
         return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
 
@@ -263,7 +276,9 @@ class SimClusterAdmin:
                 continue
             for log_dir, rows in self.sim.describe_log_dirs(b, asked):
                 for topic, index, size, lag, future in rows:
-                    replicas[(TopicPartition(topic, index), b)] = ReplicaLogDir(size, lag, log_dir, future)
+                    key = (TopicPartition(topic, index), b)
+                    if key not in replicas or replicas[key].is_future:  # the current log wins (convert.py)
+                        replicas[key] = ReplicaLogDir(size, lag, log_dir, future)
         return LogDirsResult(replicas=replicas, errors=errors)
 
     # -- writes -----------------------------------------------------------------------------------------
@@ -302,6 +317,21 @@ class SimClusterAdmin:
                 results[tp] = None
             except KafkaError as exc:
                 results[tp] = _info(exc)
+        return results
+
+    async def alter_replica_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+        """AlterReplicaLogDirs, sent to each replica's broker; answered per replica."""
+        self._reach("alter_replica_log_dirs")
+        results: dict[tuple[TopicPartition, int], KafkaErrorInfo | None] = {}
+        for (tp, broker), path in moves.items():
+            self.calls.append(("alter_replica_log_dirs", (tp, broker, path)))
+            try:
+                self.sim.alter_replica_log_dir(broker, tp.topic, tp.partition, path)
+                results[(tp, broker)] = None
+            except KafkaError as exc:
+                results[(tp, broker)] = _info(exc)
         return results
 
     async def elect_preferred_leaders(
