@@ -816,6 +816,9 @@ def _summary_line(run: RunState) -> str:
     )
     if counts[Status.DROPPED]:
         line += f", dropped {counts[Status.DROPPED]} (topic deleted)"
+    dirs = run.log_dirs
+    if dirs.wanted:
+        line += f"; log dirs: in flight {len(dirs.running)}, waiting {dirs.waiting}, done {len(dirs.done)}"
     if run.goals is not None:
         line = f"cancel: {line}"
     return f"{line}; {t.percent:.1f}%"

@@ -4,8 +4,14 @@ throttle is set only while a move runs on a broker and restored exactly after, a
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reassignd.cli.verify import read_plan_state
+from reassignd.engine.verify import Verdict, verify_plan
 from reassignd.model import ReassignmentPlan
 from reassignd.store.base import EventKind, PlanStatus
 from tests.daemon.inprocess import InProcessDaemon
@@ -93,3 +99,91 @@ async def test_a_plan_with_log_dirs_completes_with_every_replica_in_its_dir_and_
     assert len(started) >= 8 and len(finished) == 8
     progress = d.controller.plan_status(plan_id)["progress"]
     assert progress["log_dir_moves"] == {"total": 8, "done": 8, "in_flight": 0, "waiting": 0, "dropped": 0}
+
+
+async def test_verify_says_not_applied_before_and_applied_after() -> None:
+    d = InProcessDaemon(scenario(), {"log.dir.reassignment.throttled.rate": 5 * MB})
+    wanted = plan(
+        {0: ([2, 1, 3], ["/data/c", "any", "/data/b"]), 3: ([4, 5, 2], ["any", "/data/b", "/data/c"])}
+    )
+    result, dirs = await read_plan_state(d.admin, wanted)
+    before = {
+        v.tp.partition: v.verdict for v in verify_plan(wanted, result.snapshot.partitions, log_dirs=dirs)
+    }
+    assert before == {0: Verdict.NOT_APPLIED, 3: Verdict.NOT_APPLIED}
+    plan_id = await d.submit(wanted)
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    result, dirs = await read_plan_state(d.admin, wanted)
+    verdicts = verify_plan(wanted, result.snapshot.partitions, log_dirs=dirs)
+    assert [v.verdict for v in verdicts] == [Verdict.APPLIED, Verdict.APPLIED], verdicts
+    assert not result.errors
+
+
+def test_validation_refuses_a_dir_the_broker_does_not_have() -> None:
+    from reassignd.daemon.validation import validate_plan
+
+    d = InProcessDaemon(scenario(), {})
+    wanted = plan({0: ([1, 2, 3], ["/data/a", "/data/z", "any"])})
+    result = asyncio.run(d.admin.snapshot_with_errors(list(wanted.targets), with_sizes=True))
+    problems = validate_plan(wanted, result.snapshot, ongoing=())
+    assert [(p.where, p.field) for p in problems] == [("t-0", "log_dirs")]
+    assert "broker 2 has no log dir '/data/z'" in problems[0].message
+
+
+ASSIGNMENT = [[1 + (p + i) % 5 for i in range(3)] for p in range(4)]
+
+
+@st.composite
+def mixed_plans(draw: st.DrawFn) -> dict[int, tuple[list[int], list[str]]]:
+    """Up to 4 partitions, each kept on its brokers or moved (some replicas, the leader), every replica
+    given a dir or "any": moves between brokers, between dirs, and both."""
+    chosen = draw(st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True))
+    entries = {}
+    for p in chosen:
+        stays = draw(st.booleans())
+        replicas = list(ASSIGNMENT[p]) if stays else draw(st.permutations(range(1, 6)))[:3]
+        dirs = [draw(st.sampled_from(["any", *DIRS])) for _ in replicas]
+        entries[p] = (replicas, dirs)
+    return entries
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(target=mixed_plans(), per_broker=st.integers(1, 2))
+def test_mixed_inter_and_intra_broker_plans_complete_in_their_dirs_under_the_limit(
+    target: dict[int, tuple[list[int], list[str]]], per_broker: int
+) -> None:
+    d = InProcessDaemon(
+        scenario(broker_configs={"3": {LOG_DIR_RATE: str(7 * MB)}}),
+        {
+            "log.dir.reassignment.throttled.rate": 4 * MB,
+            "follower.reassignment.throttled.rate": 20 * MB,
+            "leader.reassignment.throttled.rate": 20 * MB,
+            "reassignment.max.log.dir.movements.per.broker": per_broker,
+        },
+    )
+    before = d.throttle_configs()
+
+    def invariants() -> bool:
+        futures: dict[int, int] = {}
+        for _p, b in d.sim._futures:
+            futures[b] = futures.get(b, 0) + 1
+        for b, n in futures.items():
+            assert n <= per_broker, f"{n} log-dir moves on broker {b}"
+            assert d.sim.brokers[b].configs.get(LOG_DIR_RATE) is not None, f"broker {b} copies unthrottled"
+        return d.idle()
+
+    async def scenario_run() -> str:
+        plan_id = await d.submit(plan(target))
+        await d.run(invariants, seconds=4 * 3600)
+        return plan_id
+
+    plan_id = asyncio.run(scenario_run())
+    assert asyncio.run(d.status_of(plan_id)) is PlanStatus.COMPLETED
+    for p, (replicas, dirs) in target.items():
+        assert d.replicas("t", p) == replicas
+        for b, path in zip(replicas, dirs, strict=True):
+            if path != "any":
+                assert dir_of(d, p, b) == path, (p, b)
+    assert not d.sim._futures
+    assert d.throttle_configs() == before
