@@ -101,6 +101,47 @@ async def test_a_plan_with_log_dirs_completes_with_every_replica_in_its_dir_and_
     assert progress["log_dir_moves"] == {"total": 8, "done": 8, "in_flight": 0, "waiting": 0, "dropped": 0}
 
 
+SLOW = {
+    "log.dir.reassignment.throttled.rate": 1 * MB,  # 20 s per 20 MB copy: several cycles in flight
+    "reassignment.max.log.dir.movements.per.broker": 1,
+}
+INTRA = {0: ([1, 2, 3], ["/data/b", "/data/c", "any"]), 1: ([2, 3, 4], ["/data/c", "any", "/data/b"])}
+
+
+async def test_a_restarted_daemon_adopts_the_log_dir_moves_in_flight_and_restores_the_throttle() -> None:
+    d = InProcessDaemon(scenario(), SLOW)
+    before = d.throttle_configs()
+    plan_id = await d.submit(plan(INTRA))
+    await d.run(lambda: bool(d.sim._futures), seconds=60)
+    d.crash()  # kill -9 with moves between dirs under way: nothing about them was persisted
+    await d.controller.start()
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert [dir_of(d, 0, 1), dir_of(d, 0, 2), dir_of(d, 1, 2), dir_of(d, 1, 4)] == [
+        "/data/b",
+        "/data/c",
+        "/data/c",
+        "/data/b",
+    ]
+    assert d.throttle_configs() == before
+    moves = [c for c in d.admin.calls if c[0] == "alter_replica_log_dirs"]
+    assert len(moves) == 4, "each move sent once: the restarted daemon adopted those under way"
+
+
+async def test_a_cancelled_plan_starts_no_log_dir_move_and_ends_when_those_in_flight_have() -> None:
+    d = InProcessDaemon(scenario(), SLOW)
+    before = d.throttle_configs()
+    plan_id = await d.submit(plan(INTRA))
+    await d.run(lambda: bool(d.sim._futures), seconds=60)
+    running = set(d.sim._futures)
+    await d.controller.cancel(plan_id)
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.CANCELLED
+    sent = {(c[1][0].partition, c[1][1]) for c in d.admin.calls if c[0] == "alter_replica_log_dirs"}
+    assert sent == {(p.index, b) for p, b in running}, "none started after the cancel"
+    assert d.throttle_configs() == before
+
+
 async def test_verify_says_not_applied_before_and_applied_after() -> None:
     d = InProcessDaemon(scenario(), {"log.dir.reassignment.throttled.rate": 5 * MB})
     wanted = plan(
