@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
@@ -205,7 +206,7 @@ def build_snapshot(
         controller_id=cluster.controller_id,
         deleted_topics=deleted_topics,
         unread_configs=unread_configs,
-        replica_dirs={key: r.log_dir for key, r in sizes.items() if not r.is_future},
+        replica_dirs=MappingProxyType({key: r.log_dir for key, r in sizes.items() if not r.is_future}),
         future_dirs=future_dirs or {},
         broker_dirs=broker_dirs or {},
     )

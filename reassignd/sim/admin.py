@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from reassignd.cluster.api import (
     ConfigDescription,
@@ -40,7 +41,7 @@ from reassignd.sim import configs as cfg
 from reassignd.sim.errors import BROKER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, KafkaError
 from reassignd.sim.model import ELECTION_PREFERRED, SimCluster
 from reassignd.sim.scenario import topic_id_text
-from reassignd.sim.views import replica_log_dirs, replica_sizes
+from reassignd.sim.views import replica_sizes
 
 _TRANSPORT = KafkaErrorInfo("_TRANSPORT", None, True, "no broker of the cluster could be reached")
 
@@ -124,6 +125,8 @@ class SimClusterAdmin:
         referenced: set[int] = set()
         replica_dirs: dict[tuple[TopicPartition, int], str] = {}
         future_dirs: dict[tuple[TopicPartition, int], str] = {}
+        first_dir = {b.id: b.log_dirs[0].path for b in sim.brokers.values()}  # SimCluster.dir_of's default
+        futures = sim._futures
         for name in names:
             topic = sim.topics.get(name)
             if topic is None:
@@ -135,10 +138,15 @@ class SimClusterAdmin:
                 referenced.update(p.replicas)
                 sizes = self._sizes(tp, p, online, with_sizes)
                 metadata.append((tp, tuple(p.replicas), tuple(p.isr), p.leader, sizes))
-                if sizes:  # the same DescribeLogDirs answer names each replica's dir
-                    current, future = replica_log_dirs(sim, p, sizes)
-                    replica_dirs.update(((tp, b), d) for b, d in current.items())
-                    future_dirs.update(((tp, b), d) for b, d in future.items())
+                if sizes:  # the same DescribeLogDirs answer names each replica's dir (views.replica_log_dirs)
+                    named = p.dirs
+                    for b in sizes:
+                        replica_dirs[(tp, b)] = (named.get(b) if named else None) or first_dir[b]
+                    if futures:
+                        for b in sizes:
+                            future = futures.get((p, b))
+                            if future is not None:
+                                future_dirs[(tp, b)] = future.path
         if self.read_skew:
             sim.advance(self.read_skew)
         moving = {(t, i): (a, r) for t, i, _, a, r in sim.list_partition_reassignments()}
@@ -190,7 +198,7 @@ class SimClusterAdmin:
             cluster_id=sim.cluster_id,
             controller_id=sim.controller_id,
             deleted_topics=deleted,
-            replica_dirs=replica_dirs,
+            replica_dirs=MappingProxyType(replica_dirs),  # as built: no copy
             future_dirs=future_dirs,
             broker_dirs=(
                 {b: tuple(d.path for d in sim.brokers[b].log_dirs) for b in sorted(online)}
