@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from reassignd.cli.verify import read_plan_state
 from reassignd.engine.verify import Verdict, verify_plan
-from reassignd.model import ReassignmentPlan
+from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.store.base import EventKind, PlanStatus
 from tests.daemon.inprocess import InProcessDaemon
 
@@ -134,6 +134,11 @@ async def test_a_cancelled_plan_starts_no_log_dir_move_and_ends_when_those_in_fl
     plan_id = await d.submit(plan(INTRA))
     await d.run(lambda: bool(d.sim._futures), seconds=60)
     running = set(d.sim._futures)
+    result, dirs = await read_plan_state(d.admin, plan(INTRA))
+    verdicts = verify_plan(plan(INTRA), result.snapshot.partitions, log_dirs=dirs)
+    assert Verdict.APPLIED not in [v.verdict for v in verdicts], "a replica still copying is not in its dir"
+    where = {dirs.get((TopicPartition("t", p.index), b)) for p, b in running}
+    assert where == {"/data/a"}, "DescribeLogDirs: the current log, not its future, says where a replica is"
     await d.controller.cancel(plan_id)
     await d.run(seconds=3600)
     assert await d.status_of(plan_id) is PlanStatus.CANCELLED
