@@ -63,18 +63,46 @@ def log_dir_problems(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> list[
 @dataclass(frozen=True, slots=True)
 class LogDirMoves:
     wanted: Mapping[Key, str] = field(default_factory=lambda: MappingProxyType({}))
+    by_broker: Mapping[int, tuple[Key, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """The wanted replicas of each broker, in plan order: the order their moves start in."""
+    cursor: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Per broker, how many of its first replicas have ended: never looked at again."""
     running: frozenset[Key] = frozenset()
     """Sent (or found under way) and not yet seen in place."""
     done: frozenset[Key] = frozenset()
     """Seen in the named dir."""
     dropped: frozenset[Key] = frozenset()
     """Of a partition that no longer exists (topic deleted): nothing left to move."""
-    current: Mapping[Key, str] = field(default_factory=lambda: MappingProxyType({}))
-    """The dir each wanted replica was last read in."""
+    deleted_topics: frozenset[str] = frozenset()
+    """Topics whose moves were dropped."""
+    pending: frozenset[TopicPartition] = frozenset()
+    """Partitions with a replica not yet in its dir."""
+    replicas_of: Mapping[TopicPartition, tuple[int, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Per partition, the brokers of its replicas given a dir."""
 
     @classmethod
     def of(cls, plan: ReassignmentPlan) -> LogDirMoves:
-        return cls(wanted=MappingProxyType(wanted_dirs(plan)))
+        wanted = wanted_dirs(plan)
+        by_broker: dict[int, list[Key]] = {}
+        named: dict[TopicPartition, tuple[int, ...]] = {}
+        for tp, broker in wanted:
+            by_broker.setdefault(broker, []).append((tp, broker))
+            named[tp] = (*named.get(tp, ()), broker)
+        return cls(
+            wanted=MappingProxyType(wanted),
+            by_broker=MappingProxyType({b: tuple(keys) for b, keys in by_broker.items()}),
+            pending=frozenset(named),
+            replicas_of=MappingProxyType(named),
+        )
+
+    def wanted_of(self, partitions: Iterable[TopicPartition]) -> list[Key]:
+        """The wanted replicas of these partitions."""
+        return [(tp, b) for tp in partitions for b in self.replicas_of.get(tp, ())]
+
+    def ended(self, key: Key) -> bool:
+        return key in self.done or key in self.dropped
 
     @property
     def unfinished(self) -> int:
@@ -83,11 +111,6 @@ class LogDirMoves:
     @property
     def waiting(self) -> int:
         return self.unfinished - len(self.running)
-
-    def pending_partitions(self) -> frozenset[TopicPartition]:
-        """Partitions with a replica not yet in its dir."""
-        ended = self.done | self.dropped
-        return frozenset(tp for tp, b in self.wanted if (tp, b) not in ended)
 
     def running_brokers(self) -> frozenset[int]:
         return frozenset(b for _, b in self.running)
@@ -128,29 +151,38 @@ def decide_log_dirs(
     may_start: bool,
     deleted_topics: Iterable[str] = (),
 ) -> LogDirDecision:
-    """Take in what `snapshot` read of the wanted replicas' dirs, then start what the limit allows."""
+    """Take in what `snapshot` read of the wanted replicas' dirs, then start what the limit allows.
+
+    Cost: the replicas read (all of them at a full read, those in flight otherwise) plus, per broker with a
+    free slot, its replicas from the first one not ended to the last one started."""
     if not moves.wanted:
         return LogDirDecision(moves, MappingProxyType({}), (), ())
-    running, done, dropped = set(moves.running), set(moves.done), set(moves.dropped)
-    current = dict(moves.current)
+    wanted = moves.wanted
+    running = set(moves.running)
+    done: set[Key] = set()
+    dropped: set[Key] = set()
     finished: list[Key] = []
     restarted: list[Key] = []
-    deleted = frozenset(deleted_topics)
-    for key, path in moves.wanted.items():
-        if key in done or key in dropped:
-            continue
-        if key[0].topic in deleted:
-            dropped.add(key)
-            running.discard(key)
-            continue
-        now = snapshot.replica_dirs.get(key)
-        if now is None:
-            continue  # not read this cycle: what we knew stands
-        current[key] = now
+
+    def ended(key: Key) -> bool:
+        return moves.ended(key) or key in done or key in dropped
+
+    deleted = frozenset(deleted_topics) - moves.deleted_topics
+    if deleted:
+        for key in wanted:
+            if key[0].topic in deleted and not moves.ended(key):
+                dropped.add(key)
+                running.discard(key)
+    read = snapshot.replica_dirs
+    seen = read if len(read) < len(wanted) else wanted
+    for key in seen:
+        path = wanted.get(key)
+        now = read.get(key)
+        if path is None or now is None or ended(key):
+            continue  # not ours, or not read this cycle: what we knew stands
         if now == path:
             done.add(key)
-            if key in running:
-                running.discard(key)
+            running.discard(key)
             finished.append(key)
         elif snapshot.future_dirs.get(key) == path:
             running.add(key)  # ours, perhaps started before a restart
@@ -158,30 +190,48 @@ def decide_log_dirs(
             running.discard(key)
             restarted.append(key)
     start: dict[Key, str] = {}
+    cursor = dict(moves.cursor)
     if may_start:
         online = snapshot.online_broker_ids()
         load: dict[int, int] = {}
         for _, b in running:
             load[b] = load.get(b, 0) + 1
         cap = limits.max_log_dir_movements_per_broker
-        for key, path in moves.wanted.items():
-            tp, broker = key
-            if key in done or key in dropped or key in running or current.get(key) == path:
+        for broker, keys in moves.by_broker.items():
+            free = cap - load.get(broker, 0)
+            if broker not in online or free <= 0:
                 continue
-            if broker not in online or load.get(broker, 0) >= cap:
-                continue
-            p = snapshot.partitions.get(tp)
-            if p is None or broker not in p.replicas or broker in p.adding or broker in p.removing:
-                continue  # not on the broker yet (or leaving it)
-            start[key] = path
-            running.add(key)
-            load[broker] = load.get(broker, 0) + 1
+            first = cursor.get(broker, 0)
+            while first < len(keys) and ended(keys[first]):
+                first += 1
+            cursor[broker] = first
+            for index in range(first, len(keys)):
+                key = keys[index]
+                if key in running or ended(key):
+                    continue
+                p = snapshot.partitions.get(key[0])
+                if p is None or broker not in p.replicas or broker in p.adding or broker in p.removing:
+                    continue  # not on the broker yet (or leaving it)
+                start[key] = wanted[key]
+                running.add(key)
+                free -= 1
+                if free == 0:
+                    break
+    pending = moves.pending
+    if done or dropped:
+        left = {tp for tp, _ in done | dropped}
+        for tp, broker in moves.wanted_of(left):
+            if not ended((tp, broker)):
+                left.discard(tp)
+        pending = pending - left
     updated = replace(
         moves,
+        pending=pending,
         running=frozenset(running),
-        done=frozenset(done),
-        dropped=frozenset(dropped),
-        current=MappingProxyType(current),
+        done=moves.done | done if done else moves.done,
+        dropped=moves.dropped | dropped if dropped else moves.dropped,
+        cursor=MappingProxyType(cursor),
+        deleted_topics=moves.deleted_topics | deleted if deleted else moves.deleted_topics,
     )
     return LogDirDecision(updated, MappingProxyType(start), tuple(finished), tuple(restarted))
 

@@ -38,7 +38,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
     dirs = run.log_dirs
     if dirs.wanted and execution is not None:
         # a partition is done when its dirs are too; a log-dir move in flight is a partition in flight
-        pending = dirs.pending_partitions()
+        pending = dirs.pending
         if run.goals is None:
             done -= sum(1 for tp in pending if execution[tp].status is Status.DONE)
         in_flight += len({tp for tp, _ in dirs.running} - execution.in_flight_set)

@@ -88,3 +88,13 @@ def test_a_dir_the_broker_does_not_have_is_a_problem_naming_field_and_value() ->
     assert [(p.where, p.field, p.message) for p in problems] == [
         ("t-0", "log_dirs", "broker 2 has no log dir '/nope' (its log dirs: /a, /b)")
     ]
+
+
+def test_a_partition_is_pending_until_every_replica_named_a_dir_is_in_it() -> None:
+    moves = LogDirMoves.of(PLAN)
+    assert moves.pending == {T0, T1}
+    one = decide_log_dirs(moves, snapshot(dirs={(T0, 1): "/b"}), limits(), may_start=False).moves
+    assert one.pending == {T0, T1}
+    both = decide_log_dirs(one, snapshot(dirs={(T0, 1): "/b", (T0, 3): "/b"}), limits(), may_start=False)
+    assert both.moves.pending == {T1}
+    assert both.finished == ((T0, 3),), "a move seen done once is not reported again"
