@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -345,12 +346,17 @@ class KafkaClusterAdmin(ClientCalls):
         wanted = list(partitions)
         online = await self._live_brokers()
         asked = sorted(set(broker_ids))
-        result = await self._log_dirs_by_broker(dict.fromkeys([b for b in asked if b in online], wanted))
+        result = await self._log_dirs_by_broker(
+            dict.fromkeys([b for b in asked if b in online], wanted), dirs_only=not wanted
+        )
         offline = {b: self._offline("describe_log_dirs", b) for b in asked if b not in online}
-        return LogDirsResult(replicas=result.replicas, errors={**result.errors, **offline})
+        return replace(result, errors={**result.errors, **offline})
 
-    async def _log_dirs_by_broker(self, hosts: Mapping[int, Collection[TopicPartition]]) -> LogDirsResult:
-        """One DescribeLogDirs per broker, for only the partitions asked of it; failures stay per broker."""
+    async def _log_dirs_by_broker(
+        self, hosts: Mapping[int, Collection[TopicPartition]], *, dirs_only: bool = False
+    ) -> LogDirsResult:
+        """One DescribeLogDirs per broker, for only the partitions asked of it; failures stay per broker.
+        `dirs_only`: brokers asked for no partition are asked too (an empty topic list: their dirs only)."""
 
         async def one(broker: int, tps: Collection[TopicPartition]) -> tuple[int, Any]:
             by_topic: dict[str, list[int]] = {}
@@ -369,7 +375,7 @@ class KafkaClusterAdmin(ClientCalls):
             except ClusterCallError as error:
                 return broker, error.error
 
-        outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps))
+        outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps or dirs_only))
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
         futures: dict[tuple[TopicPartition, int], str] = {}
         dirs: dict[int, tuple[str, ...]] = {}

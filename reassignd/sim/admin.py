@@ -200,11 +200,11 @@ class SimClusterAdmin:
             deleted_topics=deleted,
             replica_dirs=MappingProxyType(replica_dirs),  # as built: no copy
             future_dirs=future_dirs,
-            broker_dirs=(
-                {b: tuple(d.path for d in sim.brokers[b].log_dirs) for b in sorted(online)}
-                if with_sizes is not False
-                else {}
-            ),
+            # DescribeLogDirs goes to the brokers hosting a replica asked for, as KafkaClusterAdmin sends it
+            broker_dirs={
+                b: tuple(d.path for d in sim.brokers[b].log_dirs)
+                for b in sorted({b for _, b in replica_dirs})
+            },
         )
         return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
 
@@ -276,18 +276,24 @@ class SimClusterAdmin:
     ) -> LogDirsResult:
         online = self._reach("describe_log_dirs")
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+        futures: dict[tuple[TopicPartition, int], str] = {}
+        dirs: dict[int, tuple[str, ...]] = {}
         errors: dict[int, KafkaErrorInfo] = {}
         asked = [(tp.topic, tp.partition) for tp in partitions]
         for b in sorted(set(broker_ids)):
             if b not in online:
                 errors[b] = self._offline(b)
                 continue
-            for log_dir, rows in self.sim.describe_log_dirs(b, asked):
+            listing = self.sim.describe_log_dirs(b, asked)
+            dirs[b] = tuple(log_dir for log_dir, _ in listing)
+            for log_dir, rows in listing:
                 for topic, index, size, lag, future in rows:
                     key = (TopicPartition(topic, index), b)
+                    if future:
+                        futures[key] = log_dir
                     if key not in replicas or replicas[key].is_future:  # the current log wins (convert.py)
                         replicas[key] = ReplicaLogDir(size, lag, log_dir, future)
-        return LogDirsResult(replicas=replicas, errors=errors)
+        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs)
 
     # -- writes -----------------------------------------------------------------------------------------
 

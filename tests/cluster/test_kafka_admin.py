@@ -447,6 +447,9 @@ async def test_alter_replica_log_dirs_and_the_snapshot_s_dirs(tmp_path: Path) ->
             assert during.replica_dirs == {(tp, 1): "/data/a", (tp, 2): "/data/a"}
             assert during.future_dirs == {(tp, 1): "/data/b"}
             assert during.broker_dirs == {1: ("/data/a", "/data/b"), 2: ("/data/a", "/data/b")}
+            listing = await admin.describe_log_dirs([1, 2], [])  # no partition asked: the dirs alone
+            assert listing.dirs == {1: ("/data/a", "/data/b"), 2: ("/data/a", "/data/b")}
+            assert not listing.replicas and not listing.errors
             sim.advance(60)
             after = await admin.snapshot([tp], with_sizes=True)
             assert after.replica_dirs[(tp, 1)] == "/data/b"

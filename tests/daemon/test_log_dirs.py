@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reassignd.cli.verify import read_plan_state
+from reassignd.daemon.service import ServiceError
 from reassignd.engine.verify import Verdict, verify_plan
 from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.store.base import EventKind, PlanStatus
@@ -164,6 +166,20 @@ async def test_verify_says_not_applied_before_and_applied_after() -> None:
     verdicts = verify_plan(wanted, result.snapshot.partitions, log_dirs=dirs)
     assert [v.verdict for v in verdicts] == [Verdict.APPLIED, Verdict.APPLIED], verdicts
     assert not result.errors
+
+
+async def test_submit_refuses_a_dir_its_broker_lacks_also_on_a_broker_new_to_the_partitions() -> None:
+    d = InProcessDaemon(scenario(partitions=1), {})  # t-0 on 1, 2, 3: brokers 4 and 5 host nothing of it
+    await d.controller.start()
+    bad = plan({0: ([1, 4, 3], ["any", "/data/q", "any"])})
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.submit_plan(bad)
+    assert refused.value.code == "invalid_plan"
+    assert [(p.where, p.field, p.message) for p in refused.value.problems] == [
+        ("t-0", "log_dirs", "broker 4 has no log dir '/data/q' (its log dirs: /data/a, /data/b, /data/c)")
+    ]
+    good = await d.controller.submit_plan(plan({0: ([1, 4, 3], ["any", "/data/c", "any"])}))
+    assert good["plan_id"]
 
 
 def test_validation_refuses_a_dir_the_broker_does_not_have() -> None:
