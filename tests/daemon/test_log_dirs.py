@@ -149,6 +149,22 @@ async def test_a_cancelled_plan_starts_no_log_dir_move_and_ends_when_those_in_fl
     assert d.throttle_configs() == before
 
 
+async def test_a_paused_plan_starts_no_log_dir_move_and_a_resumed_one_finishes() -> None:
+    d = InProcessDaemon(scenario(), SLOW)
+    plan_id = await d.submit(plan(INTRA))
+    await d.run(lambda: bool(d.sim._futures), seconds=60)
+    await d.controller.pause(plan_id)
+    sent = len([c for c in d.admin.calls if c[0] == "alter_replica_log_dirs"])
+    await d.run(lambda: not d.sim._futures, seconds=600)  # those in flight finish
+    for _ in range(10):
+        await d.cycle()
+    assert len([c for c in d.admin.calls if c[0] == "alter_replica_log_dirs"]) == sent, "none started"
+    assert d.controller.plan_status(plan_id)["progress"]["log_dir_moves"]["waiting"] > 0
+    await d.controller.resume(plan_id)
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+
+
 async def test_verify_says_not_applied_before_and_applied_after() -> None:
     d = InProcessDaemon(scenario(), {"log.dir.reassignment.throttled.rate": 5 * MB})
     wanted = plan(
