@@ -226,7 +226,7 @@ def mixed_plans(draw: st.DrawFn) -> dict[int, tuple[list[int], list[str]]]:
     return entries
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(target=mixed_plans(), per_broker=st.integers(1, 2))
 def test_mixed_inter_and_intra_broker_plans_complete_in_their_dirs_under_the_limit(
     target: dict[int, tuple[list[int], list[str]]], per_broker: int
