@@ -42,7 +42,7 @@ SNAPSHOT_FIELDS: Final = frozenset(
         "cluster_configs",
     }
 )
-SNAPSHOT_BROKER_FIELDS: Final = frozenset({"id", "rack", "online"})
+SNAPSHOT_BROKER_FIELDS: Final = frozenset({"id", "rack", "online", "log_dirs"})
 SNAPSHOT_TOPIC_FIELDS: Final = frozenset({"name", "topic_id", "configs"})
 SNAPSHOT_PARTITION_FIELDS: Final = frozenset(
     {
@@ -261,12 +261,30 @@ class ClusterSnapshot:
     unread_configs: frozenset[tuple[str, str]] = frozenset()
     """Config resources (`("topic", name)`, `("broker", id)`) asked for but not read (offline broker,
     failed request): their configs here say nothing, not "unset" (see `configs_known`)."""
+    replica_dirs: Mapping[tuple[TopicPartition, int], str] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """(partition, broker) -> the log dir its current log is in (DescribeLogDirs), for the replicas read."""
+    future_dirs: Mapping[tuple[TopicPartition, int], str] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """(partition, broker) -> the log dir a future log is being copied to (AlterReplicaLogDirs in flight)."""
+    broker_dirs: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """The log dirs of each broker whose log dirs were read (DescribeLogDirs lists every one)."""
 
     def __post_init__(self) -> None:
         for name in ("deleted_topics", "unread_configs"):
             if not isinstance(getattr(self, name), frozenset):
                 object.__setattr__(self, name, frozenset(getattr(self, name)))
-        for name in ("brokers", "partitions", "topics", "cluster_configs"):
+        for name in (
+            "brokers",
+            "partitions",
+            "topics",
+            "cluster_configs",
+            "replica_dirs",
+            "future_dirs",
+            "broker_dirs",
+        ):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):
                 object.__setattr__(self, name, _frozen(value))
@@ -523,6 +541,7 @@ def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
         "controller_id": snapshot.controller_id,
         "brokers": [
             {"id": b.id, "rack": b.rack, "online": b.online}
+            | ({"log_dirs": list(snapshot.broker_dirs[b.id])} if b.id in snapshot.broker_dirs else {})
             for b in sorted(snapshot.brokers.values(), key=lambda b: b.id)
         ],
         "topics": [
@@ -555,7 +574,8 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
     if version != SNAPSHOT_VERSION or isinstance(version, bool):
         problems.add("snapshot", "version", f"must be {SNAPSHOT_VERSION}, got {shown(version)}")
 
-    brokers = _parse_brokers(data.get("brokers"), problems)
+    broker_dirs: dict[int, tuple[str, ...]] = {}
+    brokers = _parse_brokers(data.get("brokers"), problems, broker_dirs)
     topics = _parse_topics(data.get("topics", []), problems)
     partitions: dict[TopicPartition, PartitionState] = {}
     raw_partitions = data.get("partitions")
@@ -605,6 +625,7 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
         cluster_configs=cluster_configs or {},
         cluster_id=cluster_id,
         controller_id=controller_id,
+        broker_dirs=broker_dirs,
     )
 
 
@@ -725,7 +746,10 @@ def _parse_str_map(
     return out
 
 
-def _parse_brokers(raw: Any, problems: _Problems) -> dict[int, Broker]:
+def _parse_brokers(
+    raw: Any, problems: _Problems, dirs: dict[int, tuple[str, ...]] | None = None
+) -> dict[int, Broker]:
+    """The brokers; each one's optional `log_dirs` (a list of paths) goes into `dirs`."""
     brokers: dict[int, Broker] = {}
     if not isinstance(raw, list):
         problems.add("snapshot", "brokers", f"must be a list, got {_type_name(raw)}")
@@ -755,6 +779,12 @@ def _parse_brokers(raw: Any, problems: _Problems) -> dict[int, Broker]:
             problems.add(where, "id", f"duplicate broker id {broker_id}")
             continue
         brokers[broker_id] = Broker(broker_id, rack or None, online)
+        paths = entry.get("log_dirs")
+        if paths is not None:
+            if not isinstance(paths, list) or not all(isinstance(d, str) and d for d in paths):
+                problems.add(where, "log_dirs", f"must be a list of non-empty strings, got {shown(paths)}")
+            elif dirs is not None:
+                dirs[broker_id] = tuple(paths)
     return brokers
 
 

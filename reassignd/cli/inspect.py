@@ -9,6 +9,7 @@ from typing import Any
 
 from reassignd import strictjson
 from reassignd.cli._common import load_snapshot, print_json, read_bytes
+from reassignd.engine.log_dir_moves import log_dir_problems
 from reassignd.model import (
     MAX_DOCUMENT_BYTES,
     ClusterSnapshot,
@@ -84,6 +85,8 @@ def _against_snapshot(draft: PlanDraft, snapshot: ClusterSnapshot) -> list[Probl
         unknown = sorted(set(replicas) - known)
         if unknown:
             problems.append(Problem(str(tp), "replicas", f"unknown broker id(s) {unknown}"))
+    placed = {tp: d for tp, d in draft.log_dirs.items() if tp in snapshot.partitions and tp in draft.targets}
+    problems += log_dir_problems(ReassignmentPlan({tp: draft.targets[tp] for tp in placed}, placed), snapshot)
     return problems
 
 

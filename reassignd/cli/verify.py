@@ -51,20 +51,26 @@ async def _read(args: argparse.Namespace, plan: ReassignmentPlan) -> tuple[Any, 
 
     admin = KafkaClusterAdmin(_settings(args, "verify"))
     try:
-        result = await admin.snapshot_with_errors(list(plan.targets))
-        named = {
-            tp: [b for b, d in zip(plan.targets[tp], dirs, strict=True) if d != ANY_LOG_DIR]
-            for tp, dirs in plan.log_dirs.items()
-        }
-        brokers = sorted({b for replicas in named.values() for b in replicas})
-        dirs: dict[Any, str] = {}
-        if brokers:
-            found = await admin.describe_log_dirs(brokers, [tp for tp, bs in named.items() if bs])
-            dirs = {key: r.log_dir for key, r in found.replicas.items() if not r.is_future}
-            result = type(result)(result.snapshot, (*result.errors, *_log_dir_errors(found)))
-        return result, dirs
+        return await read_plan_state(admin, plan)
     finally:
         await admin.close()
+
+
+async def read_plan_state(admin: Any, plan: ReassignmentPlan) -> tuple[Any, dict[Any, str]]:
+    """(the plan's partitions as a SnapshotResult, the current dir of each replica the plan names a dir
+    for) from any ClusterAdmin."""
+    result = await admin.snapshot_with_errors(list(plan.targets))
+    named = {
+        tp: [b for b, d in zip(plan.targets[tp], dirs, strict=True) if d != ANY_LOG_DIR]
+        for tp, dirs in plan.log_dirs.items()
+    }
+    brokers = sorted({b for replicas in named.values() for b in replicas})
+    dirs: dict[Any, str] = {}
+    if brokers:
+        found = await admin.describe_log_dirs(brokers, [tp for tp, bs in named.items() if bs])
+        dirs = {key: r.log_dir for key, r in found.replicas.items() if not r.is_future}
+        result = type(result)(result.snapshot, (*result.errors, *_log_dir_errors(found)))
+    return result, dirs
 
 
 def _log_dir_errors(found: Any) -> list[Any]:

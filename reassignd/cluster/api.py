@@ -199,6 +199,10 @@ class ReplicaLogDir:
 class LogDirsResult:
     replicas: Mapping[tuple[TopicPartition, int], ReplicaLogDir]
     errors: Mapping[int, KafkaErrorInfo] = field(default_factory=lambda: MappingProxyType({}))
+    futures: Mapping[tuple[TopicPartition, int], str] = field(default_factory=lambda: MappingProxyType({}))
+    """The dir each future log (a move between log dirs in flight) is being copied to."""
+    dirs: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """Each answering broker's log dirs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +297,12 @@ class ClusterAdmin(Protocol):
     async def describe_log_dirs(
         self, broker_ids: Collection[int], partitions: Collection[TopicPartition]
     ) -> LogDirsResult: ...
+
+    async def alter_replica_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+        """AlterReplicaLogDirs: each (partition, broker) replica to the dir named; answered per replica."""
+        ...
 
     async def create_topic(
         self,

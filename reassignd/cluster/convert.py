@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
@@ -95,13 +96,23 @@ def log_dir_replicas(
     A replica being moved between log dirs of one broker appears twice (the future log with is_future);
     the current one wins, since that is what serves fetches.
     """
+    return log_dir_listing(broker, response, wanted)[0]
+
+
+def log_dir_listing(
+    broker: int, response: Iterable[Mapping[str, Any]], wanted: Collection[TopicPartition] | None = None
+) -> tuple[dict[tuple[TopicPartition, int], ReplicaLogDir], dict[tuple[TopicPartition, int], str], list[str]]:
+    """(the current logs as `log_dir_replicas`, the dir of each future log, the broker's log dirs)."""
     keep = None if wanted is None else (wanted if isinstance(wanted, frozenset | set) else frozenset(wanted))
     out: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+    futures: dict[tuple[TopicPartition, int], str] = {}
+    dirs: list[str] = []
     for entry in response:
         for log_dir in entry.get("log_dirs", ()):
             if int(log_dir.get("error_code", 0)) != 0:
                 continue
             path = str(log_dir.get("log_dir", ""))
+            dirs.append(path)
             for topic in log_dir.get("topics", ()):
                 name = str(topic.get("name"))
                 for part in topic.get("partitions", ()):
@@ -115,9 +126,11 @@ def log_dir_replicas(
                         is_future=bool(part.get("is_future_key", False)),
                     )
                     key = (tp, broker)
+                    if replica.is_future:
+                        futures[key] = path
                     if key not in out or out[key].is_future:
                         out[key] = replica
-    return out
+    return out, futures, dirs
 
 
 def reassignment(entry: Mapping[str, Any]) -> Reassignment:
@@ -135,6 +148,8 @@ def build_snapshot(
     wanted: Collection[TopicPartition] | None,
     reassignments: Mapping[TopicPartition, Reassignment],
     sizes: Mapping[tuple[TopicPartition, int], ReplicaLogDir],
+    future_dirs: Mapping[tuple[TopicPartition, int], str] | None = None,
+    broker_dirs: Mapping[int, tuple[str, ...]] | None = None,
     broker_configs: Mapping[int, ConfigDescription],
     topic_configs: Mapping[str, ConfigDescription],
     deleted_topics: frozenset[str] = frozenset(),
@@ -191,6 +206,9 @@ def build_snapshot(
         controller_id=cluster.controller_id,
         deleted_topics=deleted_topics,
         unread_configs=unread_configs,
+        replica_dirs=MappingProxyType({key: r.log_dir for key, r in sizes.items() if not r.is_future}),
+        future_dirs=future_dirs or {},
+        broker_dirs=broker_dirs or {},
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -48,6 +49,10 @@ from reassignd.cluster.errors import (
 from reassignd.model import ClusterSnapshot, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
+Listing = tuple[
+    dict[tuple[TopicPartition, int], ReplicaLogDir], dict[tuple[TopicPartition, int], str], list[str]
+]
+"""One broker's DescribeLogDirs: current logs, future logs' dirs, its log dirs (convert.log_dir_listing)."""
 
 _OP_TYPES = {
     0: AlterConfigOpType.SET,
@@ -231,6 +236,8 @@ class KafkaClusterAdmin(ClientCalls):
             wanted=wanted,
             reassignments=moving,
             sizes=sizes.replicas,
+            future_dirs=sizes.futures,
+            broker_dirs=sizes.dirs,
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
             deleted_topics=deleted,
@@ -339,23 +346,28 @@ class KafkaClusterAdmin(ClientCalls):
         wanted = list(partitions)
         online = await self._live_brokers()
         asked = sorted(set(broker_ids))
-        result = await self._log_dirs_by_broker(dict.fromkeys([b for b in asked if b in online], wanted))
+        result = await self._log_dirs_by_broker(
+            dict.fromkeys([b for b in asked if b in online], wanted), dirs_only=not wanted
+        )
         offline = {b: self._offline("describe_log_dirs", b) for b in asked if b not in online}
-        return LogDirsResult(replicas=result.replicas, errors={**result.errors, **offline})
+        return replace(result, errors={**result.errors, **offline})
 
-    async def _log_dirs_by_broker(self, hosts: Mapping[int, Collection[TopicPartition]]) -> LogDirsResult:
-        """One DescribeLogDirs per broker, for only the partitions asked of it; failures stay per broker."""
+    async def _log_dirs_by_broker(
+        self, hosts: Mapping[int, Collection[TopicPartition]], *, dirs_only: bool = False
+    ) -> LogDirsResult:
+        """One DescribeLogDirs per broker, for only the partitions asked of it; failures stay per broker.
+        `dirs_only`: brokers asked for no partition are asked too (an empty topic list: their dirs only)."""
 
         async def one(broker: int, tps: Collection[TopicPartition]) -> tuple[int, Any]:
             by_topic: dict[str, list[int]] = {}
             for tp in tps:
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
 
-            def read() -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+            def read() -> Listing:
                 response = self._kafka_python().describe_log_dirs(by_topic, brokers=[broker])
-                return convert.log_dir_replicas(broker, response, tps)
+                return convert.log_dir_listing(broker, response, tps)
 
-            async def attempt() -> dict[tuple[TopicPartition, int], ReplicaLogDir]:
+            async def attempt() -> Listing:
                 return await self._blocking(read)
 
             try:
@@ -363,15 +375,45 @@ class KafkaClusterAdmin(ClientCalls):
             except ClusterCallError as error:
                 return broker, error.error
 
-        outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps))
+        outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps or dirs_only))
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+        futures: dict[tuple[TopicPartition, int], str] = {}
+        dirs: dict[int, tuple[str, ...]] = {}
         errors: dict[int, KafkaErrorInfo] = {}
         for broker, outcome in outcomes:
             if isinstance(outcome, KafkaErrorInfo):
                 errors[broker] = outcome
             else:
-                replicas.update(outcome)
-        return LogDirsResult(replicas=replicas, errors=errors)
+                replicas.update(outcome[0])
+                futures.update(outcome[1])
+                dirs[broker] = tuple(outcome[2])
+        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs)
+
+    async def alter_replica_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+        """AlterReplicaLogDirs through kafka-python (one request per broker); NONE is success (None)."""
+        if not moves:
+            return {}
+        request = {(tp.topic, tp.partition, broker): path for (tp, broker), path in moves.items()}
+
+        def write() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+            self._check_write_fence()
+            raw = self._kafka_python().alter_replica_log_dirs(request)
+            out: dict[tuple[TopicPartition, int], KafkaErrorInfo | None] = {}
+            for replica, err in raw.items():
+                info = from_kafka_python(err)
+                out[(TopicPartition(replica.topic, replica.partition), replica.broker_id)] = (
+                    None if info.code == 0 else info
+                )
+            return out
+
+        async def attempt() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+            return await self._blocking(write)
+
+        results = await self._call("alter_replica_log_dirs", attempt)
+        missing = KafkaErrorInfo("UNKNOWN_SERVER_ERROR", -1, False, "the broker did not report this replica")
+        return {key: results.get(key, missing) for key in moves}
 
     # --- writes --------------------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -54,6 +55,7 @@ from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ThrottleOriginals
 from reassignd.engine.throttle_book import ThrottleBook, sync_throttles, written
 from reassignd.logs import get_logger
 from reassignd.model import (
+    ANY_LOG_DIR,
     ClusterSnapshot,
     InvalidInputError,
     Problem,
@@ -510,6 +512,7 @@ class Controller:
                 list(plan.targets), with_sizes=True, topic_config_keys=("min.insync.replicas",)
             )
             ongoing = await self.cluster.list_partition_reassignments(list(plan.targets))
+            snapshot = await _named_dirs(self.cluster, snapshot, plan)
         except ClusterCallError as exc:
             raise ServiceError(
                 "unavailable", f"cannot read the cluster to validate the plan: {exc}"
@@ -803,6 +806,24 @@ class Controller:
         return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
 
 
+async def _named_dirs(
+    cluster: ClusterAdmin, snapshot: ClusterSnapshot, plan: ReassignmentPlan
+) -> ClusterSnapshot:
+    """The snapshot with the log dirs of every running broker the plan names a dir on (the size read
+    listed only the brokers hosting the plan's partitions now), so a dir a broker lacks is refused."""
+    named = {
+        b
+        for tp, dirs in plan.log_dirs.items()
+        for b, d in zip(plan.targets[tp], dirs, strict=True)
+        if d != ANY_LOG_DIR
+    }
+    missing = sorted(b for b in named - set(snapshot.broker_dirs) if b in snapshot.online_broker_ids())
+    if not missing:
+        return snapshot
+    found = await cluster.describe_log_dirs(missing, [])
+    return replace(snapshot, broker_dirs={**snapshot.broker_dirs, **found.dirs})
+
+
 def _summary_line(run: RunState) -> str:
     execution = run.execution
     if execution is None:
@@ -816,6 +837,9 @@ def _summary_line(run: RunState) -> str:
     )
     if counts[Status.DROPPED]:
         line += f", dropped {counts[Status.DROPPED]} (topic deleted)"
+    dirs = run.log_dirs
+    if dirs.wanted:
+        line += f"; log dirs: in flight {len(dirs.running)}, waiting {dirs.waiting}, done {len(dirs.done)}"
     if run.goals is not None:
         line = f"cancel: {line}"
     return f"{line}; {t.percent:.1f}%"

@@ -1,10 +1,11 @@
 """Carries out the plan-run machine's effects against the cluster and the store, in their order.
 
-Nothing here decides anything: a `Persist` becomes one store commit, `WriteThrottles`, `Reassign` and
-`Elect` the admin calls (each after the HA guard), `Notify` an event for subscribers, `Log` a log line.
-What Kafka answered comes back as one `Answered` for the machine. A whole admin call that fails is an
-answer too (every item refused with its error): the machine retries what it must. A store commit that
-fails raises: the caller then drops its in-memory run and rebuilds it from the store, as after a crash.
+Nothing here decides anything: a `Persist` becomes one store commit, `WriteThrottles`, `Reassign`,
+`MoveLogDirs` and `Elect` the admin calls (each after the HA guard), `Notify` an event for subscribers,
+`Log` a log line. What Kafka answered comes back as one `Answered` for the machine. A whole admin call
+that fails is an answer too (every item refused with its error): the machine retries what it must. A
+store commit that fails raises: the caller then drops its in-memory run and rebuilds it from the store,
+as after a crash.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from reassignd.engine.effects import (
     Elect,
     JournalEvent,
     Log,
+    MoveLogDirs,
     Notify,
     Persist,
     Reassign,
@@ -86,6 +88,7 @@ class Executor:
         reassign: Mapping[TopicPartition, str | None] | None = None
         throttles: Mapping[tuple[str, str], str] | None = None
         elect: Mapping[TopicPartition, str | None] | None = None
+        log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None
         for effect in effects:
             if self.hook is not None:
                 self.hook(effect)
@@ -95,13 +98,15 @@ class Executor:
                 throttles = await write_throttles(self.cluster, effect.writes, self.guard)
             elif isinstance(effect, Reassign):
                 reassign = await self.reassign(effect)
+            elif isinstance(effect, MoveLogDirs):
+                log_dirs = await self.move_log_dirs(effect)
             elif isinstance(effect, Elect):
                 elect = await self.elect(effect)
             elif isinstance(effect, Notify):
                 self.emit(effect.kind, **dict(effect.data))
             elif isinstance(effect, Log):
                 getattr(log, effect.level)(effect.message, **dict(effect.fields))
-        return Answered(self.clock(), reassign=reassign, throttles=throttles, elect=elect)
+        return Answered(self.clock(), reassign=reassign, throttles=throttles, elect=elect, log_dirs=log_dirs)
 
     async def persist(self, plan_id: str, persist: Persist) -> None:
         if not persist:
@@ -153,6 +158,14 @@ class Executor:
             return dict.fromkeys(effect.targets, str(exc))
         failpoints.hit("after_alter_reassignments")
         return {tp: None if error is None else str(error) for tp, error in results.items()}
+
+    async def move_log_dirs(self, effect: MoveLogDirs) -> dict[tuple[TopicPartition, int], str | None]:
+        await self.guard()
+        try:
+            results = await self.cluster.alter_replica_log_dirs(dict(effect.moves))
+        except ClusterCallError as exc:
+            return dict.fromkeys(effect.moves, str(exc))
+        return {key: None if error is None else str(error) for key, error in results.items()}
 
     async def elect(self, effect: Elect) -> dict[TopicPartition, str | None]:
         await self.guard()

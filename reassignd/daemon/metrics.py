@@ -218,6 +218,7 @@ PLAN_STATES: Final = ("queued", "running", "paused", "cancelling", "completed", 
 THROTTLE_ACTIONS: Final = ("set", "restored")
 CLUSTER_APIS: Final = (
     "alter_partition_reassignments",
+    "alter_replica_log_dirs",
     "create_topics",
     "describe_cluster",
     "describe_configs",

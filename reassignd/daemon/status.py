@@ -74,6 +74,8 @@ def _progress(controller: Controller, record: PlanSummary) -> JSON:
         progress.update(
             partitions_done=0, partitions_in_flight=0, partitions_waiting=0, partitions_dropped=0, percent=0.0
         )
+    if "log_dir_moves" in figures:
+        progress["log_dir_moves"] = figures["log_dir_moves"]
     if "cancel" in figures:
         progress["cancel"] = figures["cancel"]
     if "outcome" in figures:

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reassignd.daemon.service import ServiceError
+from reassignd.engine.log_dir_moves import log_dir_problems
 from reassignd.model import ClusterSnapshot, PlanDraft, Problem, ReassignmentPlan, TopicPartition
 from reassignd.store.base import PlanRecord
 
@@ -110,6 +111,13 @@ def validate_plan(
                     where,
                 )
             )
+    problems += log_dir_problems(
+        ReassignmentPlan(
+            {tp: t for tp, t in plan.targets.items() if tp in snapshot.partitions},
+            {tp: d for tp, d in plan.log_dirs.items() if tp in snapshot.partitions},
+        ),
+        snapshot,
+    )
     return problems
 
 

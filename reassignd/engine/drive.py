@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from reassignd.engine.effects import Answered, Effect, Elect, Reassign, WriteThrottles
+from reassignd.engine.effects import Answered, Effect, Elect, MoveLogDirs, Reassign, WriteThrottles
 from reassignd.engine.run import Observed, ReadRequest, RunState, Settings, Transition, read_request, step
 from reassignd.engine.throttle import ConfigWrite
 from reassignd.model import ClusterSnapshot, TopicPartition
@@ -33,6 +33,10 @@ class Model(Protocol):
 
     def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]: ...
 
+    def move_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> Mapping[tuple[TopicPartition, int], str | None]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Cycle:
@@ -44,7 +48,7 @@ class Cycle:
     def acted(self) -> bool:
         """Whether the cycle wrote anything to the cluster, or saw something end."""
         for effect in self.effects:
-            if isinstance(effect, WriteThrottles | Reassign | Elect):
+            if isinstance(effect, WriteThrottles | Reassign | MoveLogDirs | Elect):
                 return True
             if getattr(effect, "events", ()) or getattr(effect, "status", None):
                 return True
@@ -70,11 +74,14 @@ def execute(model: Model, effects: tuple[Effect, ...], now: float) -> Answered:
     reassign: Mapping[TopicPartition, str | None] | None = None
     throttles: Mapping[tuple[str, str], str] | None = None
     elect: Mapping[TopicPartition, str | None] | None = None
+    log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None
     for effect in effects:
         if isinstance(effect, WriteThrottles):
             throttles = model.write_throttles(effect.writes)
         elif isinstance(effect, Reassign):
             reassign = model.reassign(effect.targets)
+        elif isinstance(effect, MoveLogDirs):
+            log_dirs = model.move_log_dirs(effect.moves)
         elif isinstance(effect, Elect):
             elect = model.elect(effect.partitions)
-    return Answered(now, reassign=reassign, throttles=throttles, elect=elect)
+    return Answered(now, reassign=reassign, throttles=throttles, elect=elect, log_dirs=log_dirs)

@@ -115,6 +115,13 @@ class InstantCluster:
         self.snapshot = _elect(self.snapshot, partitions)
         return dict.fromkeys(partitions)
 
+    def move_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> Mapping[tuple[TopicPartition, int], str | None]:
+        """A move between log dirs completes at once (the next read finds the replica in its dir)."""
+        self.snapshot = replace(self.snapshot, replica_dirs={**self.snapshot.replica_dirs, **moves})
+        return dict.fromkeys(moves)
+
     def complete(self, tps: Collection[TopicPartition]) -> None:
         self.snapshot = complete(self.snapshot, tps)
 

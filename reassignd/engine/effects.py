@@ -76,6 +76,14 @@ class Reassign:
 
 
 @dataclass(frozen=True, slots=True)
+class MoveLogDirs:
+    """AlterReplicaLogDirs: each (partition, broker) replica to the log dir named, sent to its broker;
+    answered per replica (None: accepted, else Kafka's error)."""
+
+    moves: Mapping[tuple[TopicPartition, int], str]
+
+
+@dataclass(frozen=True, slots=True)
 class Elect:
     """Preferred-leader elections; answered per partition."""
 
@@ -97,8 +105,8 @@ class Log:
     fields: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
 
-Effect = Persist | WriteThrottles | Reassign | Elect | Notify | Log
-"""Effects the executor answers: WriteThrottles, Reassign, Elect (in one `Answered`)."""
+Effect = Persist | WriteThrottles | Reassign | MoveLogDirs | Elect | Notify | Log
+"""Effects the executor answers: WriteThrottles, Reassign, MoveLogDirs, Elect (in one `Answered`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +118,4 @@ class Answered:
     throttles: Mapping[tuple[str, str], str] | None = None
     """Resources (type, name) whose write failed, with the error."""
     elect: Mapping[TopicPartition, str | None] | None = None
+    log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None

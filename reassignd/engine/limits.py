@@ -72,6 +72,10 @@ class Limits:
     operator_rate_policy: str = "add"
     """What a broker with an operator's own replication rate gets while it serves or receives our moves:
     `add` their rate plus ours (KIP-542), `keep` theirs alone (throttle.py)."""
+    max_log_dir_movements_per_broker: int = 2
+    """Moves between the log dirs of one broker in flight at once on it (log_dir_moves.py)."""
+    log_dir_throttled_rate: int | None = None
+    """Bytes/s for those moves: `replica.alter.log.dirs.io.max.bytes.per.second` while one runs there."""
 
     @classmethod
     def from_mapping(cls, flat: Mapping[str, object]) -> Limits:
@@ -290,6 +294,23 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         "or receives our moves: add (KIP-542: their rate plus the reassignment rate, for the moves' "
         "duration, then exactly theirs again) or keep (theirs alone binds our moves too).",
         _policy,
+    ),
+    _key(
+        "reassignment.max.log.dir.movements.per.broker",
+        "max_log_dir_movements_per_broker",
+        "int",
+        "Moves between the log dirs of one broker (a plan's `log_dirs`, AlterReplicaLogDirs) in flight at "
+        "once on that broker. A log-dir move starts once its replica is on the broker (at once for one that "
+        "does not change brokers); Kafka copies one partition per log dir thread at a time.",
+        _positive_int,
+    ),
+    _key(
+        "log.dir.reassignment.throttled.rate",
+        "log_dir_throttled_rate",
+        "int",
+        "Bytes/s for moves between log dirs, applied as replica.alter.log.dirs.io.max.bytes.per.second on a "
+        "broker while one of our log-dir moves runs there (restored exactly after).",
+        _rate,
     ),
 )
 

@@ -33,6 +33,7 @@ from reassignd.engine.effects import (
     Notify,
     Persist,
 )
+from reassignd.engine.log_dir_moves import LogDirMoves
 from reassignd.engine.run_answer import answer
 from reassignd.engine.run_figures import outcomes, summary_of
 from reassignd.engine.run_observe import observe
@@ -120,6 +121,7 @@ def new_run(
         stored_summary=MappingProxyType(dict(summary or {})),
         throttles=ThrottleBook(originals=book_originals, expected=MappingProxyType(dict(written or {}))),
         saved_summary=dict(summary) if summary else None,
+        log_dirs=LogDirMoves.of(plan),
     )
 
 
@@ -132,6 +134,8 @@ def read_request(run: RunState, settings: Settings) -> ReadRequest:
     if run.execution is None or not run.sizes or run.cycles % settings.size_refresh_cycles == 0:
         return ReadRequest(polled, True, min_insync_topics=missing)
     moving = {tp: rec.adding for tp, rec in run.execution.in_flight()}
+    for tp, brokers in run.log_dirs.running_partitions().items():  # their dirs, each cycle
+        moving[tp] = (*moving.get(tp, ()), *brokers)
     return ReadRequest(polled, MappingProxyType(moving), min_insync_topics=missing)
 
 

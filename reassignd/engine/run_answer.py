@@ -15,6 +15,7 @@ from reassignd.engine.effects import (
     Notify,
     Persist,
 )
+from reassignd.engine.log_dir_moves import refused as dirs_refused
 from reassignd.engine.run_figures import summary_of, worth_saving
 from reassignd.engine.run_rows import row_of
 from reassignd.engine.run_state import (
@@ -106,6 +107,31 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
                     {"plan": run.plan_id, "partition": str(tp), "error": str(error)},
                 )
             )
+    dir_answers = answer.log_dirs or {}
+    for (tp, broker), path in awaiting.log_dirs.items():
+        error = dir_answers.get((tp, broker))
+        data = {"broker": broker, "log_dir": path}
+        if error is None:
+            events.append(JournalEvent("log_dir.started", tp, None, data))
+            effects += [
+                Log("info", "log dir move started", {"plan": run.plan_id, "partition": str(tp), **data}),
+                Notify("log_dir.started", {"plan_id": run.plan_id, "tp": tp, **data}),
+            ]
+        else:
+            events.append(
+                JournalEvent("error", tp, None, {"api": "alter_replica_log_dirs", "error": error, **data})
+            )
+            effects.append(
+                Log(
+                    "warning",
+                    "log dir move refused by Kafka; retried",
+                    {"plan": run.plan_id, "partition": str(tp), "error": error, **data},
+                )
+            )
+    if awaiting.log_dirs:
+        run = replace(
+            run, log_dirs=dirs_refused(run.log_dirs, {k: dir_answers.get(k) for k in awaiting.log_dirs})
+        )
     failed = dict(answer.throttles or {})
     outcome_ = written(awaiting.sync, failed)
     for write in outcome_.applied:
@@ -171,7 +197,9 @@ def _ending(run: RunState, restored: bool) -> Phase | None:
     execution = run.execution
     if execution is None or execution.in_flight_set or not restored or not execution.finished:
         return None
-    if run.phase is Phase.RUNNING and run.goals is None:
+    if run.log_dirs.running:
+        return None  # a log-dir move still copies (and its throttle is ours until it ends)
+    if run.phase is Phase.RUNNING and run.goals is None and not run.log_dirs.unfinished:
         return Phase.COMPLETED
     if run.phase is Phase.CANCELLING and run.goals is not None:
         return Phase.CANCELLED

@@ -34,12 +34,20 @@ def summary_of(run: RunState) -> dict[str, Any]:
     else:
         done = int((run.saved_summary or {}).get("partitions_done", 0))
         dropped = len(t.dropped) + counts.get(Status.DROPPED, 0)
+    in_flight = len(execution.in_flight_set) if execution is not None else 0
+    dirs = run.log_dirs
+    if dirs.wanted and execution is not None:
+        # a partition is done when its dirs are too; a log-dir move in flight is a partition in flight
+        pending = dirs.pending
+        if run.goals is None:
+            done -= sum(1 for tp in pending if execution[tp].status is Status.DONE)
+        in_flight += len({tp for tp, _ in dirs.running} - execution.in_flight_set)
     summary: dict[str, Any] = {
         "state": run.phase.value,
         "partitions_total": total,
         "partitions_done": done,
         "partitions_dropped": dropped,
-        "partitions_in_flight": len(execution.in_flight_set) if execution is not None else 0,
+        "partitions_in_flight": in_flight,
         "partitions_waiting": execution.waiting_count if execution is not None else 0,
         "bytes_total": t.total_bytes,
         "bytes_moved": t.moved_bytes,
@@ -53,6 +61,8 @@ def summary_of(run: RunState) -> dict[str, Any]:
         "finished_bytes": t.finished_bytes,
         "throttles_peak": throttle_peaks(run.saved_summary, *run.throttles.applied_rates()),
     }
+    if dirs.wanted:
+        summary["log_dir_moves"] = dirs.to_json()
     if run.phase.ended:
         summary["partitions_in_flight"] = 0
         summary["partitions_waiting"] = 0

@@ -13,12 +13,14 @@ from reassignd.engine.effects import (
     Effect,
     JournalEvent,
     Log,
+    MoveLogDirs,
     Notify,
     Persist,
     Reassign,
     WriteThrottles,
 )
 from reassignd.engine.limits import Limits
+from reassignd.engine.log_dir_moves import decide_log_dirs
 from reassignd.engine.progress import source_size
 from reassignd.engine.run_rows import changed_rows, raise_stalled_rates, replicas_of, with_eta
 from reassignd.engine.run_state import (
@@ -347,8 +349,33 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     events += boost_events
     notes += boost_notes
 
+    dirs = decide_log_dirs(
+        run.log_dirs, full, limits, may_start=run.phase is Phase.RUNNING, deleted_topics=run.deleted_topics
+    )
+    for tp, broker in dirs.finished:
+        data = {"broker": broker, "log_dir": run.log_dirs.wanted[(tp, broker)]}
+        events.append(JournalEvent("log_dir.finished", tp, None, data))
+        notes += [
+            Log("info", "log dir move finished", {"plan": run.plan_id, "partition": str(tp), **data}),
+            Notify("log_dir.finished", {"plan_id": run.plan_id, "tp": tp, **data}),
+        ]
+    for tp, broker in dirs.restarted:
+        notes.append(
+            Log(
+                "warning",
+                "log dir move ended before its replica reached the dir; started again",
+                {"plan": run.plan_id, "partition": str(tp), "broker": broker},
+            )
+        )
+    run = replace(run, log_dirs=dirs.moves)
     sync = sync_throttles(
-        run.throttles, event.snapshot, moves_in_flight(state), limits, run.owned, boosts=run.boosts
+        run.throttles,
+        event.snapshot,
+        moves_in_flight(state),
+        limits,
+        run.owned,
+        boosts=run.boosts,
+        log_dir_brokers=dirs.moves.running_brokers(),
     )
     for change in sync.foreign:
         kind, name, config = change.key
@@ -385,7 +412,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         replicas_now=replicas_of(run, full),
         held_reverts=reverting_now.held,
         rows=MappingProxyType({**run.rows, **{tp: r for tp, r in rows.items() if r is not None}}),
-        awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync),
+        awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync, dirs.start),
     )
     persist = Persist(
         rows=MappingProxyType(rows),
@@ -401,4 +428,6 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     targets.update(dict.fromkeys(reverts))
     if targets:
         effects.append(Reassign(MappingProxyType(targets)))
+    if dirs.start:
+        effects.append(MoveLogDirs(dirs.start))
     return Transition(run, tuple(effects))

@@ -14,6 +14,7 @@ from reassignd.engine.effects import (
     Effect,
 )
 from reassignd.engine.limits import Limits
+from reassignd.engine.log_dir_moves import Key, LogDirMoves
 from reassignd.engine.state import (
     ExecutionState,
 )
@@ -142,6 +143,8 @@ class Awaiting:
     reverts: tuple[TopicPartition, ...] = ()
     elect: tuple[ElectLeader, ...] = ()
     sync: ThrottleSync | None = None
+    log_dirs: Mapping[Key, str] = field(default_factory=lambda: _EMPTY)
+    """AlterReplicaLogDirs sent with these writes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,8 @@ class RunState:
     replicas_now: Mapping[TopicPartition, Replicas] = field(default_factory=lambda: _EMPTY)
     held_reverts: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
     """Cancelling: steps to revert that are left running for now, with why (cancel.unsafe_revert)."""
+    log_dirs: LogDirMoves = field(default_factory=LogDirMoves)
+    """The plan's moves between log dirs (log_dir_moves.py)."""
 
     @property
     def ended(self) -> bool:

@@ -27,8 +27,13 @@ LEADER_REPLICAS: Final = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICAS: Final = "follower.replication.throttled.replicas"
 LEADER_RATE: Final = "leader.replication.throttled.rate"
 FOLLOWER_RATE: Final = "follower.replication.throttled.rate"
+LOG_DIR_RATE: Final = "replica.alter.log.dirs.io.max.bytes.per.second"
 TOPIC_KEYS: Final = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
-BROKER_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE)
+REPLICATION_RATE_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE)
+BROKER_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)
+"""Every broker config we may write: a broker's original is recorded per key, for the keys its moves need
+(the replication rates for one serving or receiving copies, the log-dir rate for one moving between its
+log dirs)."""
 
 Values = Mapping[str, str | None]
 
@@ -100,11 +105,14 @@ def throttle_plan(
     limits: Limits,
     originals: ThrottleOriginals,
     owned_partitions: Mapping[str, frozenset[int]] | None = None,
+    *,
+    log_dir_brokers: Iterable[int] = (),
 ) -> ThrottlePlan:
     """What the throttle configs should be for `moves`; originals grow with first-touched resources.
 
     Entries are cleaned up for every partition we ever listed (remembered in the originals) and for
-    `owned_partitions`, e.g. the whole plan's partitions per topic.
+    `owned_partitions`, e.g. the whole plan's partitions per topic. `log_dir_brokers` have a move between
+    their log dirs running: they get the log-dir rate (`replica.alter.log.dirs.io.max.bytes.per.second`).
     """
     leader_entries: dict[str, set[str]] = {}
     follower_entries: dict[str, set[str]] = {}
@@ -129,11 +137,17 @@ def throttle_plan(
             topic_originals[topic] = MappingProxyType(
                 {key: snapshot.topic_config(topic, key) for key in TOPIC_KEYS}
             )
+    moving_dirs = set(log_dir_brokers) if limits.log_dir_throttled_rate is not None else set()
     broker_originals = dict(originals.brokers)
-    for broker in serving | receiving:
-        if broker not in broker_originals:
+    needs = [(b, REPLICATION_RATE_KEYS) for b in serving | receiving] + [
+        (b, (LOG_DIR_RATE,)) for b in moving_dirs
+    ]
+    for broker, keys in needs:
+        have = broker_originals.get(broker, {})
+        missing = [key for key in keys if key not in have]
+        if missing:
             broker_originals[broker] = MappingProxyType(
-                {key: snapshot.broker_config(broker, key) for key in BROKER_KEYS}
+                {**have, **{key: snapshot.broker_config(broker, key) for key in missing}}
             )
 
     topics: dict[str, Values] = {}
@@ -164,7 +178,9 @@ def throttle_plan(
                 for key, users, ours in (
                     (LEADER_RATE, serving, limits.leader_throttled_rate),
                     (FOLLOWER_RATE, receiving, limits.follower_throttled_rate),
+                    (LOG_DIR_RATE, moving_dirs, limits.log_dir_throttled_rate),
                 )
+                if key in original
             }
         )
     return ThrottlePlan(
@@ -267,6 +283,8 @@ def config_writes(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> tuple[Config
     for broker, desired in sorted(plan.brokers.items()):
         originals = plan.originals.brokers.get(broker, {})
         for key in BROKER_KEYS:
+            if key not in desired:
+                continue
             current = snapshot.broker_config(broker, key)
             want = desired.get(key)
             if current == want:

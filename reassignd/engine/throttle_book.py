@@ -115,10 +115,12 @@ def sync_throttles(
     owned: Mapping[str, frozenset[int]],
     *,
     boosts: Mapping[int, Mapping[str, int]] | None = None,
+    log_dir_brokers: frozenset[int] = frozenset(),
 ) -> ThrottleSync:
     """What to record, write and report so the configs become what `moves` need (originals when none).
 
     `boosts` (auto-throttle) raise our rate on single brokers; an operator's rate is never touched.
+    `log_dir_brokers` have a move between their log dirs running (throttle.py's log-dir rate).
     """
     moves = tuple(moves)
     record: list[tuple[str, str, str, str | None]] = []
@@ -128,7 +130,11 @@ def sync_throttles(
     foreign = _foreign_changes(book, snapshot)
     if foreign:
         book = _adopt(book, view, foreign, record, forget)
-    plan = _boosted(throttle_plan(view, moves, limits, book.originals, owned), limits, boosts)
+    plan = _boosted(
+        throttle_plan(view, moves, limits, book.originals, owned, log_dir_brokers=log_dir_brokers),
+        limits,
+        boosts,
+    )
     plan = _without_unknown_firsts(plan, book.originals, snapshot)
     for topic, values in plan.originals.topics.items():
         for config, value in values.items():
@@ -159,7 +165,7 @@ def sync_throttles(
         skipped=skipped,
         view=view,
         planned=planned,
-        moving=bool(moves),
+        moving=bool(moves) or bool(log_dir_brokers and limits.log_dir_throttled_rate is not None),
         unread=unread,
         intents=tuple(intents),
     )
@@ -186,7 +192,7 @@ def written(sync: ThrottleSync, failed: Iterable[Resource]) -> Written:
     for kind, name in sync.planned:
         if (kind, name) in sync.unread and (kind, name) not in written_to:
             continue  # not read, not written: what we expected there still stands
-        keys = TOPIC_KEYS if kind == "topic" else BROKER_KEYS
+        keys = TOPIC_KEYS if kind == "topic" else sync.book.originals.brokers.get(int(name), BROKER_KEYS)
         for key in keys:
             expected[(kind, name, key)] = (_config(after, kind, name, key),)
     book = replace(sync.book, expected=MappingProxyType(expected))

@@ -44,7 +44,7 @@ from reassignd.sim import KafkaError, SimCluster
 from reassignd.sim.entities import SimPartition
 from reassignd.sim.model import ELECTION_PREFERRED
 from reassignd.sim.scenario import scenario_from_snapshot, topic_id_text
-from reassignd.sim.views import partition_state
+from reassignd.sim.views import partition_state, replica_log_dirs
 
 __all__ = ["RehearsalResult", "Sample", "Stuck", "cluster_from_snapshot", "rehearse"]
 
@@ -91,6 +91,8 @@ class SimModel:
         self.moving: set[TopicPartition] = set()
         self.online: frozenset[int] | None = None
         self.partitions: dict[TopicPartition, PartitionState] = {}
+        self.dir_parts = sorted(plan.log_dirs)
+        """Partitions the plan names log dirs for: their replicas' dirs are read (DescribeLogDirs)."""
 
     def read(self, request: ReadRequest) -> ClusterSnapshot:
         sim = self.sim
@@ -114,9 +116,18 @@ class SimModel:
             )
             for name in self.topics
         }
+        replica_dirs: dict[tuple[TopicPartition, int], str] = {}
+        future_dirs: dict[tuple[TopicPartition, int], str] = {}
+        for tp in self.dir_parts:
+            p = self.parts[tp]
+            current, future = replica_log_dirs(sim, p, [b for b in p.replicas if b in online])
+            replica_dirs.update(((tp, b), d) for b, d in current.items())
+            future_dirs.update(((tp, b), d) for b, d in future.items())
         return ClusterSnapshot(
             brokers={b.id: Broker(b.id, b.rack, b.online) for b in sim.brokers.values()},
             partitions=dict(self.partitions),
+            replica_dirs=replica_dirs,
+            future_dirs=future_dirs,
             topics=topics,
             broker_configs={
                 b.id: {k: v for k, v in b.configs.items() if k in BROKER_KEYS}
@@ -158,6 +169,18 @@ class SimModel:
                 results[tp] = None
             except KafkaError as exc:
                 results[tp] = str(exc)
+        return results
+
+    def move_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> Mapping[tuple[TopicPartition, int], str | None]:
+        results: dict[tuple[TopicPartition, int], str | None] = {}
+        for (tp, broker), path in moves.items():
+            try:
+                self.sim.alter_replica_log_dir(broker, tp.topic, tp.partition, path)
+                results[(tp, broker)] = None
+            except KafkaError as exc:
+                results[(tp, broker)] = str(exc)
         return results
 
     def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]:

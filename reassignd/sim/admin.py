@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from reassignd.cluster.api import (
     ConfigDescription,
@@ -122,6 +123,10 @@ class SimClusterAdmin:
         ]
         metadata = []
         referenced: set[int] = set()
+        replica_dirs: dict[tuple[TopicPartition, int], str] = {}
+        future_dirs: dict[tuple[TopicPartition, int], str] = {}
+        first_dir = {b.id: b.log_dirs[0].path for b in sim.brokers.values()}  # SimCluster.dir_of's default
+        futures = sim._futures
         for name in names:
             topic = sim.topics.get(name)
             if topic is None:
@@ -133,6 +138,15 @@ class SimClusterAdmin:
                 referenced.update(p.replicas)
                 sizes = self._sizes(tp, p, online, with_sizes)
                 metadata.append((tp, tuple(p.replicas), tuple(p.isr), p.leader, sizes))
+                if sizes:  # the same DescribeLogDirs answer names each replica's dir (views.replica_log_dirs)
+                    named = p.dirs
+                    for b in sizes:
+                        replica_dirs[(tp, b)] = (named.get(b) if named else None) or first_dir[b]
+                    if futures:
+                        for b in sizes:
+                            future = futures.get((p, b))
+                            if future is not None:
+                                future_dirs[(tp, b)] = future.path
         if self.read_skew:
             sim.advance(self.read_skew)
         moving = {(t, i): (a, r) for t, i, _, a, r in sim.list_partition_reassignments()}
@@ -184,6 +198,13 @@ class SimClusterAdmin:
             cluster_id=sim.cluster_id,
             controller_id=sim.controller_id,
             deleted_topics=deleted,
+            replica_dirs=MappingProxyType(replica_dirs),  # as built: no copy
+            future_dirs=future_dirs,
+            # DescribeLogDirs goes to the brokers hosting a replica asked for, as KafkaClusterAdmin sends it
+            broker_dirs={
+                b: tuple(d.path for d in sim.brokers[b].log_dirs)
+                for b in sorted({b for _, b in replica_dirs})
+            },
         )
         return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
 
@@ -255,16 +276,24 @@ class SimClusterAdmin:
     ) -> LogDirsResult:
         online = self._reach("describe_log_dirs")
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
+        futures: dict[tuple[TopicPartition, int], str] = {}
+        dirs: dict[int, tuple[str, ...]] = {}
         errors: dict[int, KafkaErrorInfo] = {}
         asked = [(tp.topic, tp.partition) for tp in partitions]
         for b in sorted(set(broker_ids)):
             if b not in online:
                 errors[b] = self._offline(b)
                 continue
-            for log_dir, rows in self.sim.describe_log_dirs(b, asked):
+            listing = self.sim.describe_log_dirs(b, asked)
+            dirs[b] = tuple(log_dir for log_dir, _ in listing)
+            for log_dir, rows in listing:
                 for topic, index, size, lag, future in rows:
-                    replicas[(TopicPartition(topic, index), b)] = ReplicaLogDir(size, lag, log_dir, future)
-        return LogDirsResult(replicas=replicas, errors=errors)
+                    key = (TopicPartition(topic, index), b)
+                    if future:
+                        futures[key] = log_dir
+                    if key not in replicas or replicas[key].is_future:  # the current log wins (convert.py)
+                        replicas[key] = ReplicaLogDir(size, lag, log_dir, future)
+        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs)
 
     # -- writes -----------------------------------------------------------------------------------------
 
@@ -302,6 +331,21 @@ class SimClusterAdmin:
                 results[tp] = None
             except KafkaError as exc:
                 results[tp] = _info(exc)
+        return results
+
+    async def alter_replica_log_dirs(
+        self, moves: Mapping[tuple[TopicPartition, int], str]
+    ) -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
+        """AlterReplicaLogDirs, sent to each replica's broker; answered per replica."""
+        self._reach("alter_replica_log_dirs")
+        results: dict[tuple[TopicPartition, int], KafkaErrorInfo | None] = {}
+        for (tp, broker), path in moves.items():
+            self.calls.append(("alter_replica_log_dirs", (tp, broker, path)))
+            try:
+                self.sim.alter_replica_log_dir(broker, tp.topic, tp.partition, path)
+                results[(tp, broker)] = None
+            except KafkaError as exc:
+                results[(tp, broker)] = _info(exc)
         return results
 
     async def elect_preferred_leaders(

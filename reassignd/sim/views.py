@@ -8,6 +8,7 @@ read-only; the cluster-default broker resource (name "") lists only its dynamic 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -483,3 +484,18 @@ def to_snapshot(sim: ClusterCore) -> ClusterSnapshot:
         cluster_id=getattr(sim, "cluster_id", None),
         controller_id=sim.controller_id,
     )
+
+
+def replica_log_dirs(
+    sim: ClusterCore, p: SimPartition, brokers: Iterable[int]
+) -> tuple[dict[int, str], dict[int, str]]:
+    """(the dir of each broker's current log, the dir of each future log) for these replicas of `p`, as
+    DescribeLogDirs reports them (a replica moving between dirs is listed in both, the future one flagged)."""
+    current: dict[int, str] = {}
+    future: dict[int, str] = {}
+    for b in brokers:
+        current[b] = sim.dir_of(p, b)
+        moving = sim._futures.get((p, b))
+        if moving is not None:
+            future[b] = moving.path
+    return current, future

@@ -170,6 +170,8 @@ class EventKind(enum.StrEnum):
     STALL_DETECTED = "stall.detected"
     FOREIGN_CHANGE = "foreign.change"
     FOREIGN_CANCELLED = "foreign.cancelled"
+    LOG_DIR_STARTED = "log_dir.started"
+    LOG_DIR_FINISHED = "log_dir.finished"
     ERROR = "error"
 
 

@@ -46,6 +46,27 @@ def test_invalid_plan_lists_every_problem_without_traceback(tmp_path: Path) -> N
     assert "nope-0: partition: unknown topic or partition" in result.stderr
 
 
+def test_a_log_dir_the_broker_does_not_have_is_refused_with_field_and_value(tmp_path: Path) -> None:
+    brokers = [{**b, "log_dirs": ["/data/a", "/data/b"]} for b in GOOD["brokers"]]
+    (tmp_path / "snap.json").write_text(json.dumps({**GOOD, "brokers": brokers}))
+    entry = {"topic": "orders", "partition": 0, "replicas": [2, 1], "log_dirs": ["/data/b", "/data/x"]}
+    (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": [entry]}))
+    result = _run("validate-plan", str(tmp_path / "plan.json"), "--snapshot", str(tmp_path / "snap.json"))
+    assert result.returncode == 2, result.stdout
+    assert (
+        "orders-0: log_dirs: broker 1 has no log dir '/data/x' (its log dirs: /data/a, /data/b)"
+        in result.stderr
+    )
+    entry["log_dirs"] = ["/data/b", "any"]
+    (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": [entry]}))
+    assert (
+        _run(
+            "validate-plan", str(tmp_path / "plan.json"), "--snapshot", str(tmp_path / "snap.json")
+        ).returncode
+        == 0
+    )
+
+
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     result = _run("validate-snapshot", str(tmp_path / "absent.json"))
     assert result.returncode == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -416,3 +417,43 @@ async def test_a_refusing_write_fence_stops_every_write_before_it_is_sent(own_si
     finally:
         await admin.close()
         gc.collect()
+
+
+async def test_alter_replica_log_dirs_and_the_snapshot_s_dirs(tmp_path: Path) -> None:
+    scenario = {
+        "brokers": [{"id": b, "rack": "r1", "log_dirs": ["/data/a", "/data/b"]} for b in (1, 2)],
+        "topics": [
+            {
+                "name": "t",
+                "partitions": 1,
+                "replication_factor": 2,
+                "partition_bytes": 50_000_000,
+                "produce_bytes_per_sec": 0,
+                "assignment": [[1, 2]],
+                "log_dirs": [["/data/a", "/data/a"]],
+            }
+        ],
+        "broker_configs": {"1": {"replica.alter.log.dirs.io.max.bytes.per.second": "1000000"}},
+    }
+    tp = TopicPartition("t", 0)
+    with SimProcess(scenario, workdir=tmp_path / "sim", time_scale=0) as sim:
+        admin = make_admin(sim)
+        try:
+            results = await admin.alter_replica_log_dirs({(tp, 1): "/data/b", (tp, 2): "/data/z"})
+            names = {key: None if e is None else e.name for key, e in results.items()}
+            assert names == {(tp, 1): None, (tp, 2): "LOG_DIR_NOT_FOUND"}
+            sim.advance(5)  # 5 MB of 50 at 1 MB/s: still copying
+            during = await admin.snapshot([tp], with_sizes=True)
+            assert during.replica_dirs == {(tp, 1): "/data/a", (tp, 2): "/data/a"}
+            assert during.future_dirs == {(tp, 1): "/data/b"}
+            assert during.broker_dirs == {1: ("/data/a", "/data/b"), 2: ("/data/a", "/data/b")}
+            listing = await admin.describe_log_dirs([1, 2], [])  # no partition asked: the dirs alone
+            assert listing.dirs == {1: ("/data/a", "/data/b"), 2: ("/data/a", "/data/b")}
+            assert not listing.replicas and not listing.errors
+            sim.advance(60)
+            after = await admin.snapshot([tp], with_sizes=True)
+            assert after.replica_dirs[(tp, 1)] == "/data/b"
+            assert not after.future_dirs
+        finally:
+            await admin.close()
+            gc.collect()

@@ -43,6 +43,7 @@ THROTTLE_KEYS = (
     "follower.replication.throttled.rate",
     "leader.replication.throttled.replicas",
     "follower.replication.throttled.replicas",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
 )
 
 

@@ -18,6 +18,7 @@ from reassignd.engine.throttle import (
     FOLLOWER_RATE,
     FOLLOWER_REPLICAS,
     LEADER_RATE,
+    LOG_DIR_RATE,
     TOPIC_KEYS,
     ThrottleOriginals,
     apply_writes,
@@ -267,7 +268,11 @@ def _assert_operator_values_survive(before: ClusterSnapshot, now: ClusterSnapsho
                 assert now.topic_config(name, key) == value
             else:
                 assert set(split_entries(value)) <= set(split_entries(now.topic_config(name, key)))
-    ours = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
+    ours = {
+        LEADER_RATE: limits.leader_throttled_rate,
+        FOLLOWER_RATE: limits.follower_throttled_rate,
+        LOG_DIR_RATE: limits.log_dir_throttled_rate,
+    }
     for broker, configs in before.broker_configs.items():
         for key, value in configs.items():
             allowed = {value}

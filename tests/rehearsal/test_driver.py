@@ -166,3 +166,48 @@ def test_a_broker_stopping_under_the_rehearsal_is_seen_by_the_engine() -> None:
     # partition 1 waited for broker 4; its leader 1 failed over to 2 meanwhile, so its step can start
     assert result.finished, result.ended_because
     assert [list(p.replicas) for p in sim.topics["t"].partitions] == [[2, 4], [2, 4]]
+
+
+def test_a_rehearsal_moves_replicas_between_log_dirs_under_their_throttle() -> None:
+    """The rehearsal runs the daemon's machine, log-dir moves included: 100 MB between two dirs of broker 1
+    at a 10 MB/s log-dir throttle takes ten seconds and more, and ends with every replica in its dir."""
+    dirs = ["/d/a", "/d/b"]
+    sim = SimCluster.from_scenario(
+        load_scenario(
+            {
+                "seed": 1,
+                "brokers": [{"id": b, "rack": f"r{b}", "log_dirs": dirs} for b in (1, 2, 3)],
+                "topics": [
+                    {
+                        "name": "t",
+                        "partitions": 2,
+                        "replication_factor": 2,
+                        "partition_bytes": 100 * MB,
+                        "produce_bytes_per_sec": 0,
+                        "assignment": [[1, 2], [2, 1]],
+                        "log_dirs": [["/d/a", "/d/a"], ["/d/a", "/d/a"]],
+                    }
+                ],
+            }
+        )
+    )
+    plan = ReassignmentPlan.from_dict(
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["/d/b", "any"]},
+                {"topic": "t", "partition": 1, "replicas": [3, 1], "log_dirs": ["/d/b", "/d/b"]},
+            ],
+        }
+    )
+    limits = Limits.from_mapping(
+        {"log.dir.reassignment.throttled.rate": 10 * MB, "follower.reassignment.throttled.rate": 50 * MB}
+    )
+    result = rehearse(sim, plan, limits, cycle_interval=5.0)
+    assert result.finished, result.ended_because
+    parts = sim.topics["t"].partitions
+    assert [sim.dir_of(parts[0], 1), sim.dir_of(parts[1], 3), sim.dir_of(parts[1], 1)] == ["/d/b"] * 3
+    assert result.duration_seconds >= 10
+    assert all(
+        "replica.alter.log.dirs.io.max.bytes.per.second" not in b.configs for b in sim.brokers.values()
+    )
