@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reassignd import logs
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+from reassignd.daemon.collector import tune_collector
 from reassignd.daemon.controller import Controller
 from reassignd.engine import Limits
 from reassignd.model import ReassignmentPlan, TopicPartition
@@ -73,6 +75,15 @@ def move_plan(scenario: dict[str, Any], count: int, brokers: int, skip: int = 0)
     return ReassignmentPlan(targets)
 
 
+def _cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of process `pid` (the simulator), to tell its share of a phase from ours."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _status_mb(field: str) -> float:
     """VmRSS (now) or VmHWM (peak) of this process image, in MiB.
 
@@ -87,12 +98,26 @@ def _status_mb(field: str) -> float:
 
 
 def _child(  # noqa: PLR0917 - a multiprocessing target takes its arguments positionally
-    bootstrap: str, plan: dict[str, Any], cycles: int, workdir: str, out: Any, control: str | None
+    bootstrap: str,
+    plan: dict[str, Any],
+    cycles: int,
+    workdir: str,
+    out: Any,
+    control: str | None,
+    sim_pid: int | None,
 ) -> None:
     logs.configure("error", json=True)
+    tune_collector()  # as `reassignd run` does (daemon/app.py)
     before = _status_mb("VmRSS")
     figures = asyncio.run(
-        measure(bootstrap, ReassignmentPlan.from_dict(plan), cycles, Path(workdir), control=control)
+        measure(
+            bootstrap,
+            ReassignmentPlan.from_dict(plan),
+            cycles,
+            Path(workdir),
+            control=control,
+            sim_pid=sim_pid,
+        )
     )
     figures["rss_before_plan_mb"] = round(before, 1)
     figures["peak_rss_mb"] = round(_status_mb("VmHWM"), 1)
@@ -102,13 +127,19 @@ def _child(  # noqa: PLR0917 - a multiprocessing target takes its arguments posi
 
 
 def measure_in_child(
-    bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path, control: str | None = None
+    bootstrap: str,
+    plan: ReassignmentPlan,
+    cycles: int,
+    workdir: Path,
+    *,
+    control: str | None = None,
+    sim_pid: int | None = None,
 ) -> dict[str, Any]:
     """`control`: the simulator's control URL, to also measure moving cycles (it must be paused)."""
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
     child = context.Process(
-        target=_child, args=(bootstrap, plan.to_dict(), cycles, str(workdir), out, control)
+        target=_child, args=(bootstrap, plan.to_dict(), cycles, str(workdir), out, control, sim_pid)
     )
     child.start()
     try:
@@ -136,8 +167,16 @@ ADVANCE_SECONDS = 1.0  # virtual seconds per moving cycle: every partition is 50
 
 
 async def measure(
-    bootstrap: str, plan: ReassignmentPlan, cycles: int, workdir: Path, control: str | None = None
+    bootstrap: str,
+    plan: ReassignmentPlan,
+    cycles: int,
+    workdir: Path,
+    *,
+    control: str | None = None,
+    sim_pid: int | None = None,
 ) -> dict[str, Any]:
+    """`sim_pid`: the simulator's process, whose CPU time per phase says how much of a wall figure is the
+    simulated cluster answering rather than the daemon working."""
     admin = KafkaClusterAdmin(AdminSettings(client={"bootstrap.servers": bootstrap}, request_timeout=60))
     (workdir / "state").mkdir(parents=True, exist_ok=True)
     store = AsyncStore(SqliteStore(workdir / "state"))
@@ -150,16 +189,19 @@ async def measure(
         }
     )
     controller = Controller(admin, store, limits)
-    started = time.perf_counter()
+    started, sim_started = time.perf_counter(), _cpu_seconds(sim_pid)
     await controller.submit_plan(plan)
     submit_seconds = time.perf_counter() - started
+    submit_sim = _cpu_seconds(sim_pid) - sim_started
     walls: list[float] = []
     cpus: list[float] = []
+    sims: list[float] = []
     for _ in range(cycles):
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu, sim = time.perf_counter(), time.process_time(), _cpu_seconds(sim_pid)
         status = await controller.cycle()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
+        sims.append(_cpu_seconds(sim_pid) - sim)
     figures: dict[str, Any] = {
         "submit_seconds": round(submit_seconds, 3),
         "first_cycle_seconds": round(walls[0], 3),
@@ -167,13 +209,23 @@ async def measure(
         "cycle_cpu_median_seconds": round(statistics.median(cpus[1:]), 3),
         "cycles_measured": len(walls) - 1,
     }
+    if sim_pid is not None:
+        figures["sim_cpu_seconds"] = {
+            "submit": round(submit_sim, 3),
+            "first_cycle": round(sims[0], 3),
+            "cycle_median": round(statistics.median(sims[1:]), 3),
+        }
     if control is not None:
         moving: list[float] = []
+        moving_sim: list[float] = []
         for _ in range(MOVING_CYCLES):
             await asyncio.to_thread(_advance, control, ADVANCE_SECONDS)
-            wall = time.perf_counter()
+            wall, sim = time.perf_counter(), _cpu_seconds(sim_pid)
             status = await controller.cycle()
             moving.append(time.perf_counter() - wall)
+            moving_sim.append(_cpu_seconds(sim_pid) - sim)
+        if sim_pid is not None:
+            figures["sim_cpu_seconds"]["moving_cycle_median"] = round(statistics.median(moving_sim), 3)
         figures["moving_cycle_median_seconds"] = round(statistics.median(moving), 3)
         figures["moving_cycle_max_seconds"] = round(max(moving), 3)
         figures["moving_cycles_measured"] = len(moving)
@@ -206,7 +258,12 @@ def run(quick: bool = False) -> dict[str, Any]:
                 cycles = 3 if quick or size >= 100_000 else 8
                 control = None if size >= 100_000 else sim.control_url  # the 100k plan: steady only
                 figures = measure_in_child(
-                    sim.bootstrap_servers, plan, cycles, workdir / f"p{size}", control=control
+                    sim.bootstrap_servers,
+                    plan,
+                    cycles,
+                    workdir / f"p{size}",
+                    control=control,
+                    sim_pid=sim.proc.pid,
                 )
                 results["plans"][str(size)] = figures
                 print(f"   plan of {size:>6} partitions on {total} partitions: {figures}", flush=True)

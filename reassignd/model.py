@@ -61,10 +61,20 @@ SNAPSHOT_PARTITION_FIELDS: Final = frozenset(
 PLAN_ENTRY_FIELDS: Final = frozenset({"topic", "partition", "replicas", "log_dirs"})
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+_NO_SIZES: Mapping[int, int] = MappingProxyType({})
 
 
 def _frozen(mapping: Mapping[Any, Any] | None) -> Mapping[Any, Any]:
     return MappingProxyType(dict(mapping or {}))
+
+
+def _copied(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
+    """A fresh dict of `mapping`: through `copy()` when it is a dict or a proxy of one (a C-level copy)."""
+    if isinstance(mapping, (dict, MappingProxyType)):
+        copied = mapping.copy()
+        if type(copied) is dict:
+            return copied
+    return dict(mapping)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -231,6 +241,21 @@ class PartitionState:
     def size_on(self, broker: int) -> int | None:
         return self.replica_sizes.get(broker)
 
+    def with_sizes(self, size_bytes: int, replica_sizes: Mapping[int, int]) -> PartitionState:
+        """`replace(self, size_bytes=..., replica_sizes=...)` without its field-by-field introspection:
+        the controller patches or strips sizes on every partition of a plan each cycle."""
+        return PartitionState(
+            self.tp,
+            self.replicas,
+            self.isr,
+            self.leader,
+            self.adding,
+            self.removing,
+            size_bytes,
+            replica_sizes if replica_sizes else _NO_SIZES,
+            self.produce_bytes_per_sec,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TopicInfo:
@@ -342,14 +367,16 @@ class ClusterSnapshot:
         return (p for p in self.partitions.values() if p.tp.topic == topic)
 
     def with_partitions(self, updated: Iterable[PartitionState]) -> ClusterSnapshot:
-        merged = dict(self.partitions)
+        # one C-level copy of the private dict (a mapping proxy's copy() copies the dict under it), wrapped
+        # as is: `__post_init__` would copy it again, and plans run this on 100,000 partitions every cycle
+        merged = _copied(self.partitions)
         merged.update((p.tp, p) for p in updated)
-        return replace(self, partitions=merged)
+        return replace(self, partitions=MappingProxyType(merged))
 
     def with_brokers(self, updated: Iterable[Broker]) -> ClusterSnapshot:
-        merged = dict(self.brokers)
+        merged = _copied(self.brokers)
         merged.update((b.id, b) for b in updated)
-        return replace(self, brokers=merged)
+        return replace(self, brokers=MappingProxyType(merged))
 
 
 @dataclass(frozen=True, slots=True)

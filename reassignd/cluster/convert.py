@@ -141,6 +141,15 @@ def reassignment(entry: Mapping[str, Any]) -> Reassignment:
     )
 
 
+def partition_index(partitions: Iterable[TopicPartition]) -> dict[str, dict[int, TopicPartition]]:
+    """The caller's own partition keys by topic and index: a read of a few partitions of big topics skips
+    the rest without building (and hashing) a key for each, and the snapshot shares the caller's keys."""
+    index: dict[str, dict[int, TopicPartition]] = {}
+    for tp in partitions:
+        index.setdefault(tp.topic, {})[tp.partition] = tp
+    return index
+
+
 def build_snapshot(
     cluster: ClusterView,
     topics: Mapping[str, RawTopic],
@@ -157,14 +166,19 @@ def build_snapshot(
 ) -> ClusterSnapshot:
     """Assemble one snapshot. Brokers that host replicas but are missing from the cluster's broker list
     are offline: they appear with online=False and no rack, so placement and limits still see them."""
-    keep = None if wanted is None else frozenset(wanted)
+    keep = None if wanted is None else partition_index(wanted)
     states: list[PartitionState] = []
     referenced: set[int] = set()
     for topic in topics.values():
+        kept = None if keep is None else keep.get(topic.name, {})
         for raw in topic.partitions:
-            tp = TopicPartition(topic.name, raw.index)
-            if keep is not None and tp not in keep:
-                continue
+            if kept is None:
+                tp = TopicPartition(topic.name, raw.index)
+            else:
+                found = kept.get(raw.index)
+                if found is None:
+                    continue
+                tp = found
             moving = reassignments.get(tp)
             replica_sizes = {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes}
             referenced.update(raw.replicas)

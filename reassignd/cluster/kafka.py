@@ -171,10 +171,12 @@ class KafkaClusterAdmin(ClientCalls):
             name for name, error in failed.items() if error.name == UNKNOWN_TOPIC_OR_PARTITION
         )
         present = []
+        keys = None if wanted is None else convert.partition_index(wanted)
         for t in topics.values():
+            kept = None if keys is None else keys.get(t.name, {})
             for p in t.partitions:
-                tp = TopicPartition(t.name, p.index)
-                if wanted is None or tp in wanted:
+                tp = TopicPartition(t.name, p.index) if kept is None else kept.get(p.index)
+                if tp is not None:
                     present.append((tp, p.replicas, p.leader))
         online = set(cluster.racks)
         # which partitions' sizes, and (a mapping) which of their brokers besides the leader to ask

@@ -22,6 +22,7 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
 from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
+from reassignd.daemon.collector import tune_collector
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
 from reassignd.daemon.http_limits import ServerLimits
@@ -97,6 +98,7 @@ class Daemon:
     api_address: tuple[str, int] | None = None
 
     async def run(self) -> int:
+        tune_collector()
         config = self.config
         state_dir = Path(str(config["state.dir"]))
         cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics))

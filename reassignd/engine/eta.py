@@ -52,6 +52,7 @@ def estimate(
     `sources`: the broker serving each partition's copies in flight (else its leader serves them).
     """
     online = snapshot.online_broker_ids()
+    rate_in, rate_out = _per_broker(rate_in), _per_broker(rate_out)
     into: dict[int, float] = {}
     out: dict[int, float] = {}
     produce_in: dict[int, list[float]] = {}
@@ -107,3 +108,16 @@ def estimate(
             if seconds > best:
                 best, why = seconds, f"{word} broker {broker}"
     return Estimate(best, why or "nothing left to copy")
+
+
+def _per_broker(rate: Rate) -> Rate:
+    """`rate`, asked once per broker: a broker's rate is one figure for the whole estimate, which asks it
+    for every partition left (100,000 times a cycle on a big plan)."""
+    known: dict[int, float | None] = {}
+
+    def cached(broker: int) -> float | None:
+        if broker not in known:
+            known[broker] = rate(broker)
+        return known[broker]
+
+    return cached

@@ -120,16 +120,14 @@ def _views(run: RunState, event: Observed) -> tuple[RunState, ClusterSnapshot, C
     moving = run.execution.in_flight_set if run.execution else frozenset()
     if full:
         stripped = [
-            replace(p, size_bytes=0, replica_sizes={})
+            p.with_sizes(0, {})
             for tp, p in snapshot.partitions.items()
             if tp not in moving and (p.size_bytes or p.replica_sizes)
         ]
         view = snapshot.with_partitions(stripped) if stripped else snapshot
         return run, snapshot, view, effects
     patched = [
-        replace(p, size_bytes=sizes[tp][0], replica_sizes=sizes[tp][1])
-        for tp, p in snapshot.partitions.items()
-        if tp in sizes and tp not in fresh
+        p.with_sizes(*sizes[tp]) for tp, p in snapshot.partitions.items() if tp in sizes and tp not in fresh
     ]
     return run, snapshot.with_partitions(patched), snapshot, effects
 
