@@ -34,7 +34,7 @@ from reassignd.daemon.status import RATE_KEYS, cluster_view, list_plans_view, pl
 from reassignd.daemon.throttles import write_throttles
 from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
 from reassignd.engine import Limits, Status
-from reassignd.engine.dryrun import dry_run
+from reassignd.engine.dryrun import step_preview
 from reassignd.engine.progress import plan_bytes
 from reassignd.engine.run import (
     AutoThrottle,
@@ -537,7 +537,7 @@ class Controller:
             raise plan_rejection(problems)
         moving = {tp: t for tp, t in plan.targets.items() if snapshot.partitions[tp].target_replicas != t}
         # pure and CPU-heavy for large plans: off the event loop, so the API and health checks stay live
-        rehearsal = await asyncio.to_thread(dry_run_steps, snapshot, plan, self.limits_in_force)
+        rehearsal = await asyncio.to_thread(step_preview, snapshot, plan, self.limits_in_force)
         summary: JSON = {
             "plan_id": None,
             "state": "dry_run" if dry_run else "queued",
@@ -843,14 +843,3 @@ def _summary_line(run: RunState) -> str:
     if run.goals is not None:
         line = f"cancel: {line}"
     return f"{line}; {t.percent:.1f}%"
-
-
-def dry_run_steps(snapshot: ClusterSnapshot, plan: ReassignmentPlan, limits: Limits) -> JSON:
-    """Step counts from a dry run of the real engine against the instant fake cluster."""
-    result = dry_run(snapshot, plan, limits)
-    per_partition = [len(steps) - 1 for steps in result.steps.values()]
-    return {
-        "total": sum(per_partition),
-        "max_per_partition": max(per_partition, default=0),
-        "cycles": result.cycles,
-    }

@@ -19,6 +19,7 @@ from reassignd.engine.effects import Persist
 from reassignd.engine.limits import Limits
 from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
 from reassignd.engine.state import ExecutionState
+from reassignd.engine.steps import all_steps
 from reassignd.engine.throttle import ConfigWrite, apply_writes
 from reassignd.model import ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
@@ -162,3 +163,39 @@ def dry_run(
     result.final = model.snapshot
     result.state = run.execution
     return result
+
+
+EXACT_PREVIEW_PARTITIONS = 10_000
+"""Up to this many partitions the step preview is a dry run of the real schedule (its cost grows with the
+square of the plan: about a second at 10,000 partitions, minutes at 100,000); above, each partition's own
+KIP-435 sequence."""
+
+
+def step_preview(snapshot: ClusterSnapshot, plan: ReassignmentPlan, limits: Limits) -> dict[str, object]:
+    """The steps a plan takes, for the submit answer: exact from a dry run of the real engine for plans up
+    to EXACT_PREVIEW_PARTITIONS, else each partition's KIP-435 steps (`exact: false`: the scheduler may add a
+    leadership hand-over to a partition, which only the dry run counts)."""
+    if len(plan) <= EXACT_PREVIEW_PARTITIONS:
+        result = dry_run(snapshot, plan, limits)
+        per_partition = [len(steps) - 1 for steps in result.steps.values()]
+        return {
+            "total": sum(per_partition),
+            "max_per_partition": max(per_partition, default=0),
+            "exact": True,
+        }
+    replica_count = min(
+        limits.parallel_replica_count, limits.max_outgoing_per_broker, limits.max_concurrent_replica_movements
+    )
+    per_partition = [
+        len(
+            all_steps(
+                tuple(snapshot.partitions[tp].replicas),
+                target,
+                replica_count,
+                snapshot.min_insync_replicas(tp.topic),
+            )
+        )
+        - 1
+        for tp, target in plan.targets.items()
+    ]
+    return {"total": sum(per_partition), "max_per_partition": max(per_partition, default=0), "exact": False}

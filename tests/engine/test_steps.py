@@ -107,3 +107,25 @@ def test_step_blocked_when_no_safe_progress() -> None:
 def test_replica_count_must_be_positive() -> None:
     with pytest.raises(ValueError, match="replica_count"):
         next_step((0,), (1,), isr=(0,), replica_count=0, min_insync=1)
+
+
+def test_the_step_preview_above_the_dry_run_size_counts_each_partitions_own_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 100,000-partition submit rehearsed the whole schedule (172 s); above EXACT_PREVIEW_PARTITIONS the
+    preview counts each partition's own sequence, which equals the dry run where no hand-over is added."""
+    from reassignd.engine import dryrun
+    from reassignd.engine.limits import Limits
+    from reassignd.model import ReassignmentPlan
+    from tests.engine.helpers import cluster, tp
+
+    parts = {tp(i): (0, 1, 2) for i in range(6)}
+    snapshot = cluster(8, parts)
+    plan = ReassignmentPlan({key: (0, 3 + i % 4, 7) for i, key in enumerate(parts)})
+    limits = Limits(parallel_replica_count=1, balance_sources=False)  # no leadership hand-overs added
+    exact = dryrun.step_preview(snapshot, plan, limits)
+    monkeypatch.setattr(dryrun, "EXACT_PREVIEW_PARTITIONS", 5)
+    counted = dryrun.step_preview(snapshot, plan, limits)
+    assert exact["exact"] is True and counted["exact"] is False
+    figures = (counted["total"], counted["max_per_partition"])
+    assert figures == (exact["total"], exact["max_per_partition"]) == (12, 2)
