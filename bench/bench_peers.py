@@ -32,7 +32,8 @@ from bench import peer_tools as tools
 RESULTS = Path(__file__).parent / "results"
 DOC = Path(__file__).parent.parent / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
-PEER_TIMEOUT = 1800.0
+PEER_TIMEOUT = float(os.environ.get("REASSIGND_PEER_TIMEOUT", "1800"))
+"""Seconds a peer gets per plan (REASSIGND_PEER_TIMEOUT): past it, `no plan` in the table."""
 BIG = str(10**7)
 REASSIGND_GOAL = {"fill": "fill", "drain": "drain", "rebalance": "cluster-balance"}
 
