@@ -225,6 +225,39 @@ class SnapshotResult:
     errors: tuple[ItemError, ...] = ()
 
 
+SizesWanted = bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]]
+
+
+class SnapshotFromResult:
+    """`snapshot` is `snapshot_with_errors` without the errors: one definition for every adapter."""
+
+    async def snapshot_with_errors(
+        self,
+        partitions: Collection[TopicPartition] | None = None,
+        *,
+        with_sizes: SizesWanted = False,
+        broker_config_keys: Collection[str] = (),
+        topic_config_keys: Collection[str] = (),
+    ) -> SnapshotResult:
+        raise NotImplementedError
+
+    async def snapshot(
+        self,
+        partitions: Collection[TopicPartition] | None = None,
+        *,
+        with_sizes: SizesWanted = False,
+        broker_config_keys: Collection[str] = (),
+        topic_config_keys: Collection[str] = (),
+    ) -> ClusterSnapshot:
+        result = await self.snapshot_with_errors(
+            partitions,
+            with_sizes=with_sizes,
+            broker_config_keys=broker_config_keys,
+            topic_config_keys=topic_config_keys,
+        )
+        return result.snapshot
+
+
 @runtime_checkable
 class ClusterObserver(Protocol):
     """Metrics hook: the daemon's metrics module implements it; the adapter never imports that module."""

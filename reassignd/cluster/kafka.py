@@ -32,6 +32,7 @@ from reassignd.cluster.api import (
     LogDirsResult,
     Reassignment,
     ReplicaLogDir,
+    SnapshotFromResult,
     SnapshotResult,
     merge_ops,
 )
@@ -46,7 +47,7 @@ from reassignd.cluster.errors import (
     from_kafka_python,
     from_librdkafka,
 )
-from reassignd.model import ClusterSnapshot, TopicPartition
+from reassignd.model import TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
 Listing = tuple[
@@ -65,7 +66,7 @@ _OP_TYPES = {
 __all__ = ["AdminSettings", "KafkaClusterAdmin"]
 
 
-class KafkaClusterAdmin(ClientCalls):
+class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     """The production ClusterAdmin. Create it in the event loop that will use it; close() when done."""
 
     # --- reads ---------------------------------------------------------------------------------------------
@@ -134,22 +135,6 @@ class KafkaClusterAdmin(ClientCalls):
             }
 
         return await self._blocking(read)
-
-    async def snapshot(
-        self,
-        partitions: Collection[TopicPartition] | None = None,
-        *,
-        with_sizes: bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]] = False,
-        broker_config_keys: Collection[str] = (),
-        topic_config_keys: Collection[str] = (),
-    ) -> ClusterSnapshot:
-        result = await self.snapshot_with_errors(
-            partitions,
-            with_sizes=with_sizes,
-            broker_config_keys=broker_config_keys,
-            topic_config_keys=topic_config_keys,
-        )
-        return result.snapshot
 
     async def snapshot_with_errors(
         self,

@@ -27,6 +27,7 @@ from reassignd.cluster.api import (
     LogDirsResult,
     Reassignment,
     ReplicaLogDir,
+    SnapshotFromResult,
     SnapshotResult,
     merge_ops,
 )
@@ -51,7 +52,7 @@ def _info(exc: KafkaError) -> KafkaErrorInfo:
 
 
 @dataclass
-class SimClusterAdmin:
+class SimClusterAdmin(SnapshotFromResult):
     """`ClusterAdmin` (reassignd/cluster/api.py) answered by `sim` in-process."""
 
     sim: SimCluster
@@ -87,22 +88,6 @@ class SimClusterAdmin:
                 continue
             found += [TopicPartition(name, p.index) for p in topic.partitions]
         return sorted(found), errors
-
-    async def snapshot(
-        self,
-        partitions: Collection[TopicPartition] | None = None,
-        *,
-        with_sizes: bool | Collection[TopicPartition] | Mapping[TopicPartition, Collection[int]] = False,
-        broker_config_keys: Collection[str] = (),
-        topic_config_keys: Collection[str] = (),
-    ) -> ClusterSnapshot:
-        result = await self.snapshot_with_errors(
-            partitions,
-            with_sizes=with_sizes,
-            broker_config_keys=broker_config_keys,
-            topic_config_keys=topic_config_keys,
-        )
-        return result.snapshot
 
     async def snapshot_with_errors(
         self,
