@@ -633,25 +633,14 @@ class Controller:
     async def reset_limits(self, keys: list[str] | None = None) -> JSON:
         """Runtime changes of `keys` (all when None) undone: the config file's values apply again."""
         self._require_leader()
-        async with self._lock:
-            for _ in range(3):
-                record = await self.store.settings()
-                try:
-                    document = runtime_settings.reset(record.document, keys)
-                except InvalidInputError as exc:
-                    raise ServiceError("invalid_request", "limits unchanged", exc.problems) from None
-                data = {"reset": sorted(keys) if keys is not None else "all"}
-                plan_id = self.run.plan_id if self.run else None
-                batch = WriteBatch().put_settings(record.version, document)
-                batch.append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, data))
-                try:
-                    await self.store.commit(batch)
-                except SettingsConflict:
-                    continue
-                self._apply_settings(record.version + 1, document)
-                break
-            else:
-                raise ServiceError("unavailable", "the settings record kept changing; try again")
+
+        def reset(current: Mapping[str, Any]) -> dict[str, Any]:
+            try:
+                return runtime_settings.reset(current, keys)
+            except InvalidInputError as exc:
+                raise ServiceError("invalid_request", "limits unchanged", exc.problems) from None
+
+        await self._commit_settings(reset, {"reset": sorted(keys) if keys is not None else "all"})
         log.info("runtime settings reset", keys=keys or "all")
         self.wake()
         return self.limits()
@@ -687,23 +676,29 @@ class Controller:
             return document
 
         checked(self._settings_document)  # bad input is refused before the store is touched
+        await self._commit_settings(checked, dict(changes))  # and checked again with what is stored then
+        log.info("runtime settings changed", changes=dict(changes))
+        self.wake()
+
+    async def _commit_settings(
+        self, document_of: Callable[[Mapping[str, Any]], dict[str, Any]], event: dict[str, Any]
+    ) -> None:
+        """The settings record rewritten from what is stored now (compare-and-set: another daemon may
+        write it between our read and our commit), journaled with `event`, applied once committed."""
         async with self._lock:
             for _ in range(3):
                 record = await self.store.settings()
-                document = checked(record.document)  # and checked again with what is stored now
+                document = document_of(record.document)
                 plan_id = self.run.plan_id if self.run else None
                 batch = WriteBatch().put_settings(record.version, document)
-                batch.append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, dict(changes)))
+                batch.append(Event(EventKind.LIMITS_CHANGED, plan_id, None, None, event))
                 try:
                     await self.store.commit(batch)
                 except SettingsConflict:
                     continue
                 self._apply_settings(record.version + 1, document)
-                break
-            else:
-                raise ServiceError("unavailable", "the settings record kept changing; try again")
-        log.info("runtime settings changed", changes=dict(changes))
-        self.wake()
+                return
+        raise ServiceError("unavailable", "the settings record kept changing; try again")
 
     async def cluster_reassignments(self) -> list[JSON]:
         try:
