@@ -24,7 +24,7 @@ from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
-from reassignd.daemon import foreign
+from reassignd.daemon import reassignments
 from reassignd.daemon import settings as runtime_settings
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.metrics import DaemonMetrics
@@ -60,7 +60,6 @@ from reassignd.model import (
     InvalidInputError,
     Problem,
     ReassignmentPlan,
-    TopicPartition,
     assignment_document,
 )
 from reassignd.store.aio import AsyncStore
@@ -701,74 +700,10 @@ class Controller:
         raise ServiceError("unavailable", "the settings record kept changing; try again")
 
     async def cluster_reassignments(self) -> list[JSON]:
-        try:
-            ongoing = await self.cluster.list_partition_reassignments(None)
-        except ClusterCallError as exc:
-            raise ServiceError("unavailable", f"cannot list reassignments: {exc}") from None
-        ours = self.run.plan.targets if self.run is not None and not self.run.ended else {}
-        return [
-            {
-                "topic": tp.topic,
-                "partition": tp.partition,
-                "replicas": list(r.replicas),
-                "adding": list(r.adding),
-                "removing": list(r.removing),
-                "owner": "reassignd" if tp in ours else "foreign",
-                "plan_id": self.run.plan_id if tp in ours and self.run else None,
-            }
-            for tp, r in sorted(ongoing.items())
-        ]
+        return await reassignments.listed(self)
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
-        """KIP-455 cancel of reassignments reassignd does not own, chosen by `request` (daemon/foreign.py);
-        journaled as foreign.cancelled with what each partition was doing."""
-        self._require_leader()
-        selection = foreign.parse_request(request)
-        async with self._lock:
-            try:
-                ongoing = await self.cluster.list_partition_reassignments(None)
-            except ClusterCallError as exc:
-                raise ServiceError("unavailable", f"cannot list reassignments: {exc}") from None
-            active = self.run if self.run is not None and not self.run.ended else None
-            ours = dict.fromkeys(active.plan.targets, active.plan_id) if active else {}
-            chosen, skipped = foreign.select(selection, ongoing, ours)
-            try:
-                results = await self.cluster.alter_partition_reassignments(dict.fromkeys(chosen))
-            except ClusterCallError as exc:
-                raise ServiceError("unavailable", f"cannot cancel reassignments: {exc}") from None
-
-            def entry(tp: TopicPartition) -> JSON:
-                r = ongoing[tp]
-                return {
-                    "topic": tp.topic,
-                    "partition": tp.partition,
-                    "replicas": list(r.replicas),
-                    "adding": list(r.adding),
-                    "removing": list(r.removing),
-                }
-
-            cancelled = [entry(tp) for tp in chosen if results.get(tp) is None]
-            failed = [
-                {**entry(tp), "error": str(results[tp])} for tp in chosen if results.get(tp) is not None
-            ]
-            answer: JSON = {
-                "cancelled": cancelled,
-                "failed": failed,
-                "skipped": [
-                    {"topic": tp.topic, "partition": tp.partition, "plan_id": ours[tp]} for tp in skipped
-                ],
-            }
-            if chosen:
-                data = {**answer, "topics": request.get("topics"), "by": "operator"}
-                await self.store.commit(WriteBatch().append(Event(EventKind.FOREIGN_CANCELLED, data=data)))
-                log.warning(
-                    "foreign reassignments cancelled",
-                    cancelled=len(cancelled),
-                    failed=len(failed),
-                    partitions=[f"{e['topic']}-{e['partition']}" for e in cancelled[:20]],
-                )
-        self.wake()
-        return answer
+        return await reassignments.cancel_foreign(self, request)
 
     async def place(self, request: Mapping[str, Any]) -> JSON:
         from reassignd.placement import create_replica_placement
