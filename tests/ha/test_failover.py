@@ -50,6 +50,14 @@ def role(daemon: DaemonProcess) -> str | None:
     return body.get("role") if isinstance(body, dict) else None
 
 
+def leader_named(daemon: DaemonProcess) -> str | None:
+    try:
+        _, body = daemon.request("GET", "/readyz")
+    except OSError:
+        return None
+    return body.get("leader") if isinstance(body, dict) else None
+
+
 def is_leader_metric(daemon: DaemonProcess) -> float:
     _, body = daemon.request("GET", "/metrics")
     value = sample(body if isinstance(body, bytes) else str(body), "reassignd_ha_is_leader")
@@ -108,7 +116,10 @@ def test_standby_takes_over_after_kill_9_and_completes_the_plan(
     try:
         wait_for(lambda: role(first) == "leader", 20, "first daemon elected")
         second.start()
-        wait_for(lambda: role(second) == "standby", 20, "second daemon stands by")
+        # A daemon stands by from its start; it names the leader once it has read the election (a moment
+        # later), which is what the 421 below carries.
+        wait_for(lambda: leader_named(second) == first.url, 20, "second daemon stands by, naming the leader")
+        assert role(second) == "standby"
         assert is_leader_metric(first) == 1 and is_leader_metric(second) == 0
         plan = fill_plan(20)
         code, body = second.request("POST", "/v1/plans", plan)
