@@ -43,6 +43,7 @@ class SparkStandalone:
     port: int = field(default_factory=free_port)
     ui_port: int = field(default_factory=free_port)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    issued: set[int] = field(default_factory=set)
 
     @property
     def url(self) -> str:
@@ -62,11 +63,22 @@ class SparkStandalone:
         return proc
 
     def alive_workers(self) -> int:
+        """-1 while the master's UI does not answer its JSON (not yet up, or another process has the port)."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as response:
                 return int(json.loads(response.read()).get("aliveworkers", 0))
-        except OSError:
-            return 0
+        except (OSError, ValueError):
+            return -1
+
+    def _distinct_port(self) -> int:
+        """free_port() can hand out a port again until someone binds it: the master's UI port, chosen
+        before the master started, must not go to a worker (its UI would answer the master's /json/),
+        nor one worker's port to another."""
+        while True:
+            port = free_port()
+            if port not in (self.port, self.ui_port, *self.issued):
+                self.issued.add(port)
+                return port
 
     def start(self, timeout: float = 90.0) -> None:
         master = self._start(
@@ -80,6 +92,7 @@ class SparkStandalone:
             str(self.ui_port),
         )
         wait_until(lambda: port_open(self.port), timeout, "Spark master", master)
+        wait_until(lambda: self.alive_workers() >= 0, timeout, "Spark master's UI", master)
         for i in range(self.workers):
             self._start(
                 f"worker-{i}",
@@ -88,9 +101,9 @@ class SparkStandalone:
                 "--host",
                 "127.0.0.1",
                 "--port",
-                str(free_port()),
+                str(self._distinct_port()),
                 "--webui-port",
-                str(free_port()),
+                str(self._distinct_port()),
                 "--cores",
                 "1",
                 "--memory",
