@@ -301,12 +301,14 @@ class Controller:
         """Carry out a transition's effects, then feed Kafka's answers back, until nothing is awaited."""
         executor = self._executor()
         while True:
-            self.run = transition.run
             try:
                 answered = await executor.execute(transition.run.plan_id, transition.effects)
             except Exception:
                 self.run = None  # rebuilt from the store and the cluster next cycle, as after a crash
                 raise
+            # Only once its effects are carried out (its journal committed): status read meanwhile shows
+            # the state before, which is what the store holds; a plan is never "completed" before it is.
+            self.run = transition.run
             if not transition.awaits_answer:
                 return
             transition = step(transition.run, answered, self.settings)

@@ -134,6 +134,27 @@ async def test_a_broker_lost_mid_plan_leaves_exactly_the_partitions_keeping_it_a
     assert d.throttle_configs() == before
 
 
+async def test_status_never_says_more_than_the_store_holds() -> None:
+    """A status read while a cycle's effects are being carried out shows the state before them: the plan is
+    never reported completed before its completion is committed (a failover test read the journal after
+    status said completed and found no plan.completed yet)."""
+    d = daemon(6)
+    plan_id = await d.submit(plan_of(targets(fill_plan(6))))
+    seen: list[tuple[str, str]] = []
+    commit = d.store.commit
+
+    async def observed(batch: Any) -> Any:
+        stored = d.store.store.get_plan(plan_id)
+        shown = d.controller.plan_status(plan_id)["state"]
+        seen.append((shown, stored.status.value if stored else "none"))
+        return await commit(batch)
+
+    d.store.commit = observed  # type: ignore[method-assign]
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert seen and all(shown != "completed" or stored == "completed" for shown, stored in seen), seen
+
+
 async def test_draining_a_broker_that_is_already_dead_completes() -> None:
     """Broker 1 died before the plan: every replica on it is rebuilt on broker 4 (its rack) from the
     surviving replicas. Kafka completes a step only with its whole target in sync, so the dead replica
