@@ -153,10 +153,10 @@ def test_200_partition_plan_completes_within_limits_and_restores_throttles(
         daemon.stop()
 
 
-@pytest.mark.parametrize(
-    "crash",
-    ["after_state_commit=4", "after_alter_reassignments=3", "after_throttle_write=5", "between_steps"],
-)
+# Over TCP, the crash that leaves the most to reconcile (the reassignments sent, nothing journaled) and a
+# real kill -9 at no chosen point; a crash at every effect boundary is explored in process
+# (tests/daemon/test_plan_run_stateful.py, tests/daemon/test_failure_paths.py).
+@pytest.mark.parametrize("crash", ["after_alter_reassignments=3", "between_steps"])
 def test_kill_9_then_restart_completes_without_repeating_a_step(crash: str, tmp_path: Path) -> None:
     with SimProcess(scenario(20), tmp_path / "sim", time_scale=10) as sim:
         before = sim.state()
