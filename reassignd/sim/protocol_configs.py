@@ -14,6 +14,7 @@ The values, sources, synonyms and type checks come from the model (reassignd/sim
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from kafka.protocol.admin import (
@@ -142,8 +143,11 @@ def _config_entry(entry: Any, include_synonyms: bool, version: int) -> Any:
     )
 
 
-def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
-    r = IncrementalAlterConfigsResponse
+def _alter_each(
+    ctx: RequestContext, request: Any, response: Any, apply: Callable[[Any, int, str], None]
+) -> Any:
+    """Both AlterConfigs APIs: each resource checked (a resource named twice is refused) and applied on its
+    own, one response entry per resource."""
     seen: dict[tuple[int, str], int] = defaultdict(int)
     for resource in request.resources:
         seen[(resource.resource_type, resource.resource_name)] += 1
@@ -152,43 +156,35 @@ def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
         key = (resource.resource_type, resource.resource_name)
         try:
             _check_alter_resource(ctx, *key, repeats=seen[key])
-            ops = [(c.name, c.config_operation, c.value) for c in resource.configs]
-            ctx.cluster.incremental_alter_configs(*key, ops, bool(request.validate_only))
+            apply(resource, *key)
             error: KafkaError | None = None
         except KafkaError as exc:
             error = exc
         code, message = error_fields(error)
         responses.append(
-            r.AlterConfigsResourceResponse(
+            response.AlterConfigsResourceResponse(
                 error_code=code, error_message=message, resource_type=key[0], resource_name=key[1]
             )
         )
-    return r(version=ctx.api_version, throttle_time_ms=0, responses=responses)
+    return response(version=ctx.api_version, throttle_time_ms=0, responses=responses)
+
+
+def handle_incremental_alter_configs(ctx: RequestContext, request: Any) -> Any:
+    def apply(resource: Any, resource_type: int, name: str) -> None:
+        ops = [(c.name, c.config_operation, c.value) for c in resource.configs]
+        ctx.cluster.incremental_alter_configs(resource_type, name, ops, bool(request.validate_only))
+
+    return _alter_each(ctx, request, IncrementalAlterConfigsResponse, apply)
 
 
 def handle_alter_configs(ctx: RequestContext, request: Any) -> Any:
     """Legacy AlterConfigs: each resource's dynamic configs replaced by the ones given."""
-    r = AlterConfigsResponse
-    seen: dict[tuple[int, str], int] = defaultdict(int)
-    for resource in request.resources:
-        seen[(resource.resource_type, resource.resource_name)] += 1
-    responses = []
-    for resource in request.resources:
-        key = (resource.resource_type, resource.resource_name)
-        try:
-            _check_alter_resource(ctx, *key, repeats=seen[key])
-            configs = [(c.name, c.value) for c in resource.configs]
-            ctx.cluster.alter_configs(*key, configs, bool(request.validate_only))
-            error: KafkaError | None = None
-        except KafkaError as exc:
-            error = exc
-        code, message = error_fields(error)
-        responses.append(
-            r.AlterConfigsResourceResponse(
-                error_code=code, error_message=message, resource_type=key[0], resource_name=key[1]
-            )
-        )
-    return r(version=ctx.api_version, throttle_time_ms=0, responses=responses)
+
+    def apply(resource: Any, resource_type: int, name: str) -> None:
+        configs = [(c.name, c.value) for c in resource.configs]
+        ctx.cluster.alter_configs(resource_type, name, configs, bool(request.validate_only))
+
+    return _alter_each(ctx, request, AlterConfigsResponse, apply)
 
 
 def specs() -> list[ApiSpec]:
