@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
 from reassignd.model import NO_LEADER, Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
 
 
-@dataclass(frozen=True, slots=True)
-class RawPartition:
-    index: int
+class RawPartition(NamedTuple):
+    """A tuple: a metadata read makes 100,000 of these a cycle on a big cluster."""
+
+    partition: int
     leader: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
@@ -40,18 +41,15 @@ class ClusterView:
 
 
 def raw_topic(name: str, topic: Any) -> RawTopic:
-    """librdkafka TopicMetadata (list_topics) -> RawTopic; a partition without a leader has leader -1."""
+    """librdkafka TopicMetadata (list_topics) -> RawTopic; a partition without a leader has leader -1.
+    librdkafka's fields are ints and lists of ints already: one C-level tuple() each, no per-broker int()."""
+    partitions = topic.partitions
     return RawTopic(
         name=name,
         topic_id=None,
         partitions=tuple(
-            RawPartition(
-                index=int(p.id),
-                leader=int(p.leader),
-                replicas=tuple(int(b) for b in p.replicas),
-                isr=tuple(int(b) for b in p.isrs),
-            )
-            for p in sorted(topic.partitions.values(), key=lambda p: int(p.id))
+            RawPartition(p.id, p.leader, tuple(p.replicas), tuple(p.isrs))
+            for p in (partitions[i] for i in sorted(partitions))
         ),
     )
 
@@ -163,25 +161,50 @@ def build_snapshot(
     topic_configs: Mapping[str, ConfigDescription],
     deleted_topics: frozenset[str] = frozenset(),
     unread_configs: frozenset[tuple[str, str]] = frozenset(),
+    previous: Mapping[TopicPartition, PartitionState] | None = None,
+    index: Mapping[str, Mapping[int, TopicPartition]] | None = None,
 ) -> ClusterSnapshot:
     """Assemble one snapshot. Brokers that host replicas but are missing from the cluster's broker list
-    are offline: they appear with online=False and no rack, so placement and limits still see them."""
-    keep = None if wanted is None else partition_index(wanted)
+    are offline: they appear with online=False and no rack, so placement and limits still see them.
+
+    `previous`: states of an earlier snapshot. A partition that is not moving, has no sizes read and reads
+    as before gets its earlier state object back: on a big plan nearly every partition is one, and the
+    engine tells unchanged partitions by identity instead of comparing each field of 100,000 states.
+    `index`: `wanted` by topic and index (partition_index), when the caller has it already."""
+    earlier = previous or {}
+    keep = None if wanted is None else (index if index is not None else partition_index(wanted))
+    sized = {tp for tp, _ in sizes}  # between full reads, the few partitions in flight
     states: list[PartitionState] = []
     referenced: set[int] = set()
     for topic in topics.values():
         kept = None if keep is None else keep.get(topic.name, {})
         for raw in topic.partitions:
             if kept is None:
-                tp = TopicPartition(topic.name, raw.index)
+                tp = TopicPartition(topic.name, raw.partition)
             else:
-                found = kept.get(raw.index)
+                found = kept.get(raw.partition)
                 if found is None:
                     continue
                 tp = found
             moving = reassignments.get(tp)
-            replica_sizes = {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes}
+            replica_sizes = (
+                {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes} if tp in sized else {}
+            )
             referenced.update(raw.replicas)
+            before = earlier.get(tp)
+            if (
+                before is not None
+                and moving is None
+                and not replica_sizes
+                and before.replicas == raw.replicas
+                and before.isr == raw.isr
+                and before.leader == raw.leader
+                and not before.adding
+                and not before.removing
+                and not before.replica_sizes
+            ):
+                states.append(before)
+                continue
             states.append(
                 PartitionState(
                     tp=tp,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 import structlog
@@ -47,7 +48,7 @@ from reassignd.cluster.errors import (
     from_kafka_python,
     from_librdkafka,
 )
-from reassignd.model import TopicPartition
+from reassignd.model import ClusterSnapshot, PartitionState, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
 Listing = tuple[
@@ -66,8 +67,57 @@ _OP_TYPES = {
 __all__ = ["AdminSettings", "KafkaClusterAdmin"]
 
 
+def _present(
+    topics: Mapping[str, convert.RawTopic], keys: Mapping[str, Mapping[int, TopicPartition]] | None
+) -> Iterator[tuple[TopicPartition, convert.RawPartition]]:
+    """The partitions read that were asked for (all when `keys` is None), with their metadata."""
+    for t in topics.values():
+        kept = None if keys is None else keys.get(t.name, {})
+        for raw in t.partitions:
+            tp = TopicPartition(t.name, raw.partition) if kept is None else kept.get(raw.partition)
+            if tp is not None:
+                yield tp, raw
+
+
+def _raw_of(
+    topics: Mapping[str, convert.RawTopic], partitions: Iterable[TopicPartition]
+) -> list[tuple[TopicPartition, convert.RawPartition]]:
+    """The metadata of just these partitions (a few, in flight, out of a big plan's)."""
+    found = []
+    for tp in partitions:
+        topic = topics.get(tp.topic)
+        if topic is None:
+            continue
+        raws = topic.partitions
+        raw = raws[tp.partition] if tp.partition < len(raws) else None
+        if raw is None or raw.partition != tp.partition:  # ids with gaps: look for it
+            raw = next((r for r in raws if r.partition == tp.partition), None)
+        if raw is not None:
+            found.append((tp, raw))
+    return found
+
+
+def _assemble(*args: Any, **kwargs: Any) -> tuple[ClusterSnapshot, Mapping[TopicPartition, PartitionState]]:
+    """build_snapshot, and the states it can hand back next time (no sizes, no reassignment)."""
+    snapshot = convert.build_snapshot(*args, **kwargs)
+    plain = {
+        tp: p
+        for tp, p in snapshot.partitions.items()
+        if not p.replica_sizes and not p.adding and not p.removing
+    }
+    return snapshot, plain
+
+
 class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     """The production ClusterAdmin. Create it in the event loop that will use it; close() when done."""
+
+    # the last snapshot's states without sizes or a reassignment, handed back to partitions that read the
+    # same (build_snapshot); only the last one's, so a partition or topic gone from the cluster is dropped
+    _unchanged: Mapping[TopicPartition, PartitionState] = MappingProxyType({})
+    _last_wanted: (
+        tuple[tuple[TopicPartition, ...], frozenset[TopicPartition], dict[str, dict[int, TopicPartition]]]
+        | None
+    ) = None
 
     # --- reads ---------------------------------------------------------------------------------------------
 
@@ -120,7 +170,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     async def topic_partitions(self, topics: Collection[str]) -> tuple[list[TopicPartition], list[ItemError]]:
         """Every partition of the named topics (Metadata for just them); unknown topics as item errors."""
         found, failed = await self._metadata(sorted(set(topics)))
-        partitions = [TopicPartition(t.name, p.index) for t in found.values() for p in t.partitions]
+        partitions = [TopicPartition(t.name, p.partition) for t in found.values() for p in t.partitions]
         return sorted(partitions), _topic_errors(failed)
 
     async def _list_all_topics(self, keep: frozenset[str] | None) -> dict[str, convert.RawTopic]:
@@ -146,8 +196,8 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     ) -> SnapshotResult:
         """Only the given partitions are polled: metadata for their topics, log dirs and reassignments for
         exactly them. Brokers or topics that cannot be read are reported in `errors`, not raised."""
-        wanted = None if partitions is None else frozenset(partitions)
-        topic_names = None if wanted is None else sorted({tp.topic for tp in wanted})
+        wanted, keys = self._wanted(partitions)
+        topic_names = None if keys is None else sorted(keys)
         cluster, (topics, failed) = await asyncio.gather(
             self._describe_cluster(), self._metadata(topic_names)
         )
@@ -155,30 +205,23 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         deleted = frozenset(
             name for name, error in failed.items() if error.name == UNKNOWN_TOPIC_OR_PARTITION
         )
-        present = []
-        keys = None if wanted is None else convert.partition_index(wanted)
-        for t in topics.values():
-            kept = None if keys is None else keys.get(t.name, {})
-            for p in t.partitions:
-                tp = TopicPartition(t.name, p.index) if kept is None else kept.get(p.index)
-                if tp is not None:
-                    present.append((tp, p.replicas, p.leader))
         online = set(cluster.racks)
         # which partitions' sizes, and (a mapping) which of their brokers besides the leader to ask
-        sized: Collection[TopicPartition] | None = None
         only: Mapping[TopicPartition, Collection[int]] | None = None
         if isinstance(with_sizes, Mapping):
-            sized = only = with_sizes
-        elif not isinstance(with_sizes, bool):
-            sized = frozenset(with_sizes)
+            only = with_sizes
+            asked_of = _raw_of(topics, with_sizes)
+        elif with_sizes is False:
+            asked_of = []
+        else:
+            sized = None if with_sizes is True else frozenset(with_sizes)
+            asked_of = [(tp, raw) for tp, raw in _present(topics, keys) if sized is None or tp in sized]
         hosts: dict[int, list[TopicPartition]] = {}
-        for tp, replicas, leader in present:
-            if sized is not None and tp not in sized:
-                continue
-            asked = replicas
-            if only is not None and leader in online:  # leaderless: every replica, for the largest log
-                named = {leader, *only[tp]}
-                asked = tuple(b for b in replicas if b in named)
+        for tp, raw in asked_of:
+            asked = raw.replicas
+            if only is not None and raw.leader in online:  # leaderless: every replica, for the largest log
+                named = {raw.leader, *only[tp]}
+                asked = tuple(b for b in raw.replicas if b in named)
             for broker in asked:
                 if broker in online:
                     hosts.setdefault(broker, []).append(tp)
@@ -189,7 +232,6 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         async def no_configs() -> dict[Any, ConfigDescription]:
             return {}
 
-        reassignment_partitions = None if wanted is None else [tp for tp, _, _ in present]
         sizes_task = self._log_dirs_by_broker(hosts) if with_sizes is not False else no_sizes()
         broker_task = (
             self.describe_broker_configs(sorted(online), broker_config_keys, live=online)
@@ -202,7 +244,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             else no_configs()
         )
         moving, sizes, broker_configs, topic_configs = await asyncio.gather(
-            self._reassignments_or_empty(reassignment_partitions), sizes_task, broker_task, topic_task
+            self._reassignments_or_empty(wanted), sizes_task, broker_task, topic_task
         )
         errors += [ItemError("describe_log_dirs", f"broker {b}", e) for b, e in sorted(sizes.errors.items())]
         errors += [
@@ -216,11 +258,12 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             if d.error is not None
         ]
         # Assembling tens of thousands of frozen partition states takes a while: not on the event loop.
-        snapshot = await self._blocking(
-            convert.build_snapshot,
+        snapshot, self._unchanged = await self._blocking(
+            _assemble,
             cluster,
             topics,
             wanted=wanted,
+            index=keys,
             reassignments=moving,
             sizes=sizes.replicas,
             future_dirs=sizes.futures,
@@ -228,6 +271,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
             deleted_topics=deleted,
+            previous=self._unchanged,
             unread_configs=frozenset(
                 [("broker", str(b)) for b, d in broker_configs.items() if d.error is not None]
                 + [("topic", t) for t, d in topic_configs.items() if d.error is not None]
@@ -236,6 +280,21 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         for error in errors:
             log.warning("snapshot item skipped", api=error.api, item=error.item, error=str(error.error))
         return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
+
+    def _wanted(
+        self, partitions: Collection[TopicPartition] | None
+    ) -> tuple[frozenset[TopicPartition] | None, dict[str, dict[int, TopicPartition]] | None]:
+        """The partitions as a set and by topic and index, kept while the caller asks for the same ones:
+        a plan asks for its 100,000 partitions every cycle, and hashing them all again costs 0.1 s."""
+        if partitions is None:
+            return None, None
+        asked = tuple(partitions)
+        if self._last_wanted is not None and self._last_wanted[0] == asked:
+            return self._last_wanted[1], self._last_wanted[2]
+        wanted = frozenset(asked)
+        keys = convert.partition_index(wanted)
+        self._last_wanted = (asked, wanted, keys)
+        return wanted, keys
 
     async def _reassignments_or_empty(
         self, partitions: Collection[TopicPartition] | None

@@ -73,6 +73,35 @@ def test_sizes_reassignments_and_leader_size() -> None:
     assert snapshot.partitions[tp1].size_bytes == 90  # type: ignore[attr-defined]
 
 
+def test_a_partition_that_reads_as_before_gets_its_earlier_state_back() -> None:
+    """Identity is what lets the engine skip unchanged partitions; anything read differently is new."""
+    tp0, tp1, tp2 = (TopicPartition("t", i) for i in range(3))
+    first = _build().partitions  # type: ignore[attr-defined]
+    again = _build(previous=first).partitions  # type: ignore[attr-defined]
+    assert all(again[tp] is first[tp] for tp in (tp0, tp1, tp2))  # leaderless and offline ones too
+    # a reassignment, a size read or a changed ISR each make a new state, equal to a fresh build
+    moving = {tp2: Reassignment((2, 3, 1), adding=(1,), removing=())}
+    sizes = {(tp2, 2): ReplicaLogDir(10, 0, "/d")}
+    changed_isr = {
+        "t": RawTopic("t", "id-t", (*TOPICS["t"].partitions[:2], RawPartition(2, 2, (2, 3, 1), (2, 3))))
+    }
+    for kwargs in ({"reassignments": moving}, {"sizes": sizes}):
+        assert _build(previous=first, **kwargs).partitions[tp2] == _build(**kwargs).partitions[tp2]  # type: ignore[attr-defined]
+        assert _build(previous=first, **kwargs).partitions[tp2] is not first[tp2]  # type: ignore[attr-defined]
+    fresh = build_snapshot(
+        CLUSTER,
+        changed_isr,
+        wanted=None,
+        reassignments={},
+        sizes={},
+        broker_configs={},
+        topic_configs={},
+        previous=first,
+    )
+    assert fresh.partitions[tp2].isr == (2, 3)
+    assert fresh.partitions[tp0] is first[tp0]
+
+
 def test_config_levels_go_where_they_belong() -> None:
     def value(name: str, v: str, source: ConfigSource, *syn: tuple[ConfigSource, str]) -> ConfigValue:
         return ConfigValue(name, v, source, synonyms=tuple(syn))
