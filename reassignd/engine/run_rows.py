@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
@@ -14,7 +14,7 @@ from reassignd.engine.effects import (
     Log,
     Notify,
 )
-from reassignd.engine.eta import estimate
+from reassignd.engine.eta import EtaTerms, Sizes, estimate
 from reassignd.engine.limits import Limits
 from reassignd.engine.run_state import Replicas, Row, RunState, Settings
 from reassignd.engine.state import (
@@ -27,22 +27,27 @@ from reassignd.engine.throttle import (
     LEADER_RATE,
 )
 from reassignd.engine.tracking import Tracking
-from reassignd.model import ClusterSnapshot, TopicPartition
+from reassignd.model import ClusterSnapshot, TopicPartition, copy_of
 
 
 def with_eta(
     tracking: Tracking,
-    full: ClusterSnapshot,
+    view: ClusterSnapshot,
     state: ExecutionState,
     limits: Limits,
     produce: Mapping[TopicPartition, float],
-) -> Tracking:
-    """The ETA: the work left at the rates in force (eta.py). The slowest copy's own pace is no guide
-    while it shares its broker's rate with others (it speeds up as they finish), so it counts only when
-    no rate is known at all."""
+    *,
+    sizes: Sizes | None = None,
+    previous: EtaTerms | None = None,
+    candidates: Collection[TopicPartition] | None = None,
+) -> tuple[Tracking, EtaTerms | None]:
+    """The ETA: the work left at the rates in force (eta.py), and its terms for the next cycle to update
+    (`previous`, `candidates`: see `estimate`; `produce` is the plan's produce rates, the same object until
+    they are read again). The slowest copy's own pace is no guide while it shares its broker's rate with
+    others (it speeds up as they finish), so it counts only when no rate is known at all."""
 
     def rate(broker: int, key: str, ours: int | None, seen: Mapping[int, float]) -> float | None:
-        configured = full.broker_config(broker, key) if full.configs_known("broker", str(broker)) else None
+        configured = view.broker_config(broker, key) if view.configs_known("broker", str(broker)) else None
         for value in (configured, ours):
             if value is not None and float(value) > 0:
                 return float(value)
@@ -54,18 +59,17 @@ def with_eta(
     waits = state.offline_waits()
     if waits:
         brokers = ", ".join(map(str, sorted({b for down in waits.values() for b in down})))
-        return replace(
-            tracking, eta=None, eta_reason=f"{len(waits)} partition(s) wait for offline broker(s) {brokers}"
-        )
+        reason = f"{len(waits)} partition(s) wait for offline broker(s) {brokers}"
+        return replace(tracking, eta=None, eta_reason=reason), None
 
-    found = estimate(
-        full,
+    found, terms = estimate(
+        view,
         state.plan.targets,
         ended,
         {tp: rec.leader for tp, rec in state.in_flight()},
         rate_in=lambda b: rate(b, FOLLOWER_RATE, limits.follower_throttled_rate, tracking.seen_in),
         rate_out=lambda b: rate(b, LEADER_RATE, limits.leader_throttled_rate, tracking.seen_out),
-        produce={**produce, **tracking.produce},
+        produce=_Overlay(tracking.produce, produce),
         replica_count=min(
             limits.parallel_replica_count,
             limits.max_outgoing_per_broker,
@@ -73,25 +77,50 @@ def with_eta(
         ),
         concurrent_in=limits.max_incoming_per_broker,
         concurrent_out=limits.max_outgoing_per_broker,
+        sizes=sizes,
+        previous=previous,
+        candidates=candidates,
+        epoch=produce,
     )
     if found.seconds == 0.0 and tracking.slowest_copy:
         # no rate known anywhere (unthrottled, not yet seen): the copies' own pace is all there is
-        return replace(tracking, eta=tracking.slowest_copy, eta_reason="the slowest copy in flight")
+        return replace(tracking, eta=tracking.slowest_copy, eta_reason="the slowest copy in flight"), terms
     if found.seconds is None or found.seconds == 0.0:
-        return replace(tracking, eta=found.seconds, eta_reason=found.bottleneck)
+        return replace(tracking, eta=found.seconds, eta_reason=found.bottleneck), terms
     # the plan ends at the cycle that sees its last copy done (and restores the throttles): one cycle more
     samples = tracking.plan_samples
     cycle = samples[-1].time - samples[-2].time if len(samples) >= 2 else 0.0
-    return replace(tracking, eta=found.seconds + cycle, eta_reason=found.bottleneck)
+    return replace(tracking, eta=found.seconds + cycle, eta_reason=found.bottleneck), terms
 
 
-def replicas_of(run: RunState, full: ClusterSnapshot) -> Mapping[TopicPartition, Replicas]:
-    replicas = dict(run.replicas_now)
-    for tp in run.plan.targets:
-        p = full.partitions.get(tp)
-        if p is not None:
-            replicas[tp] = p.replicas
-    return MappingProxyType(replicas)
+class _Overlay(Mapping[TopicPartition, float]):
+    """`first` over `second` without copying `second` (the plan's produce rates, 100,000 of them)."""
+
+    def __init__(self, first: Mapping[TopicPartition, float], second: Mapping[TopicPartition, float]) -> None:
+        self.first, self.second = first, second
+
+    def __getitem__(self, tp: TopicPartition) -> float:
+        return self.first[tp] if tp in self.first else self.second[tp]
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        return iter({**self.second, **self.first})
+
+    def __len__(self) -> int:
+        return len({**self.second, **self.first})
+
+
+def replicas_of(
+    run: RunState, full: ClusterSnapshot, changed: Collection[TopicPartition] | None
+) -> Mapping[TopicPartition, Replicas]:
+    """Each plan partition's replica list now: updated where the view changed (`changed`; None: all)."""
+    if changed is None or not run.replicas_now:
+        keys: Iterable[TopicPartition] = run.plan.targets
+    else:
+        keys = (tp for tp in changed if tp in run.plan.targets)
+    updated = [(tp, p.replicas) for tp in keys if (p := full.partitions.get(tp)) is not None]
+    if not updated and run.replicas_now:
+        return run.replicas_now
+    return MappingProxyType(copy_of(run.replicas_now) | dict(updated))
 
 
 def row_of(run: RunState, state: ExecutionState, tp: TopicPartition, now: float) -> dict[str, Any]:

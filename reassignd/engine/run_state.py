@@ -13,6 +13,7 @@ from reassignd.engine.effects import (
     Answered,
     Effect,
 )
+from reassignd.engine.eta import EtaTerms
 from reassignd.engine.limits import Limits
 from reassignd.engine.log_dir_moves import Key, LogDirMoves
 from reassignd.engine.state import (
@@ -185,6 +186,8 @@ class RunState:
     held_reverts: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
     """Cancelling: steps to revert that are left running for now, with why (cancel.unsafe_revert)."""
     log_dirs: LogDirMoves = field(default_factory=LogDirMoves)
+    eta_terms: EtaTerms | None = None
+    """The last ETA's terms, which the next cycle updates where something changed (eta.py)."""
     """The plan's moves between log dirs (log_dir_moves.py)."""
 
     @property

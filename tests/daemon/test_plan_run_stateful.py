@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,12 +27,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from reassignd.daemon.service import ServiceError
-from reassignd.engine import Limits
+from reassignd.engine import Limits, run_observe
 from reassignd.model import TopicPartition
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
 from reassignd.store.base import EventKind, PlanStatus, replayed_steps
 from tests.daemon.inprocess import InProcessDaemon, plan_of
+from tests.engine.helpers import eta_checked_afresh
 
 MB = 1_000_000
 BROKERS = (1, 2, 3, 4, 5, 6)
@@ -78,6 +80,9 @@ class PlanRuns(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
+        # every cycle's ETA, from terms kept between cycles, is checked against all terms made again
+        self.eta_check = mock.patch.object(run_observe, "with_eta", eta_checked_afresh(run_observe.with_eta))
+        self.eta_check.start()
         self.d = InProcessDaemon(SCENARIO, LIMITS, kafka_mode=self.kafka_mode)
         self.initial_throttles = self.d.throttle_configs()
         self.operator: list[tuple[str, str, str, str]] = []  # (kind, name, key, value) as SET/APPEND
@@ -92,6 +97,7 @@ class PlanRuns(RuleBasedStateMachine):
         try:
             self._finish()
         finally:
+            self.eta_check.stop()
             self.loop.close()
 
     def run(self, coro: Any) -> Any:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pytest
 
 from reassignd.engine.decide import Decision, ElectLeader, acknowledge, decide
 from reassignd.engine.dryrun import apply_starts, complete, elect
+from reassignd.engine.eta import EtaTerms
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import MOVING, ExecutionState, Load, Status
+from reassignd.engine.tracking import Tracking
 from reassignd.model import (
     Broker,
     ClusterSnapshot,
@@ -16,6 +21,8 @@ from reassignd.model import (
     TopicInfo,
     TopicPartition,
 )
+
+WithEta = Callable[..., tuple[Tracking, EtaTerms | None]]
 
 
 def tp(partition: int, topic: str = "t") -> TopicPartition:
@@ -156,3 +163,21 @@ def drive(
         snapshot = complete(snapshot, in_flight)
         changed = in_flight | {e.tp for e in decision.elect}
     return snapshot, state, decisions
+
+
+def eta_checked_afresh(with_eta: WithEta) -> WithEta:
+    """`with_eta` that also computes every term again on the same inputs and checks the kept terms gave
+    the same ETA: the incremental update misses no partition that changed."""
+
+    def checked(*args: Any, **kwargs: Any) -> tuple[Tracking, EtaTerms | None]:
+        kept = with_eta(*args, **kwargs)
+        if kwargs.get("previous") is not None:
+            afresh, _ = with_eta(*args, **{**kwargs, "previous": None, "candidates": None})
+            assert afresh.eta_reason == kept[0].eta_reason, (afresh.eta, kept[0].eta)
+            if afresh.eta is None or kept[0].eta is None:
+                assert afresh.eta == kept[0].eta
+            else:
+                assert kept[0].eta == pytest.approx(afresh.eta, rel=1e-9, abs=1e-6), afresh.eta_reason
+        return kept
+
+    return checked
