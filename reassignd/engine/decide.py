@@ -100,17 +100,11 @@ def changed_partitions(before: ClusterSnapshot | None, after: ClusterSnapshot) -
     if before is None:
         return set(after.partitions)
     old = before.partitions
-    changed: set[TopicPartition] = set()
-    matched = 0
-    for tp, p in after.partitions.items():
-        o = old.get(tp)
-        if o is None:
-            changed.add(tp)
-            continue
-        matched += 1
-        if o is not p and o != p:
-            changed.add(tp)
-    if matched != len(old):
+    found = old.get
+    changed = {tp for tp, p in after.partitions.items() if found(tp) is not p}
+    changed -= {tp for tp in changed if (o := found(tp)) is not None and o == after.partitions[tp]}
+    added = sum(1 for tp in changed if tp not in old)
+    if len(after.partitions) - added != len(old):  # some of `before` are gone
         changed.update(set(old) - set(after.partitions))
     return changed
 

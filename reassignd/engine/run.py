@@ -129,7 +129,9 @@ def read_request(run: RunState, settings: Settings) -> ReadRequest:
     """Log-dir sizes cost one DescribeLogDirs per broker, and most of a plan sits still between its steps:
     sizes of all partitions are read every `size_refresh_cycles` cycles (progress, ordering, produce
     rates), those in flight every cycle from their leader and adding replicas only."""
-    polled = tuple(tp for tp in run.plan.targets if tp.topic not in run.deleted_topics)
+    targets = run.plan.targets
+    deleted = run.deleted_topics
+    polled = tuple(tp for tp in targets if tp.topic not in deleted) if deleted else tuple(targets)
     missing = tuple(sorted(t for t in run.plan.topics() if t not in run.min_insync))
     if run.execution is None or not run.sizes or run.cycles % settings.size_refresh_cycles == 0:
         return ReadRequest(polled, True, min_insync_topics=missing)

@@ -28,6 +28,7 @@ from reassignd.engine.run_state import (
     effective_limits,
 )
 from reassignd.engine.throttle_book import written
+from reassignd.model import copy_of
 
 
 def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
@@ -44,7 +45,7 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
     execution = acknowledge(awaiting.view, run.execution, effective_limits(run, settings.limits), refused)
     events: list[JournalEvent] = []
     effects: list[Effect] = []
-    started_at = dict(run.step_started_at)
+    started_at = copy_of(run.step_started_at)
     for start in awaiting.starts:
         if start.tp in refused:
             events.append(
@@ -162,7 +163,7 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         row = row_of(run, execution, tp, now)
         if run.rows.get(tp) != row:
             rows[tp] = row
-    run = replace(run, rows=MappingProxyType({**run.rows, **rows}))
+    run = replace(run, rows=MappingProxyType(copy_of(run.rows) | rows))
     status = _ending(run, outcome_.restored or not outcome_.book.holds_originals)
     if status is not None:
         run = replace(run, phase=status)

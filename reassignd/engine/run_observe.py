@@ -47,7 +47,7 @@ from reassignd.engine.throttle import (
 from reassignd.engine.throttle_book import sync_throttles
 from reassignd.engine.tracking import observe as track
 from reassignd.engine.tracking import produce_rates, started
-from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
+from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition, copy_of
 
 
 def _reachability(run: RunState, now: float, snapshot: ClusterSnapshot) -> tuple[Reachability, list[Effect]]:
@@ -67,8 +67,10 @@ def _reachability(run: RunState, now: float, snapshot: ClusterSnapshot) -> tuple
     return Reachability(True, since, down), effects
 
 
-def _views(run: RunState, event: Observed) -> tuple[RunState, ClusterSnapshot, ClusterSnapshot, list[Effect]]:
-    """(run with sizes cached, the full view with every size known, the engine's view, effects).
+def _views(
+    run: RunState, event: Observed
+) -> tuple[RunState, ClusterSnapshot | None, ClusterSnapshot, list[Effect]]:
+    """(run with sizes cached, at a full read the view with every size, the engine's view, effects).
 
     The engine's view carries sizes only where bytes move, the same every cycle, so unchanged partitions
     compare equal and cost nothing downstream; min.insync.replicas is the topics' effective value.
@@ -95,23 +97,23 @@ def _views(run: RunState, event: Observed) -> tuple[RunState, ClusterSnapshot, C
         if full
         else frozenset(run.execution.in_flight_set if run.execution else ())
     )
-    sizes = dict(run.sizes)
-    readings = dict(run.readings)
+    sizes = copy_of(run.sizes)
+    readings = copy_of(run.readings)
     now_readings = {}
     for tp in fresh:
         p = snapshot.partitions.get(tp)
         if p is not None and (p.replica_sizes or p.size_bytes):
             sizes[tp] = (p.size_bytes, p.replica_sizes)
             now_readings[tp] = (event.now, source_size(p))
-    produce = dict(run.produce)
+    produce = run.produce  # the same object until read again: the ETA keeps its terms while it is
     if full:
-        produce.update(produce_rates(readings, now_readings))
+        produce = MappingProxyType(copy_of(run.produce) | produce_rates(readings, now_readings))
         readings.update(now_readings)
     run = replace(
         run,
         sizes=MappingProxyType(sizes),
         readings=MappingProxyType(readings),
-        produce=MappingProxyType(produce),
+        produce=produce,
         min_insync=MappingProxyType(min_insync),
         deleted_topics=deleted,
         fresh=fresh,
@@ -126,10 +128,21 @@ def _views(run: RunState, event: Observed) -> tuple[RunState, ClusterSnapshot, C
         ]
         view = snapshot.with_partitions(stripped) if stripped else snapshot
         return run, snapshot, view, effects
+    return run, None, snapshot, effects
+
+
+def _sized(view: ClusterSnapshot, run: RunState, changed: set[TopicPartition] | None) -> ClusterSnapshot:
+    """Between full reads, the view with the last sizes read put back where they are read this cycle: the
+    partitions that changed (the moving ones carry their own, read now). Put back on all 100,000
+    partitions of a big plan, they cost more than the rest of a quiet cycle."""
+    sizes, fresh = run.sizes, run.fresh
+    keys = view.partitions if changed is None else changed
     patched = [
-        p.with_sizes(*sizes[tp]) for tp, p in snapshot.partitions.items() if tp in sizes and tp not in fresh
+        view.partitions[tp].with_sizes(*sizes[tp])
+        for tp in keys
+        if tp in sizes and tp not in fresh and tp in view.partitions
     ]
-    return run, snapshot.with_partitions(patched), snapshot, effects
+    return view.with_partitions(patched) if patched else view
 
 
 def _rebuild(run: RunState, full: ClusterSnapshot, limits: Limits, now: float) -> RunState:
@@ -181,6 +194,10 @@ def _rebuild(run: RunState, full: ClusterSnapshot, limits: Limits, now: float) -
     )
 
 
+_CHANGES = ("completed", "aborted", "dropped", "recovered")
+"""What a decision reports happened to partitions (their terms of the ETA change with them)."""
+
+
 def _reports(*decisions: Decision) -> dict[str, tuple[Any, ...]]:
     """What the decisions of one observation report, together (a cancel's first one makes two)."""
     return {
@@ -197,11 +214,13 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     run, full, view, view_effects = _views(run, event)
     effects += view_effects
     changed: set[TopicPartition] | None
-    if run.execution is None:
+    if run.execution is None:  # read in full (read_request)
+        full = full or _sized(view, run, None)
         run = _rebuild(run, full, limits, now)
         changed = None
     else:
         changed = None if run.last_view is None else changed_partitions(run.last_view, view)
+        full = full or _sized(view, run, changed)
     assert run.execution is not None
     execution = run.execution
     if tuple(limits.ordering) != execution.ordering:
@@ -246,7 +265,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     events: list[JournalEvent] = []
     notes: list[Effect] = []
     finished_copies = 0
-    started_at = dict(run.step_started_at)
+    started_at = copy_of(run.step_started_at)
     for made, prior in rounds:
         for tp in made.recovered:
             rec = prior[tp]  # as written before the restart: the step's own index and target
@@ -323,8 +342,25 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         moving=run.phase is not Phase.PAUSED,
         count_work=counting,
     )
+    eta_terms = None  # not kept across a pause: what changes meanwhile is not applied to them
     if run.phase is not Phase.PAUSED:
-        tracking = with_eta(tracking, full, state, limits, run.produce)
+        # the terms of partitions sitting still are kept until sizes and produce rates are read again
+        candidates = None if changed is None or event.request.with_sizes is True else recompute
+        if candidates is not None:
+            candidates = {
+                *candidates,
+                *(tp for made, _ in rounds for name in _CHANGES for tp in getattr(made, name)),
+            }
+        tracking, eta_terms = with_eta(
+            tracking,
+            view,
+            state,
+            limits,
+            run.produce,
+            sizes=run.sizes,
+            previous=run.eta_terms,
+            candidates=candidates,
+        )
     for move in tracking.stalled:
         if (move.tp, move.broker) in before.stalled_keys:
             continue
@@ -340,6 +376,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     run = replace(
         run,
         tracking=tracking,
+        eta_terms=eta_terms,
         under_min_isr=frozenset(under),
         step_started_at=MappingProxyType(started_at),
     )
@@ -407,9 +444,9 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         execution=state,
         throttles=sync.book,
         last_view=view,
-        replicas_now=replicas_of(run, full),
+        replicas_now=replicas_of(run, full, changed),
         held_reverts=reverting_now.held,
-        rows=MappingProxyType({**run.rows, **{tp: r for tp, r in rows.items() if r is not None}}),
+        rows=MappingProxyType(copy_of(run.rows) | {tp: r for tp, r in rows.items() if r is not None}),
         awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync, dirs.start),
     )
     persist = Persist(

@@ -30,7 +30,7 @@ from reassignd.engine.progress import (
     rate,
     source_size,
 )
-from reassignd.model import ClusterSnapshot, PartitionState, TopicPartition
+from reassignd.model import ClusterSnapshot, PartitionState, TopicPartition, copy_of
 
 CopyKey = tuple[TopicPartition, int]
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -169,8 +169,8 @@ def observe(
     `done`: partitions at their target; `finished_copies`: bytes of copies that finished this cycle;
     `moving`: False while paused (the rate and ETA hold still); `count_work`: False once cancelling (the
     plan's percentage stays where the cancel found it; `targets` are then the cancel's goals)."""
-    credit = dict(tracking.credit)
-    remaining = dict(tracking.remaining)
+    credit = copy_of(tracking.credit)
+    remaining = copy_of(tracking.remaining)
     credit_total = tracking.credit_total
     to_move, done_bytes = tracking.remaining_total
     dropped_now = set(dropped) - tracking.dropped

@@ -359,6 +359,14 @@ def test_changed_partitions() -> None:
 
     shrunk = ClusterSnapshot(brokers=moved.brokers, partitions={tp(0): moved.partitions[tp(0)]})
     assert changed_partitions(moved, shrunk) == {tp(1)}
+    # equal but rebuilt: unchanged; one gone and one new at once: both
+    rebuilt = snapshot.with_partitions([replace(p) for p in snapshot.partitions.values()])
+    assert changed_partitions(snapshot, rebuilt) == set()
+    swapped = ClusterSnapshot(
+        brokers=moved.brokers,
+        partitions={tp(0): moved.partitions[tp(0)], tp(2): replace(moved.partitions[tp(1)], tp=tp(2))},
+    )
+    assert changed_partitions(moved, swapped) == {tp(1), tp(2)}
 
 
 def test_decide_is_pure() -> None:
