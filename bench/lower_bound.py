@@ -1,16 +1,25 @@
 """The physical lower bound on a reassignment's makespan, against which every strategy is measured.
 
-The bound is the largest of three figures, each a time no schedule can beat:
+The bound is the largest of these figures, each a time no schedule can beat:
 
-* **enter**: over brokers, the bytes that must enter the broker (every replica it gains, at the size the
-  partition has when the plan starts) divided by its inbound rate (follower throttle, capped by the network);
+* **enter**: over brokers, the bytes that must enter the broker divided by its inbound rate (follower
+  throttle, capped by the network). A new replica starts empty and joins the ISR only once it holds the
+  leader's whole log, which keeps growing at the produce rate, so the copy of partition j into b moves
+  S_j + w_j * C_j bytes (size at the start, produce rate, the copy's completion time). Every copy into b
+  completes by the makespan T, so rate_b * T >= sum(S_j) + sum(w_j * C_j), and sum(w_j * C_j) is at least
+  its minimum on one machine of speed rate_b with processing times S_j / rate_b: Smith's rule (shortest
+  S_j / w_j first), which preemption and processor sharing cannot beat (McNaughton, 1959);
 * **leave**: the smallest time in which the bytes to copy can leave their possible sources (any replica of
   the partition before or after the move, other than the copy's destination, may lead it and serve the
   copy) at each source's leader throttle, capped by its network: a max-flow feasibility test, bisected on
   the time;
-* **chain**: over partitions, the steps the partition needs under `reassignment.parallel.replica.count`
-  (ceil(new replicas / R)), each moving the partition's bytes at the best rate its brokers allow, closing
-  the lag at (rate - produce rate);
+* **chain**: over partitions, under `reassignment.parallel.replica.count` R (at most R of its replicas
+  being added at once), the copies into its new replicas. At most R at a time means they can be laid out on
+  R sequences (an interval graph is R-colourable), one of which holds ceil(new replicas / R) copies, one
+  after the other, each at most at the best single copy's rate r; each closes the lag on a growing log, so
+  the k-th ends no sooner than T_k = (r * T_(k-1) + S) / (r - w). And one leader at a time serves all of the
+  partition's copies, so by the k-th copy's completion k * S + w * (sum of the first k completions) bytes
+  left at most the best source's rate;
 * **outage** (scenarios where a broker stops): Kafka completes a reassignment only once every replica of
   its target is in the ISR (PartitionReassignmentReplicas.maybeCompleteReassignment in KRaft,
   KafkaController.isReassignmentComplete in ZooKeeper mode), so a partition whose final replicas keep the
@@ -19,8 +28,11 @@ The bound is the largest of three figures, each a time no schedule can beat:
   bound of that subset), the plan cannot end before the broker is back, plus, when it receives replicas,
   the part of its own enter time that did not fit before it stopped.
 
-Produce traffic only adds bytes, and every relaxation (sources free to choose, sizes at the start, network
-without the produce reservation) makes the bound smaller, so it stays a bound.
+Growth is counted only where the log provably grows for the whole run: the partition has a leader now and
+none of its replicas, before or after, is a broker that stops (a partition can lose its leader, and so stop
+growing, or be truncated by an unclean election, only when its replicas stop), with the produce rates fixed
+for the run as in every benchmark scenario. Every other relaxation (sources free to choose, sizes at the
+start, network without the produce reservation) makes the bound smaller, so it stays a bound.
 """
 
 from __future__ import annotations
@@ -90,7 +102,8 @@ def lower_bound(
         )
         for b in sim.brokers
     }
-    step_size = max(
+    # At most this many copies of one partition at once: R, and the limits on its leader's movements.
+    slots = max(
         1,
         min(
             limits.parallel_replica_count,
@@ -98,7 +111,8 @@ def lower_bound(
             limits.max_concurrent_replica_movements,
         ),
     )
-    entering: dict[int, float] = {}
+    stopping = {broker for broker, _, _ in outages}
+    entering: dict[int, list[tuple[float, float]]] = {}  # broker -> (size, growth) of each copy into it
     served: dict[int, float] = {}
     demands: dict[frozenset[int], float] = {}
     chain, chain_at = 0.0, ""
@@ -109,26 +123,24 @@ def lower_bound(
         if not adding:
             continue
         size = float(p.log_end)
-        for b in adding:
-            entering[b] = entering.get(b, 0.0) + size
         sources = frozenset(current) | frozenset(target)
+        grows = p.leader >= 0 and not sources & stopping
+        growth = p.produce_bytes_per_sec if grows else 0.0
+        for b in adding:
+            entering.setdefault(b, []).append((size, growth))
         if p.leader >= 0:
             served[p.leader] = served.get(p.leader, 0.0) + size * len(adding)
         for b in adding:  # a copy to b comes from another replica, never from b itself
             group = sources - {b}
             demands[group] = demands.get(group, 0.0) + size
-        steps = math.ceil(len(adding) / step_size)
-        per_step = min(step_size, len(adding))
         best_source = max(outbound[b] for b in sources)
         best_dest = max(inbound[b] for b in adding)
-        rate = min(best_dest, best_source / per_step)
-        produce = p.produce_bytes_per_sec
-        seconds = steps * size / (rate - produce) if rate > produce else math.inf
+        seconds = _chain_time(size, growth, len(adding), slots, dest=best_dest, source=best_source)
         if seconds > chain:
-            chain, chain_at = seconds, f"chain {tp} ({steps} step(s))"
+            chain, chain_at = seconds, f"chain {tp} ({math.ceil(len(adding) / slots)} step(s))"
     enter, enter_at = 0.0, ""
-    for b, size in entering.items():
-        seconds = size / inbound[b] if inbound[b] > 0 else math.inf
+    for b, copies in entering.items():
+        seconds = _enter_time(copies, inbound[b])
         if seconds > enter:
             enter, enter_at = seconds, f"enter broker {b}"
     leave = _leave_time(demands, outbound)
@@ -138,6 +150,37 @@ def lower_bound(
     return LowerBound(
         best[0], enter, leave, chain, best[1] if best[0] > 0 else "nothing to move", by_leaders, outage
     )
+
+
+def _enter_time(copies: list[tuple[float, float]], rate: float) -> float:
+    """Least T with rate * T >= sum(S_j + w_j * C_j) over the copies (S_j, w_j) into one broker.
+
+    The completion times C_j are those of the broker's copies as jobs of S_j / rate seconds on one machine
+    (their true lengths, growth included, are longer), and sum(w_j * C_j) is least in Smith's order.
+    """
+    if rate <= 0:
+        return math.inf
+    order = sorted(copies, key=lambda c: c[0] / c[1] if c[1] > 0 else math.inf)
+    elapsed, weighted = 0.0, 0.0
+    for size, growth in order:
+        elapsed += size / rate
+        weighted += growth * elapsed
+    return (sum(size for size, _ in copies) + weighted) / rate
+
+
+def _chain_time(size: float, growth: float, copies: int, slots: int, *, dest: float, source: float) -> float:
+    """Least time for `copies` copies of one partition, at most `slots` at once (module docstring)."""
+    single = min(dest, source)
+    if single <= growth:
+        return math.inf
+    sequence = 0.0
+    for _ in range(math.ceil(copies / slots)):
+        sequence = (single * sequence + size) / (single - growth)
+    shared, completions = 0.0, 0.0
+    for k in range(1, copies + 1):
+        shared = (k * size + growth * completions) / (source - growth)
+        completions += shared
+    return max(sequence, shared)
 
 
 def _outage(

@@ -195,9 +195,8 @@ def ratio_chart(doc: dict[str, Any], path: Path) -> None:
                 center, 0.95, "cannot finish:\na broker is lost", ha="center", fontsize=7, color="dimgray"
             )
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.axhline(
-        doc["figures"]["target_ratio"], color="red", linestyle="--", linewidth=0.8, label="target 1.10x"
-    )
+    target = doc["figures"]["target_ratio"]
+    ax.axhline(target, color="red", linestyle="--", linewidth=0.8, label=f"target {target:.2f}x")
     ax.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(scenarios))])
     ax.set_xticklabels(scenarios, rotation=15, fontsize=8)
     ax.set_ylabel("makespan / lower bound")

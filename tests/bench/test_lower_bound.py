@@ -1,4 +1,4 @@
-"""The lower bound: exact on hand-computed cases, and never above what the real engine achieves."""
+"""The lower bound: exact on hand-computed cases, never above what a run that obeys its limits achieves."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.lower_bound import lower_bound
+from bench.lower_bound import _enter_time, lower_bound
 from bench.strategies import STRATEGIES, case_from_dict
 from reassignd.engine import Limits
 from reassignd.model import ReassignmentPlan, TopicPartition
@@ -70,6 +70,15 @@ def plan(targets: list[list[int]]) -> ReassignmentPlan:
         (([[1], [1], [1], [1]], [[3], [4], [5], [6]], [50 * MB] * 4, 0.0, limits()), 20.0, "leave"),
         # the leader throttle is the slower one: the chain uses it
         (([[1, 2]], [[1, 3]], [100 * MB], 0.0, limits(leader=5 * MB)), 20.0, "chain"),
+        # growing logs into broker 3: the copies complete at 10 s and 20 s at the earliest, by when the two
+        # logs hold 10 MB and 20 MB more: (200 + 30) MB at 10 MB/s
+        (([[1, 2], [2, 4]], [[1, 3], [3, 4]], [100 * MB] * 2, 1 * MB, limits()), 23.0, "enter"),
+        # two steps on a growing log: the first ends at 90 / (10 - 1) = 10 s, the second copies 90 MB plus
+        # what is produced until it ends: (10 * 10 + 90) / (10 - 1) s
+        (([[1, 2]], [[3, 4]], [90 * MB], 1 * MB, limits()), 190 / 9, "chain"),
+        # R = 2, three new replicas: 2 copies sharing the leader, then 1 alone (or any other order) still
+        # send 300 MB through one leader at 10 MB/s; not two steps of two copies at 5 MB/s each (40 s)
+        (([[1, 2, 3]], [[4, 5, 6]], [100 * MB], 0.0, limits(replicas=2)), 30.0, "chain"),
     ],
 )
 def test_hand_computed_bounds(
@@ -79,6 +88,44 @@ def test_hand_computed_bounds(
     bound = lower_bound(cluster(assignment, sizes, produce), plan(targets), limit)
     assert bound.seconds == pytest.approx(expected, rel=1e-4)
     assert getattr(bound, kind) == pytest.approx(expected, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("copies", "expected"),
+    [
+        ([(100 * MB, 0.0)], 10.0),  # no produce: S / r
+        ([(100 * MB, 1 * MB)], 11.0),  # completes at 10 s at the earliest, by when 10 MB more were written
+        # Smith's rule puts the growing copy first (completes at 10 s): (200 + 10) MB; the other way 22 s
+        ([(100 * MB, 0.0), (100 * MB, 1 * MB)], 21.0),
+        # equal growth: shortest first, completions at 5 s and 15 s: (150 + 5 + 15) MB
+        ([(100 * MB, 1 * MB), (50 * MB, 1 * MB)], 17.0),
+        # S / w decides, not S: 100 MB at 4 MB/s (25) before 50 MB at 1 MB/s (50): completions 10 s, 15 s
+        ([(50 * MB, 1 * MB), (100 * MB, 4 * MB)], (150 + 4 * 10 + 1 * 15) / 10),
+    ],
+)
+def test_enter_time_counts_growth_until_the_earliest_completions(
+    copies: list[tuple[float, float]], expected: float
+) -> None:
+    assert _enter_time(copies, RATE) == pytest.approx(expected, rel=1e-9)
+
+
+def test_growth_is_not_counted_where_a_broker_stops() -> None:
+    # As the growing case above, but broker 2 (a replica of both partitions) stops for a while: their logs
+    # may stop growing (no leader) or be truncated, so only the bytes at the start count.
+    sim = cluster([[1, 2], [2, 4]], [100 * MB] * 2, produce=1 * MB)
+    bound = lower_bound(sim, plan([[1, 3], [3, 4]]), limits(), outages=[(2, 1000.0, 2000.0)])
+    assert bound.enter == pytest.approx(20.0, rel=1e-9)
+
+
+def test_a_run_with_r_above_one_meets_the_chain_it_cannot_beat() -> None:
+    # Three new replicas at R = 2 (the third hand-computed chain above): the engine copies 2 then 1 and
+    # ends at the bound's 30 s, under the 40 s an earlier chain term claimed no schedule could beat.
+    data = _case([[1, 2, 3]], [[4, 5, 6]], [100 * MB], replicas=2, produce=0.0)
+    case = case_from_dict(data)
+    run = STRATEGIES["reassignd-event-driven"](case, 86400.0)
+    bound = lower_bound(SimCluster.from_scenario(load_scenario(case.cluster)), case.plan, case.limits)
+    assert run.meter.done_at == pytest.approx(30.0, abs=0.01)
+    assert bound.seconds == pytest.approx(30.0, rel=1e-9) and bound.chain == bound.seconds
 
 
 def test_nothing_to_move_is_zero() -> None:
@@ -99,11 +146,18 @@ def test_leave_uses_the_best_spread_over_sources() -> None:
     assert bound.leave_current_leaders == pytest.approx(20.0, rel=1e-4)  # all from leader 1
 
 
-def _case(assignment: list[list[int]], targets: list[list[int]], sizes: list[int]) -> dict[str, Any]:
+def _case(
+    assignment: list[list[int]],
+    targets: list[list[int]],
+    sizes: list[int],
+    replicas: int = 1,
+    produce: float = 1000.0,
+) -> dict[str, Any]:
     return {
         "name": "generated",
         "cycle_interval": 1.0,
         "limits": {
+            "reassignment.parallel.replica.count": replicas,
             "reassignment.max.incoming.replica.movements.per.broker": 2,
             "reassignment.max.outgoing.replica.movements.per.broker": 2,
             "leader.reassignment.throttled.rate": RATE,
@@ -111,14 +165,14 @@ def _case(assignment: list[list[int]], targets: list[list[int]], sizes: list[int
         },
         "cluster": {
             "seed": 1,
-            "brokers": [{"id": b} for b in range(1, 6)],
+            "brokers": [{"id": b} for b in range(1, 7)],
             "topics": [
                 {
                     "name": "t",
                     "partitions": len(assignment),
-                    "replication_factor": 2,
+                    "replication_factor": len(assignment[0]),
                     "partition_bytes": sizes,
-                    "produce_bytes_per_sec": 1000.0,
+                    "produce_bytes_per_sec": produce,
                     "assignment": assignment,
                 }
             ],
@@ -133,13 +187,27 @@ def _case(assignment: list[list[int]], targets: list[list[int]], sizes: list[int
 pairs = st.lists(st.sampled_from(range(1, 6)), min_size=2, max_size=2, unique=True)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(pairs, pairs, st.integers(1, 200)), min_size=1, max_size=6),
-    st.sampled_from(["reassignd", "kip435-batch", "reassignd-event-driven"]),
+    st.sampled_from(["reassignd", "kip435-batch", "reassignd-event-driven", "stock"]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([1000.0, 1 * MB]),  # 1 MB/s: a tenth of the throttle, so growth counts
 )
-def test_no_engine_run_beats_the_bound(moves: list[tuple[list[int], list[int], int]], strategy: str) -> None:
-    case = case_from_dict(_case([m[0] for m in moves], [m[1] for m in moves], [m[2] * MB for m in moves]))
+def test_no_engine_run_beats_the_bound(
+    moves: list[tuple[list[int], list[int], int]], strategy: str, replicas: int, produce: float
+) -> None:
+    if strategy == "stock":  # it adds every new replica at once (at most 2 here): the bound must allow it
+        replicas = 2
+    case = case_from_dict(
+        _case(
+            [m[0] for m in moves],
+            [m[1] for m in moves],
+            [m[2] * MB for m in moves],
+            replicas=replicas,
+            produce=produce,
+        )
+    )
     run = STRATEGIES[strategy](case, 86400.0)
     sim = SimCluster.from_scenario(load_scenario(case.cluster))
     bound = lower_bound(sim, case.plan, case.limits)
