@@ -101,7 +101,9 @@ def log_dir_listing(
     broker: int, response: Iterable[Mapping[str, Any]], wanted: Collection[TopicPartition] | None = None
 ) -> tuple[dict[tuple[TopicPartition, int], ReplicaLogDir], dict[tuple[TopicPartition, int], str], list[str]]:
     """(the current logs as `log_dir_replicas`, the dir of each future log, the broker's log dirs)."""
-    keep = None if wanted is None else (wanted if isinstance(wanted, frozenset | set) else frozenset(wanted))
+    # the caller's own keys, found by topic and index: no key built per replica, and the sizes come back
+    # keyed by the objects the caller looks them up with (no field-by-field equality on each lookup)
+    keep = None if wanted is None else partition_index(wanted)
     out: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
     futures: dict[tuple[TopicPartition, int], str] = {}
     dirs: list[str] = []
@@ -113,10 +115,15 @@ def log_dir_listing(
             dirs.append(path)
             for topic in log_dir.get("topics", ()):
                 name = str(topic.get("name"))
+                kept = None if keep is None else keep.get(name)
+                if keep is not None and kept is None:
+                    continue
                 for part in topic.get("partitions", ()):
-                    tp = TopicPartition(name, int(part["partition_index"]))
-                    if keep is not None and tp not in keep:
+                    index = int(part["partition_index"])
+                    found = TopicPartition(name, index) if kept is None else kept.get(index)
+                    if found is None:
                         continue
+                    tp = found
                     replica = ReplicaLogDir(
                         size=int(part.get("partition_size", 0)),
                         offset_lag=int(part.get("offset_lag", 0)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import operator
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -289,8 +290,10 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         if partitions is None:
             return None, None
         asked = tuple(partitions)
-        if self._last_wanted is not None and self._last_wanted[0] == asked:
-            return self._last_wanted[1], self._last_wanted[2]
+        last = self._last_wanted
+        # the same objects, not equal ones: the snapshot is keyed by the caller's keys (partition_index)
+        if last is not None and len(last[0]) == len(asked) and all(map(operator.is_, last[0], asked)):
+            return last[1], last[2]
         wanted = frozenset(asked)
         keys = convert.partition_index(wanted)
         self._last_wanted = (asked, wanted, keys)
