@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
@@ -142,9 +142,7 @@ def estimate(
         or previous.epoch is not epoch
     )
     if fresh:
-        built = _Builder({}, {}, {}, {}, [])
-        for tp in targets:
-            built.put(tp, term(tp))
+        built = _Builder.of((tp, term(tp)) for tp in targets)
     else:
         assert previous is not None and candidates is not None
         built = _Builder(
@@ -211,6 +209,33 @@ class _Builder:
         chains: list[tuple[float, TopicPartition]],
     ) -> None:
         self.terms, self.blocked, self.into, self.out, self.chains = terms, blocked, into, out, chains
+
+    @classmethod
+    def of(cls, made: Iterable[tuple[TopicPartition, Term | str | None]]) -> _Builder:
+        """All terms at once: summed in plain floats, not term by term (100,000 of them at a full read)."""
+        terms: dict[TopicPartition, Term] = {}
+        blocked: dict[TopicPartition, str] = {}
+        sums: tuple[dict[int, list[float]], dict[int, list[float]]] = ({}, {})
+        for tp, term in made:
+            if term is None:
+                continue
+            if isinstance(term, str):
+                blocked[tp] = term
+                continue
+            terms[tp] = term
+            for broker, left in term.copies:
+                for side, at in zip(sums, (broker, term.source), strict=True):
+                    entry = side.get(at)
+                    if entry is None:
+                        side[at] = [left, term.produce, 1.0]
+                    else:
+                        entry[0] += left
+                        entry[1] += term.produce
+                        entry[2] += 1.0
+        chains = [(-t.chain, tp) for tp, t in terms.items() if t.chain]
+        heapq.heapify(chains)
+        into, out = ({b: Load(e[0], e[1], int(e[2])) for b, e in side.items()} for side in sums)
+        return cls(terms, blocked, into, out, chains)
 
     def put(self, tp: TopicPartition, made: Term | str | None) -> None:
         old = self.terms.pop(tp, None)
