@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reassignd import logs
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
-from reassignd.daemon.collector import tune_collector
+from reassignd.daemon.collector import Pacer, tune_collector
 from reassignd.daemon.controller import Controller
 from reassignd.engine import Limits
 from reassignd.model import ReassignmentPlan, TopicPartition
@@ -189,6 +189,7 @@ async def measure(
         }
     )
     controller = Controller(admin, store, limits)
+    cycle = Pacer().paced(controller.cycle)  # as `reassignd run` drives it (daemon/app.py)
     started, sim_started = time.perf_counter(), _cpu_seconds(sim_pid)
     await controller.submit_plan(plan)
     submit_seconds = time.perf_counter() - started
@@ -198,7 +199,7 @@ async def measure(
     sims: list[float] = []
     for _ in range(cycles):
         wall, cpu, sim = time.perf_counter(), time.process_time(), _cpu_seconds(sim_pid)
-        status = await controller.cycle()
+        status = await cycle()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
         sims.append(_cpu_seconds(sim_pid) - sim)
@@ -221,7 +222,7 @@ async def measure(
         for _ in range(MOVING_CYCLES):
             await asyncio.to_thread(_advance, control, ADVANCE_SECONDS)
             wall, sim = time.perf_counter(), _cpu_seconds(sim_pid)
-            status = await controller.cycle()
+            status = await cycle()
             moving.append(time.perf_counter() - wall)
             moving_sim.append(_cpu_seconds(sim_pid) - sim)
         if sim_pid is not None:

@@ -22,7 +22,7 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
 from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
-from reassignd.daemon.collector import tune_collector
+from reassignd.daemon.collector import Pacer, tune_collector
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
 from reassignd.daemon.http_limits import ServerLimits
@@ -142,8 +142,9 @@ class Daemon:
                 last_cycle_ok[0] = asyncio.get_running_loop().time()
                 notifier.status(status or "")
 
+        pacer = Pacer()
         loop = FixedRateLoop(
-            controller.cycle,
+            pacer.paced(controller.cycle),
             float(config["controller.cycle.interval.seconds"]),
             min_interval=float(config["controller.cycle.min.interval.seconds"]),
             on_result=on_cycle,
@@ -307,5 +308,6 @@ class Daemon:
                 log.error("shutdown timed out; exiting anyway", seconds=timeout)
                 exit_code = exit_code or 1
             flags.uninstall(asyncio.get_running_loop())
+            pacer.release()
         log.info("reassignd stopped", exit_code=exit_code)
         return exit_code
