@@ -224,7 +224,9 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     assert run.execution is not None
     execution = run.execution
     if tuple(limits.ordering) != execution.ordering:
-        execution = execution.reordered(tuple(limits.ordering), full)
+        # ranks by size need every partition's size: between full reads `full` has them where read only
+        every_size = full if event.request.with_sizes is True or changed is None else _sized(view, run, None)
+        execution = execution.reordered(tuple(limits.ordering), every_size)
     rounds: list[tuple[Decision, ExecutionState]] = []
     plan_rows: dict[TopicPartition, Row | None] = {}
     if run.phase is Phase.CANCELLING and run.goals is None:

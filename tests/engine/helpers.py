@@ -167,12 +167,24 @@ def drive(
 
 def eta_checked_afresh(with_eta: WithEta) -> WithEta:
     """`with_eta` that also computes every term again on the same inputs and checks the kept terms gave
-    the same ETA: the incremental update misses no partition that changed."""
+    the same ETA and the same terms and sums (a stale term off the bottleneck changes no ETA, yet): the
+    incremental update misses no partition that changed."""
 
     def checked(*args: Any, **kwargs: Any) -> tuple[Tracking, EtaTerms | None]:
         kept = with_eta(*args, **kwargs)
         if kwargs.get("previous") is not None:
-            afresh, _ = with_eta(*args, **{**kwargs, "previous": None, "candidates": None})
+            afresh, made = with_eta(*args, **{**kwargs, "previous": None, "candidates": None})
+            terms = kept[1]
+            if made is not None and terms is not None:  # every term, not only the one that bounds the ETA
+                differing = set(terms.terms.items()) ^ set(made.terms.items())
+                assert not differing, differing
+                assert dict(terms.blocked) == dict(made.blocked)
+                for ours, theirs in ((terms.into, made.into), (terms.out, made.out)):
+                    assert ours.keys() == theirs.keys()
+                    for broker, load in ours.items():
+                        assert load.copies == theirs[broker].copies
+                        assert load.left == pytest.approx(theirs[broker].left, rel=1e-9, abs=1e-3)
+                        assert load.produce == pytest.approx(theirs[broker].produce, rel=1e-9, abs=1e-6)
             assert afresh.eta_reason == kept[0].eta_reason, (afresh.eta, kept[0].eta)
             if afresh.eta is None or kept[0].eta is None:
                 assert afresh.eta == kept[0].eta

@@ -1,0 +1,72 @@
+"""The plan-run machine's observation between full size reads (run_observe.py): what it knows of the
+partitions sitting still is what the last full read found, whatever this cycle's read carries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import pytest
+
+from reassignd.engine import run_observe
+from reassignd.engine.drive import cycle
+from reassignd.engine.dryrun import InstantCluster
+from reassignd.engine.limits import Limits
+from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
+from reassignd.model import ClusterSnapshot, ReassignmentPlan
+from tests.engine.helpers import cluster, eta_checked_afresh, tp
+
+
+@dataclass
+class SizedReads(InstantCluster):
+    """Reads as the Kafka adapter does: between full reads (a mapping of partitions in flight), log-dir
+    sizes only for the partitions named, none for the rest."""
+
+    def read(self, request: ReadRequest) -> ClusterSnapshot:
+        if not isinstance(request.with_sizes, Mapping):
+            return self.snapshot
+        named = request.with_sizes
+        stripped = [p.with_sizes(0, {}) for t, p in self.snapshot.partitions.items() if t not in named]
+        return self.snapshot.with_partitions(stripped)
+
+
+def test_a_live_ordering_change_between_full_reads_ranks_by_the_sizes_last_read() -> None:
+    """`reassignment.ordering` changed to larger_first (PATCH /v1/limits) on a cycle that reads sizes of the
+    partitions in flight only: the others are ranked by the sizes the last full read found, not as empty."""
+    small, large, medium = tp(0), tp(1), tp(2)
+    sizes = {small: 100, large: 300, medium: 200}
+    start = cluster(range(1, 5), dict.fromkeys(sizes, (1, 2)), sizes=sizes)
+    model = SizedReads(start)
+    plan = ReassignmentPlan(dict.fromkeys(sizes, (3, 4)))
+    one_at_a_time = Limits(parallel_partition_count=1, ordering=("plan_order",))
+    run = new_run("p", plan, Phase.RUNNING)
+    run = cycle(run, model, Settings(one_at_a_time), 0.0).run  # a full read; the small one starts
+    assert run.execution is not None and set(run.execution.in_flight_set) == {small}
+    larger_first = Settings(replace(one_at_a_time, ordering=("larger_first",)))
+    run = cycle(run, model, larger_first, 10.0).run  # sizes of the small one only
+    assert run.execution is not None
+    assert run.execution.ranked == (large, medium, small)
+
+
+def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A waiting partition whose leader changed between full reads (an operator's election) is served by
+    its new leader: the kept terms follow it, as all terms made again do."""
+    monkeypatch.setattr(run_observe, "with_eta", eta_checked_afresh(run_observe.with_eta))
+    moving, waiting = tp(0), tp(1)
+    sizes = {moving: 100, waiting: 1000}
+    model = SizedReads(cluster(range(1, 7), dict.fromkeys(sizes, (1, 2)), sizes=sizes))
+    plan = ReassignmentPlan({moving: (3, 4), waiting: (5, 6)})
+    limits = Limits(
+        parallel_partition_count=1,
+        parallel_replica_count=2,
+        ordering=("plan_order",),
+        leader_throttled_rate=10,
+        follower_throttled_rate=10,
+    )
+    run = cycle(new_run("p", plan, Phase.RUNNING), model, Settings(limits), 0.0).run
+    assert run.execution is not None and set(run.execution.in_flight_set) == {moving}
+    assert run.tracking.eta_reason == "out of broker 1"  # both partitions' copies leave their leader, 1
+    elected = model.snapshot.partitions[waiting]
+    model.snapshot = model.snapshot.with_partitions([replace(elected, leader=2, isr=(2, 1))])
+    run = cycle(run, model, Settings(limits), 10.0).run  # sizes of the moving one only; ETA checked afresh
+    assert run.eta_terms is not None and run.eta_terms.terms[waiting].source == 2
