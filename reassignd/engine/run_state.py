@@ -186,9 +186,9 @@ class RunState:
     held_reverts: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
     """Cancelling: steps to revert that are left running for now, with why (cancel.unsafe_revert)."""
     log_dirs: LogDirMoves = field(default_factory=LogDirMoves)
+    """The plan's moves between log dirs (log_dir_moves.py)."""
     eta_terms: EtaTerms | None = None
     """The last ETA's terms, which the next cycle updates where something changed (eta.py)."""
-    """The plan's moves between log dirs (log_dir_moves.py)."""
 
     @property
     def ended(self) -> bool:
