@@ -157,12 +157,28 @@ class ClientCalls:
                 self._discard_kafka_python(client)
             raise
 
-    def _discard_kafka_python(self, client: KafkaAdminClient) -> None:
+    def _on_broker(self, call: Callable[[KafkaAdminClient], T]) -> T:
+        """Run a broker-routed kafka-python call (on the pool). kafka-python's metadata forgets a broker
+        that stopped, and asked for it once it is back answers UnknownBrokerIdError until its next metadata
+        refresh, minutes later: after a failure the broker did not answer itself (no Kafka code), the
+        client is replaced and the call tried once more."""
+        client = self._kafka_python()
+        try:
+            return call(client)
+        except WriteFenced:
+            raise
+        except Exception as exc:
+            if from_exception(exc).code is not None:
+                raise
+            self._discard_kafka_python(client, "a broker it could not reach")
+        return call(self._kafka_python())
+
+    def _discard_kafka_python(self, client: KafkaAdminClient, why: str = "a controller failure") -> None:
         with self._kp_lock:
             if self._kp is not client:
                 return
             self._kp = None
-        log.info("kafka-python client replaced after a controller failure")
+        log.info("kafka-python client replaced", after=why)
         assert client is not None
         try:
             client.close()

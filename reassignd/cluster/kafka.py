@@ -413,7 +413,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
 
             def read() -> Listing:
-                response = self._kafka_python().describe_log_dirs(by_topic, brokers=[broker])
+                response = self._on_broker(lambda c: c.describe_log_dirs(by_topic, brokers=[broker]))
                 return convert.log_dir_listing(broker, response, tps)
 
             async def attempt() -> Listing:

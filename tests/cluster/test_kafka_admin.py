@@ -457,3 +457,21 @@ async def test_alter_replica_log_dirs_and_the_snapshot_s_dirs(tmp_path: Path) ->
         finally:
             await admin.close()
             gc.collect()
+
+
+async def test_a_broker_that_comes_back_reports_its_log_dirs_again(
+    own_admin: KafkaClusterAdmin, own_sim: SimProcess
+) -> None:
+    """kafka-python's metadata forgets a broker that stopped; asked for its log dirs once it is back, the
+    client answered UnknownBrokerIdError until its next metadata refresh (5 minutes), so copies into it
+    looked stalled. The adapter replaces the client then, as it does for the controller."""
+    plan = [TopicPartition("orders", i) for i in range(6)]
+    own_sim.stop_broker(2)
+    own_sim.advance(1)
+    await own_admin.snapshot_with_errors(plan, with_sizes={})
+    own_sim.start_broker(2)
+    own_sim.advance(5)
+    for _ in range(3):
+        result = await own_admin.snapshot_with_errors(plan, with_sizes=True)
+        assert result.errors == ()
+    assert result.snapshot.partitions[TopicPartition("orders", 0)].replica_sizes[2] == 1000
