@@ -256,7 +256,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                     used = 0
                 plan = move_plan(scenario, size, brokers, skip=used)
                 used += size
-                cycles = 3 if quick or size >= 100_000 else 8
+                cycles = 3 if quick else 8
                 control = sim.control_url
                 figures = measure_in_child(
                     sim.bootstrap_servers,
