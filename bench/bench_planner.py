@@ -96,7 +96,7 @@ def write_parquet_cluster(
 def write_json_cluster(path: Path, name: str, brokers: int, old: int, partitions: int, *, seed: int) -> None:
     rng = np.random.default_rng(seed)
     replicas = _assignment(old, partitions, rng)
-    topics, numbers = _topics(partitions, 500)
+    topics, numbers = _topics(partitions, 1000)
     sizes = rng.lognormal(20, 1.0, partitions).astype(np.int64)
     doc = {
         "version": 1,
