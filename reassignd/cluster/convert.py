@@ -6,7 +6,7 @@ plain values and stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -146,6 +146,19 @@ def reassignment(entry: Mapping[str, Any]) -> Reassignment:
     )
 
 
+def present_partitions(
+    topics: Mapping[str, RawTopic], keys: Mapping[str, Mapping[int, TopicPartition]] | None
+) -> Iterator[tuple[TopicPartition, RawPartition]]:
+    """The partitions read that were asked for (all when `keys` is None: new keys), with their metadata;
+    asked ones come back under the caller's own key objects (`keys`: partition_index)."""
+    for topic in topics.values():
+        kept = None if keys is None else keys.get(topic.name, {})
+        for raw in topic.partitions:
+            tp = TopicPartition(topic.name, raw.partition) if kept is None else kept.get(raw.partition)
+            if tp is not None:
+                yield tp, raw
+
+
 def partition_index(partitions: Iterable[TopicPartition]) -> dict[str, dict[int, TopicPartition]]:
     """The caller's own partition keys by topic and index: a read of a few partitions of big topics skips
     the rest without building (and hashing) a key for each, and the snapshot shares the caller's keys."""
@@ -183,47 +196,38 @@ def build_snapshot(
     sized = {tp for tp, _ in sizes}  # between full reads, the few partitions in flight
     states: list[PartitionState] = []
     referenced: set[int] = set()
-    for topic in topics.values():
-        kept = None if keep is None else keep.get(topic.name, {})
-        for raw in topic.partitions:
-            if kept is None:
-                tp = TopicPartition(topic.name, raw.partition)
-            else:
-                found = kept.get(raw.partition)
-                if found is None:
-                    continue
-                tp = found
-            moving = reassignments.get(tp)
-            replica_sizes = (
-                {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes} if tp in sized else {}
+    for tp, raw in present_partitions(topics, keep):
+        moving = reassignments.get(tp)
+        replica_sizes = (
+            {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes} if tp in sized else {}
+        )
+        referenced.update(raw.replicas)
+        before = earlier.get(tp)
+        if (
+            before is not None
+            and moving is None
+            and not replica_sizes
+            and before.replicas == raw.replicas
+            and before.isr == raw.isr
+            and before.leader == raw.leader
+            and not before.adding
+            and not before.removing
+            and not before.replica_sizes
+        ):
+            states.append(before)
+            continue
+        states.append(
+            PartitionState(
+                tp=tp,
+                replicas=raw.replicas,
+                isr=tuple(b for b in raw.isr if b in raw.replicas),
+                leader=raw.leader if raw.leader in raw.replicas else NO_LEADER,
+                adding=tuple(b for b in moving.adding if b in raw.replicas) if moving else (),
+                removing=tuple(b for b in moving.removing if b in raw.replicas) if moving else (),
+                size_bytes=_partition_size(raw, replica_sizes),
+                replica_sizes=replica_sizes,
             )
-            referenced.update(raw.replicas)
-            before = earlier.get(tp)
-            if (
-                before is not None
-                and moving is None
-                and not replica_sizes
-                and before.replicas == raw.replicas
-                and before.isr == raw.isr
-                and before.leader == raw.leader
-                and not before.adding
-                and not before.removing
-                and not before.replica_sizes
-            ):
-                states.append(before)
-                continue
-            states.append(
-                PartitionState(
-                    tp=tp,
-                    replicas=raw.replicas,
-                    isr=tuple(b for b in raw.isr if b in raw.replicas),
-                    leader=raw.leader if raw.leader in raw.replicas else NO_LEADER,
-                    adding=tuple(b for b in moving.adding if b in raw.replicas) if moving else (),
-                    removing=tuple(b for b in moving.removing if b in raw.replicas) if moving else (),
-                    size_bytes=_partition_size(raw, replica_sizes),
-                    replica_sizes=replica_sizes,
-                )
-            )
+        )
     brokers = [Broker(b, rack or None, True) for b, rack in cluster.racks.items()]
     brokers += [Broker(b, None, False) for b in sorted(referenced - set(cluster.racks))]
     infos = [

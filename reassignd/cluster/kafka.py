@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import operator
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
@@ -66,18 +66,6 @@ _OP_TYPES = {
 
 
 __all__ = ["AdminSettings", "KafkaClusterAdmin"]
-
-
-def _present(
-    topics: Mapping[str, convert.RawTopic], keys: Mapping[str, Mapping[int, TopicPartition]] | None
-) -> Iterator[tuple[TopicPartition, convert.RawPartition]]:
-    """The partitions read that were asked for (all when `keys` is None), with their metadata."""
-    for t in topics.values():
-        kept = None if keys is None else keys.get(t.name, {})
-        for raw in t.partitions:
-            tp = TopicPartition(t.name, raw.partition) if kept is None else kept.get(raw.partition)
-            if tp is not None:
-                yield tp, raw
 
 
 def _raw_of(
@@ -216,7 +204,11 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             asked_of = []
         else:
             sized = None if with_sizes is True else frozenset(with_sizes)
-            asked_of = [(tp, raw) for tp, raw in _present(topics, keys) if sized is None or tp in sized]
+            asked_of = [
+                (tp, raw)
+                for tp, raw in convert.present_partitions(topics, keys)
+                if sized is None or tp in sized
+            ]
         hosts: dict[int, list[TopicPartition]] = {}
         for tp, raw in asked_of:
             asked = raw.replicas
