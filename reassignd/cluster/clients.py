@@ -146,34 +146,43 @@ class ClientCalls:
         dialling the dead one (NodeNotReadyError, then UnknownBrokerIdError). So after a failure the broker
         did not answer itself (no Kafka code) or NOT_CONTROLLER, the client is replaced: the retry
         bootstraps a fresh one, which asks Metadata for the current controller."""
-        client = self._kafka_python()
-        try:
-            return call(client)
-        except WriteFenced:
-            raise
-        except Exception as exc:
-            error = from_exception(exc)
-            if error.code is None or error.name == "NOT_CONTROLLER":
-                self._discard_kafka_python(client)
-            raise
+        return self._replacing_client(
+            call, lambda e: e.code is None or e.name == "NOT_CONTROLLER", "a controller failure"
+        )
 
     def _on_broker(self, call: Callable[[KafkaAdminClient], T]) -> T:
         """Run a broker-routed kafka-python call (on the pool). kafka-python's metadata forgets a broker
         that stopped, and asked for it once it is back answers UnknownBrokerIdError until its next metadata
         refresh, minutes later: after a failure the broker did not answer itself (no Kafka code), the
         client is replaced and the call tried once more."""
+        return self._replacing_client(
+            call, lambda e: e.code is None, "a broker it could not reach", again=True
+        )
+
+    def _replacing_client(
+        self,
+        call: Callable[[KafkaAdminClient], T],
+        stale: Callable[[KafkaErrorInfo], bool],
+        why: str,
+        *,
+        again: bool = False,
+    ) -> T:
+        """`call` on the kafka-python client; a failure that says the client's view is `stale` replaces
+        the client, then raises (the caller's retry bootstraps a new one) or, `again`, calls once more."""
         client = self._kafka_python()
         try:
             return call(client)
         except WriteFenced:
             raise
         except Exception as exc:
-            if from_exception(exc).code is not None:
+            if not stale(from_exception(exc)):
                 raise
-            self._discard_kafka_python(client, "a broker it could not reach")
+            self._discard_kafka_python(client, why)
+            if not again:
+                raise
         return call(self._kafka_python())
 
-    def _discard_kafka_python(self, client: KafkaAdminClient, why: str = "a controller failure") -> None:
+    def _discard_kafka_python(self, client: KafkaAdminClient, why: str) -> None:
         with self._kp_lock:
             if self._kp is not client:
                 return
