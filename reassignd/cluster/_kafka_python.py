@@ -8,11 +8,70 @@ kafka-python 3.0.12 loads its protocol schemas with importlib.resources.read_tex
 from __future__ import annotations
 
 import warnings
+from collections.abc import Collection, Mapping
+from typing import Any
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import kafka.errors as kafka_errors
     from kafka import TopicPartition as KpTopicPartition
     from kafka.admin import KafkaAdminClient
+    from kafka.protocol.admin import DescribeConfigsRequest, DescribeLogDirsRequest
 
-__all__ = ["KafkaAdminClient", "KpTopicPartition", "kafka_errors"]
+__all__ = [
+    "KafkaAdminClient",
+    "KpTopicPartition",
+    "broker_configs_request",
+    "kafka_errors",
+    "log_dirs_request",
+    "log_dirs_response",
+    "send_each",
+]
+
+BROKER_RESOURCE = 4  # DescribeConfigsRequest.ResourceType
+
+
+def broker_configs_request(broker: int, keys: Collection[str] | None) -> Any:
+    """DescribeConfigs of one broker's own resource (to be sent to that broker) with every synonym
+    (v1+), for only `keys` (None: all)."""
+    return DescribeConfigsRequest(
+        resources=[(BROKER_RESOURCE, str(broker), None if keys is None else list(keys))],
+        include_synonyms=True,
+        min_version=1,
+    )
+
+
+def log_dirs_request(partitions: Mapping[str, list[int]]) -> Any:
+    """DescribeLogDirs for these partitions of a broker; none: the broker's log dirs alone."""
+    return DescribeLogDirsRequest(topics=list(partitions.items()))
+
+
+def log_dirs_response(broker: int, response: Any) -> list[dict[str, Any]]:
+    """As kafka-python's describe_log_dirs returns one broker's answer."""
+    return [{"broker": broker, "log_dirs": [result.to_dict() for result in response.results]}]
+
+
+def send_each(client: KafkaAdminClient, requests: Mapping[int, Any]) -> dict[int, Any]:
+    """Each request to its broker, all in flight at once on the client's IO thread: each broker's response,
+    or the exception its request failed with. Through the client's connection manager, as kafka-python's
+    own admin calls are sent (kafka-python is pinned): its describe_configs drops a resource's error code,
+    and its per-broker calls go one after the other."""
+    manager = client._manager
+
+    async def gather() -> dict[int, Any]:
+        sent: dict[int, Any] = {}
+        for broker, request in requests.items():
+            try:  # a broker its metadata does not know fails here, not in the future
+                sent[broker] = manager.send(request, node_id=broker)
+            except Exception as exc:
+                sent[broker] = exc
+        answers: dict[int, Any] = {}
+        for broker, future in sent.items():
+            try:
+                answers[broker] = future if isinstance(future, Exception) else await future
+            except Exception as exc:
+                answers[broker] = exc
+        return answers
+
+    answers: dict[int, Any] = manager.run(gather)
+    return answers

@@ -79,6 +79,24 @@ def config_value(entry: Any) -> ConfigValue:
     )
 
 
+def config_from_wire(entry: Any) -> ConfigValue:
+    """A DescribeConfigs (v1+) result entry as kafka-python decodes it, with its synonyms in Kafka's order
+    (highest precedence first, all under the entry's own name); the entry itself is not its own synonym."""
+    source = config_source(entry.config_source)
+    return ConfigValue(
+        name=str(entry.name),
+        value=None if entry.value is None else str(entry.value),
+        source=source,
+        read_only=bool(entry.read_only),
+        sensitive=bool(entry.is_sensitive),
+        synonyms=tuple(
+            (config_source(s.source), s.value)
+            for s in entry.synonyms or ()
+            if config_source(s.source) != source or s.value != entry.value
+        ),
+    )
+
+
 def config_description(entries: Mapping[str, Any], keys: Collection[str] | None) -> ConfigDescription:
     wanted = None if keys is None else frozenset(keys)
     return ConfigDescription(

@@ -26,7 +26,12 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from reassignd.cluster import convert
-from reassignd.cluster._kafka_python import KpTopicPartition
+from reassignd.cluster._kafka_python import (
+    KpTopicPartition,
+    broker_configs_request,
+    log_dirs_request,
+    log_dirs_response,
+)
 from reassignd.cluster.api import (
     ConfigDescription,
     ConfigOp,
@@ -313,20 +318,30 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     ) -> dict[int, ConfigDescription]:
         """One request per broker (Kafka routes broker configs to that broker); an offline broker yields
         an error entry for it (BROKER_NOT_AVAILABLE), never a failed call. `live`: the brokers known to be
-        up, when the caller has just read them."""
+        up, when the caller has just read them.
+
+        Through kafka-python: its request names the keys (librdkafka's asks for all of a broker's 200-odd
+        configs, 0.15 s a cycle for 100 brokers), and it keeps every synonym, where librdkafka keys them
+        by name and so loses the cluster-wide default under a broker's own value."""
         online = await self._live_brokers() if live is None else frozenset(live)
+        wanted = None if keys is None else sorted(set(keys))
+        asked = sorted(set(broker_ids))
 
-        async def one(broker: int) -> tuple[int, ConfigDescription]:
-            if broker not in online:
-                return broker, ConfigDescription(error=self._offline("describe_configs", broker))
-            resource = ConfigResource(ConfigResource.Type.BROKER, str(broker))
-            try:
-                entries = await self._call("describe_configs", lambda: self._describe_configs_once(resource))
-            except ClusterCallError as error:
-                return broker, ConfigDescription(error=error.error)
-            return broker, convert.config_description(entries, keys)
+        def read(broker: int, response: Any) -> ConfigDescription:
+            (result,) = response.results
+            if result.error_code:
+                return ConfigDescription(error=error_for_code(result.error_code, result.error_message or ""))
+            return ConfigDescription(values={e.name: convert.config_from_wire(e) for e in result.configs})
 
-        return dict(await asyncio.gather(*(one(b) for b in sorted(set(broker_ids)))))
+        requests = {b: broker_configs_request(b, wanted) for b in asked if b in online}
+        outcomes = await self._each_broker("describe_configs", requests, read)
+        out: dict[int, ConfigDescription] = {}
+        for broker in asked:
+            outcome = outcomes.get(broker) or self._offline("describe_configs", broker)
+            if not isinstance(outcome, ConfigDescription):
+                outcome = ConfigDescription(error=outcome)
+            out[broker] = outcome
+        return out
 
     async def describe_topic_configs(
         self, topics: Collection[str], keys: Collection[str] | None = None
@@ -358,10 +373,6 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             else:
                 out[name] = convert.config_description(outcome, keys)
         return out
-
-    async def _describe_configs_once(self, resource: ConfigResource) -> Any:
-        futures = self._ck.describe_configs([resource], request_timeout=self._timeout)
-        return await asyncio.wrap_future(futures[resource])
 
     async def list_partition_reassignments(
         self, partitions: Collection[TopicPartition] | None = None
@@ -399,24 +410,18 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         """One DescribeLogDirs per broker, for only the partitions asked of it; failures stay per broker.
         `dirs_only`: brokers asked for no partition are asked too (an empty topic list: their dirs only)."""
 
-        async def one(broker: int, tps: Collection[TopicPartition]) -> tuple[int, Any]:
-            by_topic: dict[str, list[int]] = {}
-            for tp in tps:
-                by_topic.setdefault(tp.topic, []).append(tp.partition)
+        requests: dict[int, Any] = {}
+        for broker, tps in hosts.items():
+            if tps or dirs_only:
+                by_topic: dict[str, list[int]] = {}
+                for tp in tps:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+                requests[broker] = log_dirs_request(by_topic)
 
-            def read() -> Listing:
-                response = self._on_broker(lambda c: c.describe_log_dirs(by_topic, brokers=[broker]))
-                return convert.log_dir_listing(broker, response, tps)
+        def read(broker: int, response: Any) -> Listing:
+            return convert.log_dir_listing(broker, log_dirs_response(broker, response), hosts[broker])
 
-            async def attempt() -> Listing:
-                return await self._blocking(read)
-
-            try:
-                return broker, await self._call("describe_log_dirs", attempt)
-            except ClusterCallError as error:
-                return broker, error.error
-
-        outcomes = await asyncio.gather(*(one(b, tps) for b, tps in hosts.items() if tps or dirs_only))
+        outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
         futures: dict[tuple[TopicPartition, int], str] = {}
         dirs: dict[int, tuple[str, ...]] = {}

@@ -134,6 +134,43 @@ async def test_config_sources_tell_operator_set_from_default(admin: KafkaCluster
     assert not topics["orders"].values[FOLLOWER_THROTTLED_REPLICAS].source.is_dynamic
 
 
+async def test_the_cluster_default_is_read_under_every_brokers_own_value(tmp_path: Path) -> None:
+    """Kafka lists a broker config's synonyms from the highest level down, all under the same name.
+    librdkafka keys them by name, so under a broker's own rate only the last (Kafka's default) survived and
+    the cluster-wide default vanished. Once every broker carries its own rate (ours, mid-move), the
+    snapshot lost the operator's cluster default, which the `add` rate policy adds ours to."""
+    scenario = {
+        "cluster_id": "synonyms",
+        "brokers": [{"id": 1, "rack": "r1"}, {"id": 2, "rack": "r2"}],
+        "topics": [{"name": "t", "partitions": 1, "replication_factor": 2, "assignment": [[1, 2]]}],
+        "broker_configs": {
+            "1": {LEADER_THROTTLED_RATE: "1000000"},
+            "2": {LEADER_THROTTLED_RATE: "2000000", FOLLOWER_THROTTLED_RATE: "3000000"},
+        },
+        "cluster_broker_configs": {LEADER_THROTTLED_RATE: "7000000"},
+    }
+    keys = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
+    with SimProcess(scenario, workdir=tmp_path / "sim", time_scale=0) as sim:
+        admin = make_admin(sim)
+        try:
+            described = await admin.describe_broker_configs([1, 2], keys)
+            read = await admin.snapshot_with_errors(broker_config_keys=keys)
+        finally:
+            await admin.close()
+            gc.collect()
+    leader = described[1].values[LEADER_THROTTLED_RATE]
+    assert (leader.value, leader.source) == ("1000000", ConfigSource.DYNAMIC_BROKER)
+    assert leader.value_from(ConfigSource.DYNAMIC_DEFAULT_BROKER) == "7000000"
+    assert leader.value_from(ConfigSource.DEFAULT) is not None
+    assert set(described[1].values) == set(keys)  # only the keys asked for
+    assert not read.errors
+    assert read.snapshot.cluster_configs == {LEADER_THROTTLED_RATE: "7000000"}
+    assert read.snapshot.broker_configs == {
+        1: {LEADER_THROTTLED_RATE: "1000000"},
+        2: {LEADER_THROTTLED_RATE: "2000000", FOLLOWER_THROTTLED_RATE: "3000000"},
+    }
+
+
 async def test_broker_config_set_and_delete_round_trip(
     admin: KafkaClusterAdmin, shared_sim: SimProcess
 ) -> None:
