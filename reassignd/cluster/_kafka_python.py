@@ -16,15 +16,15 @@ with warnings.catch_warnings():
     import kafka.errors as kafka_errors
     from kafka import TopicPartition as KpTopicPartition
     from kafka.admin import KafkaAdminClient
-    from kafka.protocol.admin import DescribeConfigsRequest, DescribeLogDirsRequest
+    from kafka.protocol.admin import DescribeConfigsRequest, DescribeLogDirsRequest, DescribeLogDirsResponse
 
 __all__ = [
+    "DescribeLogDirsResponse",
     "KafkaAdminClient",
     "KpTopicPartition",
     "broker_configs_request",
     "kafka_errors",
     "log_dirs_request",
-    "log_dirs_response",
     "send_each",
 ]
 
@@ -44,11 +44,6 @@ def broker_configs_request(broker: int, keys: Collection[str] | None) -> Any:
 def log_dirs_request(partitions: Mapping[str, list[int]]) -> Any:
     """DescribeLogDirs for these partitions of a broker; none: the broker's log dirs alone."""
     return DescribeLogDirsRequest(topics=list(partitions.items()))
-
-
-def log_dirs_response(broker: int, response: Any) -> list[dict[str, Any]]:
-    """As kafka-python's describe_log_dirs returns one broker's answer."""
-    return [{"broker": broker, "log_dirs": [result.to_dict() for result in response.results]}]
 
 
 def send_each(client: KafkaAdminClient, requests: Mapping[int, Any]) -> dict[int, Any]:

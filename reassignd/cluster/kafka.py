@@ -30,7 +30,6 @@ from reassignd.cluster._kafka_python import (
     KpTopicPartition,
     broker_configs_request,
     log_dirs_request,
-    log_dirs_response,
 )
 from reassignd.cluster.api import (
     ConfigDescription,
@@ -419,7 +418,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 requests[broker] = log_dirs_request(by_topic)
 
         def read(broker: int, response: Any) -> Listing:
-            return convert.log_dir_listing(broker, log_dirs_response(broker, response), hosts[broker])
+            return convert.log_dir_listing(broker, response.results, hosts[broker])
 
         outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}

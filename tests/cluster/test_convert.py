@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from reassignd.cluster._kafka_python import DescribeLogDirsResponse
 from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
 from reassignd.cluster.convert import (
     ClusterView,
     RawPartition,
     RawTopic,
     build_snapshot,
-    log_dir_replicas,
+    log_dir_listing,
 )
 from reassignd.model import NO_LEADER, Broker, TopicPartition
 
@@ -124,52 +127,39 @@ def test_config_levels_go_where_they_belong() -> None:
 
 
 def test_log_dirs_prefer_the_current_replica_over_a_future_one() -> None:
-    response = [
-        {
-            "broker": 1,
-            "log_dirs": [
-                {
-                    "error_code": 0,
-                    "log_dir": "/a",
-                    "topics": [
-                        {
-                            "name": "t",
-                            "partitions": [
-                                {
-                                    "partition_index": 0,
-                                    "partition_size": 5,
-                                    "offset_lag": 0,
-                                    "is_future_key": True,
-                                }
-                            ],
-                        },
-                    ],
-                },
-                {
-                    "error_code": 0,
-                    "log_dir": "/b",
-                    "topics": [
-                        {
-                            "name": "t",
-                            "partitions": [
-                                {
-                                    "partition_index": 0,
-                                    "partition_size": 50,
-                                    "offset_lag": 2,
-                                    "is_future_key": False,
-                                },
-                                {
-                                    "partition_index": 9,
-                                    "partition_size": 1,
-                                    "offset_lag": 0,
-                                    "is_future_key": False,
-                                },
-                            ],
-                        },
-                    ],
-                },
+    result, topic, part = _log_dir_classes()
+    results = [
+        result(
+            error_code=0,
+            log_dir="/a",
+            topics=[
+                topic(name="t", partitions=[part(partition_index=0, partition_size=5, is_future_key=True)])
             ],
-        }
+        ),
+        result(
+            error_code=0,
+            log_dir="/b",
+            topics=[
+                topic(
+                    name="t",
+                    partitions=[
+                        part(partition_index=0, partition_size=50, offset_lag=2),
+                        part(partition_index=9, partition_size=1),
+                    ],
+                )
+            ],
+        ),
+        result(error_code=57, log_dir="/broken", topics=[]),  # KAFKA_STORAGE_ERROR: not one of its dirs
     ]
-    out = log_dir_replicas(1, response, [TopicPartition("t", 0)])
-    assert out == {(TopicPartition("t", 0), 1): ReplicaLogDir(50, 2, "/b", False)}
+    replicas, futures, dirs = log_dir_listing(1, results, [TopicPartition("t", 0)])
+    assert replicas == {(TopicPartition("t", 0), 1): ReplicaLogDir(50, 2, "/b", False)}
+    assert futures == {(TopicPartition("t", 0), 1): "/a"}
+    assert dirs == ["/a", "/b"]
+    everything, _, _ = log_dir_listing(1, results)
+    assert set(everything) == {(TopicPartition("t", 0), 1), (TopicPartition("t", 9), 1)}
+
+
+def _log_dir_classes() -> tuple[Any, Any, Any]:
+    """kafka-python's DescribeLogDirs result classes: what the adapter reads, field by field."""
+    result = DescribeLogDirsResponse.DescribeLogDirsResult
+    return result, result.DescribeLogDirsTopic, result.DescribeLogDirsTopic.DescribeLogDirsPartition
