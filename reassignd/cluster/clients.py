@@ -73,6 +73,11 @@ class ClientCalls:
         self._kp_config.setdefault("request_timeout_ms", int(settings.request_timeout * 1000))
         self._kp_config.setdefault("bootstrap_timeout_ms", int(settings.request_timeout * 1000))
         self._kp_config.setdefault("client_id", "reassignd")
+        # kafka-python refuses a request beyond this many in flight on a connection (NodeNotReadyError "Node
+        # paused"), where Kafka's own clients queue it; the refusal reads as a stale client, which is then
+        # replaced under the other calls. Each pool thread waits on one call at a time, with at most one
+        # request per broker (_each_broker: one to every broker), and kafka-python adds its metadata refresh.
+        self._kp_config.setdefault("max_in_flight_requests_per_connection", settings.max_workers + 1)
         self._kp: KafkaAdminClient | None = None
         self._kp_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(settings.max_workers, thread_name_prefix="reassignd-cluster")
