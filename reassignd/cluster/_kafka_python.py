@@ -7,6 +7,7 @@ kafka-python 3.0.12 loads its protocol schemas with importlib.resources.read_tex
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -46,12 +47,17 @@ def log_dirs_request(partitions: Mapping[str, list[int]]) -> Any:
     return DescribeLogDirsRequest(topics=list(partitions.items()))
 
 
-def send_each(client: KafkaAdminClient, requests: Mapping[int, Any]) -> dict[int, Any]:
+def send_each(client: KafkaAdminClient, requests: Mapping[int, Any], timeout: float) -> dict[int, Any]:
     """Each request to its broker, all in flight at once on the client's IO thread: each broker's response,
     or the exception its request failed with. Through the client's connection manager, as kafka-python's
     own admin calls are sent (kafka-python is pinned): its describe_configs drops a resource's error code,
-    and its per-broker calls go one after the other."""
+    and its per-broker calls go one after the other.
+
+    No broker is waited for longer than `timeout` seconds from now (then: KafkaTimeoutError for it): a
+    request to a broker that accepts the connection and never answers stays buffered until kafka-python's
+    connection setup timeout (10 s, not the request timeout), and would hold every other broker's answer."""
     manager = client._manager
+    deadline = time.monotonic() + timeout
 
     async def gather() -> dict[int, Any]:
         sent: dict[int, Any] = {}
@@ -63,7 +69,11 @@ def send_each(client: KafkaAdminClient, requests: Mapping[int, Any]) -> dict[int
         answers: dict[int, Any] = {}
         for broker, future in sent.items():
             try:
-                answers[broker] = future if isinstance(future, Exception) else await future
+                if isinstance(future, Exception):
+                    answers[broker] = future
+                else:
+                    left_ms = max(0.0, deadline - time.monotonic()) * 1000
+                    answers[broker] = await manager.wait_for(future, left_ms)
             except Exception as exc:
                 answers[broker] = exc
         return answers

@@ -175,7 +175,13 @@ class ClientCalls:
             return {}
 
         async def together() -> dict[int, Any]:
-            return await self._blocking(lambda: send_each(self._kafka_python(), requests))
+            deadline = time.monotonic() + self._timeout  # the attempt's, bootstrapping a client included
+
+            def send() -> dict[int, Any]:
+                client = self._kafka_python()
+                return send_each(client, requests, max(0.0, deadline - time.monotonic()))
+
+            return await self._blocking(send)
 
         try:
             first = await self._call(api, together)
@@ -189,7 +195,9 @@ class ClientCalls:
 
         async def alone(broker: int) -> tuple[int, T | KafkaErrorInfo]:
             def once() -> T:
-                answer = self._on_broker(lambda c: _raised(send_each(c, {broker: requests[broker]})))
+                answer = self._on_broker(
+                    lambda c: _raised(send_each(c, {broker: requests[broker]}, self._timeout))
+                )
                 return read(broker, answer)
 
             async def attempt() -> T:

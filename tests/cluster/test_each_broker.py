@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import socket
+import time
 
 import pytest
 
 from reassignd.cluster.api import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
+from reassignd.cluster.retry import RetryPolicy
 from tests.cluster.conftest import make_admin
 from tests.services.simulator import SimProcess
 
@@ -38,5 +41,30 @@ async def test_concurrent_snapshots_share_the_client_without_failing(own_sim: Si
         assert [r.errors for r in results] == [()] * 8
         assert admin._kp is client  # never replaced: no request was refused
     finally:
+        await admin.close()
+        gc.collect()
+
+
+async def test_a_broker_that_never_answers_fails_alone_within_the_timeout(own_sim: SimProcess) -> None:
+    """A broker whose host hangs (a crash without RST, a partition) accepts the connection and answers
+    nothing. Its request must fail alone after the request timeout; it held every broker's answer until
+    kafka-python's own connection setup timeout (10 s), past the call's timeout: every broker read failed."""
+    admin = make_admin(own_sim, request_timeout=1.0, retry=RetryPolicy(attempts=1))
+    hung = socket.socket()
+    try:
+        await admin.describe_broker_configs([1, 2, 4], KEYS)  # the client knows broker 3, never dialled it
+        port = own_sim.broker_ports[3]
+        own_sim.stop_broker(3)
+        hung.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hung.bind(("127.0.0.1", port))
+        hung.listen(8)  # never accepted, never answered
+        started = time.monotonic()
+        described = await admin.describe_broker_configs([1, 2, 3, 4], KEYS, live={1, 2, 3, 4})
+        elapsed = time.monotonic() - started
+        assert {b: d.error is None for b, d in described.items()} == {1: True, 2: True, 3: False, 4: True}
+        assert described[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+        assert elapsed < 2 * (1.0 + 1.0) + 0.5  # the first pass and broker 3's attempt alone, each bounded
+    finally:
+        hung.close()
         await admin.close()
         gc.collect()
