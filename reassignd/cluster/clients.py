@@ -98,8 +98,9 @@ class ClientCalls:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
-    async def _call(self, api: str, attempt: Callable[[], Awaitable[T]]) -> T:
-        """One admin call: timeout per attempt, retries on retriable errors, outcome to the observer."""
+    async def _call(self, api: str, attempt: Callable[[], Awaitable[T]], *, report: bool = True) -> T:
+        """One admin call: timeout per attempt, retries on retriable errors, outcome to the observer
+        (unless not `report`: the caller reports it as several)."""
 
         async def once() -> T:
             try:
@@ -122,11 +123,11 @@ class ClientCalls:
         try:
             result = await run_with_retry(once, self._settings.retry, on_retry=on_retry)
         except ClusterCallError as error:
-            if self._observer is not None:
-                self._observer.call_failed(api, error.error)
+            if report:
+                self._item_failed(api, error.error)
             raise
-        if self._observer is not None:
-            self._observer.call_succeeded(api, time.time())
+        if report:
+            self._item_succeeded(api)
         return result
 
     def _check_write_fence(self) -> None:
@@ -137,6 +138,10 @@ class ClientCalls:
     def _item_failed(self, api: str, error: KafkaErrorInfo) -> None:
         if self._observer is not None:
             self._observer.call_failed(api, error)
+
+    def _item_succeeded(self, api: str) -> None:
+        if self._observer is not None:
+            self._observer.call_succeeded(api, time.time())
 
     def _kafka_python(self) -> KafkaAdminClient:
         """Created on first use (its constructor connects and blocks); always called on the pool."""
@@ -170,7 +175,9 @@ class ClientCalls:
         """One kafka-python request per broker, all in flight at once (100 brokers: 18 ms, against 50 ms as
         100 calls through the pool); `read` turns a broker's answer into T, on the pool. A broker whose
         request failed is asked again alone, retried and with `_on_broker`'s stale-client check; what
-        still fails is that broker's error. Never raises for a broker's failure."""
+        still fails is that broker's error. Never raises for a broker's failure. The observer gets one
+        report per broker, as when each broker had a call of its own: the first pass is not a call of its
+        own (a success of it, all brokers down, would be no success)."""
         if not requests:
             return {}
 
@@ -184,10 +191,14 @@ class ClientCalls:
             return await self._blocking(send)
 
         try:
-            first = await self._call(api, together)
+            first = await self._call(api, together, report=False)
         except ClusterCallError as error:
+            for _ in requests:
+                self._item_failed(api, error.error)
             return dict.fromkeys(requests, error.error)
         answered = {b: a for b, a in first.items() if not isinstance(a, BaseException)}
+        for _ in answered:
+            self._item_succeeded(api)
         # read outside the call's timeout: a first full DescribeLogDirs of a big cluster takes seconds
         out: dict[int, T | KafkaErrorInfo] = await self._blocking(
             lambda: {b: read(b, a) for b, a in answered.items()}

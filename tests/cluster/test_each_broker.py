@@ -7,10 +7,12 @@ import asyncio
 import gc
 import socket
 import time
+from typing import Any
 
 import pytest
 
 from reassignd.cluster.api import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
+from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
 from tests.cluster.conftest import make_admin
 from tests.services.simulator import SimProcess
@@ -66,5 +68,51 @@ async def test_a_broker_that_never_answers_fails_alone_within_the_timeout(own_si
         assert elapsed < 2 * (1.0 + 1.0) + 0.5  # the first pass and broker 3's attempt alone, each bounded
     finally:
         hung.close()
+        await admin.close()
+        gc.collect()
+
+
+class RecordingObserver:
+    def __init__(self) -> None:
+        self.reports: list[tuple[str, str]] = []
+
+    def call_failed(self, api: str, error: Any) -> None:
+        self.reports.append((api, error.name))
+
+    def call_succeeded(self, api: str, wall_time: float) -> None:
+        self.reports.append((api, "ok"))
+
+
+async def test_the_observer_gets_one_report_per_broker_request(own_sim: SimProcess) -> None:
+    """As when each broker had a call of its own: a success per broker that answered, a failure per broker
+    that did not. The first pass went to the metrics as one more call, a success even when no broker
+    answered (reassignd_cluster_last_success_timestamp_seconds moved with the whole cluster down)."""
+    observer = RecordingObserver()
+    settings = make_admin(own_sim, request_timeout=1.0, retry=RetryPolicy(attempts=1))._settings
+    admin = KafkaClusterAdmin(settings, observer=observer)
+    try:
+        await admin.describe_broker_configs([1, 2, 3, 4], KEYS)
+        assert observer.reports == [("describe_cluster", "ok")] + [("describe_configs", "ok")] * 4
+        observer.reports.clear()
+        own_sim.stop_broker(3)  # after the caller read the live brokers
+        described = await admin.describe_broker_configs([1, 2, 3, 4], KEYS, live={1, 2, 3, 4})
+        assert [b for b, d in described.items() if d.error is not None] == [3]
+        assert (
+            sorted(observer.reports)
+            == [("describe_configs", described[3].error.name)]
+            + [  # type: ignore[union-attr]
+                ("describe_configs", "ok")
+            ]
+            * 3
+        )
+        observer.reports.clear()
+        for broker in (1, 2, 4):
+            own_sim.stop_broker(broker)
+        described = await admin.describe_broker_configs([1, 2, 3, 4], KEYS, live={1, 2, 3, 4})
+        assert all(d.error is not None for d in described.values())
+        assert sorted(observer.reports) == sorted(
+            ("describe_configs", d.error.name) for d in described.values()
+        )  # type: ignore[union-attr]
+    finally:
         await admin.close()
         gc.collect()
