@@ -9,6 +9,7 @@ only, and one report to the observer (the daemon's metrics) after the retries.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import threading
 import time
@@ -174,8 +175,9 @@ class ClientCalls:
     ) -> dict[int, T | KafkaErrorInfo]:
         """One kafka-python request per broker, all in flight at once (100 brokers: 18 ms, against 50 ms as
         100 calls through the pool); `read` turns a broker's answer into T, on the pool. A broker whose
-        request failed is asked again alone, retried and with `_on_broker`'s stale-client check; what
-        still fails is that broker's error. Never raises for a broker's failure. The observer gets one
+        request failed, or whose answer `read` raised for, is asked again alone, retried and with
+        `_on_broker`'s stale-client check; what still fails is that broker's error. Never raises for a
+        broker's failure. The observer gets one
         report per broker, as when each broker had a call of its own: the first pass is not a call of its
         own (a success of it, all brokers down, would be no success)."""
         if not requests:
@@ -197,12 +199,20 @@ class ClientCalls:
                 self._item_failed(api, error.error)
             return dict.fromkeys(requests, error.error)
         answered = {b: a for b, a in first.items() if not isinstance(a, BaseException)}
-        for _ in answered:
-            self._item_succeeded(api)
+
+        def read_each() -> dict[int, T | KafkaErrorInfo]:
+            read_out: dict[int, T | KafkaErrorInfo] = {}
+            for broker, answer in answered.items():
+                # an answer `read` refuses (its error, or one unlike Kafka's) is that broker's failure: the
+                # broker is asked again alone, where its error is retried if retriable, then its entry
+                with contextlib.suppress(Exception):
+                    read_out[broker] = read(broker, answer)
+            return read_out
+
         # read outside the call's timeout: a first full DescribeLogDirs of a big cluster takes seconds
-        out: dict[int, T | KafkaErrorInfo] = await self._blocking(
-            lambda: {b: read(b, a) for b, a in answered.items()}
-        )
+        out = await self._blocking(read_each)
+        for _ in out:
+            self._item_succeeded(api)
 
         async def alone(broker: int) -> tuple[int, T | KafkaErrorInfo]:
             def once() -> T:
@@ -219,7 +229,7 @@ class ClientCalls:
             except ClusterCallError as error:
                 return broker, error.error
 
-        out.update(await asyncio.gather(*(alone(b) for b in first if b not in answered)))
+        out.update(await asyncio.gather(*(alone(b) for b in first if b not in out)))
         return out
 
     def _replacing_client(

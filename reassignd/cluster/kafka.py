@@ -328,8 +328,10 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
 
         def read(broker: int, response: Any) -> ConfigDescription:
             (result,) = response.results
-            if result.error_code:
-                return ConfigDescription(error=error_for_code(result.error_code, result.error_message or ""))
+            if result.error_code:  # the broker's failure (retried if retriable, reported as failed)
+                raise ClusterCallError(
+                    "describe_configs", error_for_code(result.error_code, result.error_message or "")
+                )
             return ConfigDescription(values={e.name: convert.config_from_wire(e) for e in result.configs})
 
         requests = {b: broker_configs_request(b, wanted) for b in asked if b in online}

@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from reassignd.cluster import kafka as kafka_module
+from reassignd.cluster._kafka_python import broker_configs_request
 from reassignd.cluster.api import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
+from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
 from tests.cluster.conftest import make_admin
@@ -116,3 +119,45 @@ async def test_the_observer_gets_one_report_per_broker_request(own_sim: SimProce
     finally:
         await admin.close()
         gc.collect()
+
+
+async def test_a_broker_s_resource_error_is_its_error_entry(
+    own_sim: SimProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hand-crafted: each broker asked for the next broker's resource, which Kafka refuses (INVALID_REQUEST,
+    "Unexpected broker id"). The refusal is that broker's error entry, the call does not fail, and the
+    metrics count it failed (a broker denying DescribeConfigs counted as a success)."""
+    real = kafka_module.broker_configs_request
+    monkeypatch.setattr(kafka_module, "broker_configs_request", lambda b, keys: real(b % 4 + 1, keys))
+    observer = RecordingObserver()
+    settings = make_admin(own_sim, request_timeout=1.0, retry=RetryPolicy(attempts=1))._settings
+    admin = KafkaClusterAdmin(settings, observer=observer)
+    try:
+        described = await admin.describe_broker_configs([1, 2, 3, 4], KEYS)
+    finally:
+        await admin.close()
+        gc.collect()
+    assert {b: (d.error and d.error.name, d.values) for b, d in described.items()} == {
+        b: ("INVALID_REQUEST", {}) for b in (1, 2, 3, 4)
+    }
+    assert "Unexpected broker id" in str(described[1].error)
+    assert observer.reports == [("describe_cluster", "ok")] + [("describe_configs", "INVALID_REQUEST")] * 4
+
+
+async def test_an_answer_that_cannot_be_read_is_that_broker_s_error(own_sim: SimProcess) -> None:
+    """`read` failing on one broker's answer (an answer shaped unlike Kafka's) fails that broker only."""
+    admin = make_admin(own_sim, request_timeout=1.0, retry=RetryPolicy(attempts=1))
+
+    def read(broker: int, response: Any) -> int:
+        if broker == 2:
+            raise ValueError("not enough values to unpack (expected 1, got 0)")
+        return len(response.results)
+
+    requests = {b: broker_configs_request(b, list(KEYS)) for b in (1, 2, 3)}
+    try:
+        outcomes = await admin._each_broker("describe_configs", requests, read)
+    finally:
+        await admin.close()
+        gc.collect()
+    assert outcomes[1] == outcomes[3] == 1
+    assert isinstance(outcomes[2], KafkaErrorInfo) and "not enough values" in str(outcomes[2])
