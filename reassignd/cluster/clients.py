@@ -80,6 +80,7 @@ class ClientCalls:
         # request per broker (_each_broker: one to every broker), and kafka-python adds its metadata refresh.
         self._kp_config.setdefault("max_in_flight_requests_per_connection", settings.max_workers + 1)
         self._kp: KafkaAdminClient | None = None
+        self._closed = False  # set under _kp_lock: no client is created once close() took the last one
         self._kp_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(settings.max_workers, thread_name_prefix="reassignd-cluster")
         confluent_config: dict[str, str | int | float | bool] = {
@@ -97,7 +98,12 @@ class ClientCalls:
 
     async def _blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        try:
+            return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        except RuntimeError:  # the pool shut down: a call still in flight when the adapter closed
+            if self._closed:
+                raise _closed_error() from None
+            raise
 
     async def _call(self, api: str, attempt: Callable[[], Awaitable[T]], *, report: bool = True) -> T:
         """One admin call: timeout per attempt, retries on retriable errors, outcome to the observer
@@ -147,6 +153,8 @@ class ClientCalls:
     def _kafka_python(self) -> KafkaAdminClient:
         """Created on first use (its constructor connects and blocks); always called on the pool."""
         with self._kp_lock:
+            if self._closed:  # a retry still running when the adapter closed: nothing would close its client
+                raise _closed_error()
             if self._kp is None:
                 self._kp = KafkaAdminClient(**self._kp_config)
             return self._kp
@@ -210,7 +218,12 @@ class ClientCalls:
             return read_out
 
         # read outside the call's timeout: a first full DescribeLogDirs of a big cluster takes seconds
-        out = await self._blocking(read_each)
+        try:
+            out = await self._blocking(read_each)
+        except ClusterCallError as error:  # closed meanwhile
+            for _ in requests:
+                self._item_failed(api, error.error)
+            return dict.fromkeys(requests, error.error)
         for _ in out:
             self._item_succeeded(api)
 
@@ -293,10 +306,18 @@ class ClientCalls:
 
     async def close(self) -> None:
         """Idempotent. Waits for in-flight blocking calls so no thread outlives the adapter."""
-        client, self._kp = self._kp, None
+        with self._kp_lock:
+            self._closed = True
+            client, self._kp = self._kp, None
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
         self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _closed_error() -> ClusterCallError:
+    return ClusterCallError(
+        "close", KafkaErrorInfo("CLIENT_CLOSED", None, False, "the cluster admin is closed")
+    )
 
 
 def _raised(answers: Mapping[int, Any]) -> Any:

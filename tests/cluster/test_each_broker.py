@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import socket
+import threading
 import time
 from typing import Any
 
@@ -161,3 +162,32 @@ async def test_an_answer_that_cannot_be_read_is_that_broker_s_error(own_sim: Sim
         gc.collect()
     assert outcomes[1] == outcomes[3] == 1
     assert isinstance(outcomes[2], KafkaErrorInfo) and "not enough values" in str(outcomes[2])
+
+
+async def test_close_while_a_broker_is_asked_again_leaves_no_client_behind(own_sim: SimProcess) -> None:
+    """A broker asked again alone when the adapter closes: the retry bootstrapped a new kafka-python client
+    after close() had taken the old one, and nothing closed it (its IO thread and sockets lived on)."""
+    admin = make_admin(own_sim, request_timeout=1.0, retry=RetryPolicy(attempts=1))
+    hung = socket.socket()
+    before = {t.ident for t in threading.enumerate()}
+    try:
+        await admin.describe_broker_configs([1, 2, 4], KEYS)
+        port = own_sim.broker_ports[3]
+        own_sim.stop_broker(3)
+        hung.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hung.bind(("127.0.0.1", port))
+        hung.listen(8)
+        task = asyncio.create_task(admin.describe_broker_configs([1, 2, 3, 4], KEYS, live={1, 2, 3, 4}))
+        await asyncio.sleep(1.2)  # the first pass gave up on broker 3, which is being asked alone
+        await admin.close()
+        described = await task
+    finally:
+        hung.close()
+        await admin.close()
+        gc.collect()
+    assert described[3].error is not None and described[1].error is None
+    assert admin._kp is None
+    for thread in threading.enumerate():  # kafka-python's IO thread ends when its client closes
+        if thread.ident not in before:
+            thread.join(timeout=2)
+    assert [t.name for t in threading.enumerate() if t.ident not in before] == []
