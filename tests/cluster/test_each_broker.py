@@ -191,3 +191,19 @@ async def test_close_while_a_broker_is_asked_again_leaves_no_client_behind(own_s
         if thread.ident not in before:
             thread.join(timeout=2)
     assert [t.name for t in threading.enumerate() if t.ident not in before] == []
+
+
+async def test_no_keys_asked_reads_no_broker_config(own_sim: SimProcess) -> None:
+    """keys=() asks for no config (None: all of them), as before and as describe_topic_configs does; the
+    request named no key, which Kafka reads as every key (ConfigHelper: null or empty): all configs came."""
+    admin = make_admin(own_sim, request_timeout=1.0, retry=RetryPolicy(attempts=1))
+    try:
+        none = await admin.describe_broker_configs([1, 2], ())
+        every = await admin.describe_broker_configs([1], None)
+        unknown = await admin.describe_broker_configs([1], ["no.such.config", LEADER_THROTTLED_RATE])
+    finally:
+        await admin.close()
+        gc.collect()
+    assert {b: (d.error, d.values) for b, d in none.items()} == {1: (None, {}), 2: (None, {})}
+    assert LEADER_THROTTLED_RATE in every[1].values and len(every[1].values) > 10
+    assert set(unknown[1].values) == {LEADER_THROTTLED_RATE}
