@@ -3,7 +3,8 @@
 confluent-kafka's admin calls return futures, awaited without holding a thread; kafka-python's calls (and
 librdkafka's list_topics) block, so they run on one dedicated thread pool, never on the event loop. Every
 call goes through `_call`: a timeout per attempt, retries with backoff and full jitter on retriable errors
-only, and one report to the observer (the daemon's metrics) after the retries.
+only, and one report to the observer (the daemon's metrics) after the retries; requests to every broker at
+once (`_each_broker`) report once per broker.
 """
 
 from __future__ import annotations
@@ -185,11 +186,16 @@ class ClientCalls:
         100 calls through the pool); `read` turns a broker's answer into T, on the pool. A broker whose
         request failed, or whose answer `read` raised for, is asked again alone, retried and with
         `_on_broker`'s stale-client check; what still fails is that broker's error. Never raises for a
-        broker's failure. The observer gets one
-        report per broker, as when each broker had a call of its own: the first pass is not a call of its
-        own (a success of it, all brokers down, would be no success)."""
+        broker's failure. The observer gets one report per broker, as when each broker had a call of its
+        own: the first pass is not a call of its own (a success of it, all brokers down, would be no
+        success)."""
         if not requests:
             return {}
+
+        def every_broker_failed(error: ClusterCallError) -> dict[int, T | KafkaErrorInfo]:
+            for _ in requests:
+                self._item_failed(api, error.error)
+            return dict.fromkeys(requests, error.error)
 
         async def together() -> dict[int, Any]:
             deadline = time.monotonic() + self._timeout  # the attempt's, bootstrapping a client included
@@ -203,9 +209,7 @@ class ClientCalls:
         try:
             first = await self._call(api, together, report=False)
         except ClusterCallError as error:
-            for _ in requests:
-                self._item_failed(api, error.error)
-            return dict.fromkeys(requests, error.error)
+            return every_broker_failed(error)
         answered = {b: a for b, a in first.items() if not isinstance(a, BaseException)}
 
         def read_each() -> dict[int, T | KafkaErrorInfo]:
@@ -221,9 +225,7 @@ class ClientCalls:
         try:
             out = await self._blocking(read_each)
         except ClusterCallError as error:  # closed meanwhile
-            for _ in requests:
-                self._item_failed(api, error.error)
-            return dict.fromkeys(requests, error.error)
+            return every_broker_failed(error)
         for _ in out:
             self._item_succeeded(api)
 

@@ -334,12 +334,12 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 )
             return ConfigDescription(values={e.name: convert.config_from_wire(e) for e in result.configs})
 
-        # no key asked is none read: Kafka reads an empty key list as every key (ConfigHelper)
-        asking = wanted is None or bool(wanted)
-        requests = {b: broker_configs_request(b, wanted) for b in asked if b in online and asking}
-        outcomes = await self._each_broker("describe_configs", requests, read)
-        if not asking:
+        outcomes: Mapping[int, ConfigDescription | KafkaErrorInfo]
+        if wanted == []:  # none asked is none read: Kafka reads an empty key list as every key (ConfigHelper)
             outcomes = {b: ConfigDescription() for b in asked if b in online}
+        else:
+            requests = {b: broker_configs_request(b, wanted) for b in asked if b in online}
+            outcomes = await self._each_broker("describe_configs", requests, read)
         out: dict[int, ConfigDescription] = {}
         for broker in asked:
             outcome = outcomes.get(broker) or self._offline("describe_configs", broker)
