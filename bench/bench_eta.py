@@ -10,7 +10,9 @@ Reported per scenario: the largest and the median relative error from 10% progre
 with at least a minute left (in the last minute a few seconds are a large fraction: they are reported
 apart, as the largest absolute error there), and how often the ETA was unknown. While a broker the plan
 waits for is down the ETA is unknown (no one knows when it returns), and before a failure the ETA cannot
-foresee it: for the broker-failure scenario the error once the broker is back is reported apart.
+foresee it: for the broker-failure scenario the error once the broker is back is reported apart. Where a
+broker the plan keeps never comes back (broker-lost), the plan cannot finish and no ETA is true: the ETA
+must be unknown at every cycle from the loss on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.strategies import load_cases, make_meter
+from bench.strategies import Case, load_cases, make_meter
 from reassignd.engine.run import RunState
 from reassignd.rehearsal import rehearse
 
@@ -43,6 +45,8 @@ def measure(name: str) -> dict[str, Any]:
     result = rehearse(
         meter.sim, case.plan, case.limits, cycle_interval=case.cycle_interval, on_run=on_run, every_cycle=True
     )
+    if case.lost_brokers:
+        return _cannot_finish(case, result, seen)
     assert result.finished, f"{name}: {result.ended_because}"
     end = result.duration_seconds
     recovered = max((e.at for e in case.events), default=0.0)
@@ -76,12 +80,37 @@ def measure(name: str) -> dict[str, Any]:
     }
 
 
+def _cannot_finish(case: Case, result: Any, seen: list[tuple[float, float, float | None]]) -> dict[str, Any]:
+    """A broker the plan keeps is lost: the plan cannot finish, so no ETA is true. From the loss on, the
+    ETA must be unknown at every cycle (a finite one would promise an end that never comes)."""
+    assert not result.finished, (
+        f"{case.name}: finished though broker(s) {sorted(case.lost_brokers)} never came back"
+    )
+    lost_at = min(at for broker, at, _ in case.outages if broker in case.lost_brokers)
+    after = [(elapsed, eta) for elapsed, _, eta in seen if elapsed >= lost_at]
+    promised = [(elapsed, eta) for elapsed, eta in after if eta is not None]
+    assert after and not promised, f"{case.name}: a finite ETA after the loss: {promised[:3]}"
+    return {
+        "scenario": case.name,
+        "cannot_finish": result.ended_because,
+        "cycles_after_loss": len(after),
+        "unknown_share_after_loss": 1.0,
+        "has_failure": case.has_failure,
+    }
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     names = QUICK_CASES if quick else tuple(c.name for c in load_cases())
     rows = []
     for name in names:
         row = measure(name)
         rows.append(row)
+        if "cannot_finish" in row:
+            print(
+                f"   {name:<28} cannot finish; ETA unknown at all "
+                f"{row['cycles_after_loss']} cycles after the loss"
+            )
+            continue
         print(
             f"   {name:<28} max {row['max_relative_error']}, median {row['median_relative_error']}, "
             f"within 15%: {row['within_target_share']}, "
