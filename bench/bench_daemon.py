@@ -84,6 +84,11 @@ def _cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def peak_rss_mib() -> float:
+    """This process image's peak RSS (see _status_mb)."""
+    return _status_mb("VmHWM")
+
+
 def _status_mb(field: str) -> float:
     """VmRSS (now) or VmHWM (peak) of this process image, in MiB.
 
@@ -120,7 +125,7 @@ def _child(  # noqa: PLR0917 - a multiprocessing target takes its arguments posi
         )
     )
     figures["rss_before_plan_mb"] = round(before, 1)
-    figures["peak_rss_mb"] = round(_status_mb("VmHWM"), 1)
+    figures["peak_rss_mb"] = round(peak_rss_mib(), 1)
     figures["rss_after_cycles_mb"] = round(_status_mb("VmRSS"), 1)
     figures["plan_memory_mb"] = round(figures["peak_rss_mb"] - before, 1)
     out.put(figures)
