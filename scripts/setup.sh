@@ -36,4 +36,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
     echo "$want" > "$stamp"
 fi
 scripts/fetch-kafka.sh
+# The JVM class-data archive that halves a Kafka node's start-up CPU (tests/services/kafka.py).
+.venv/bin/python -m tests.services.kafka class-archive
 echo "setup: ready"
