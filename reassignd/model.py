@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
@@ -224,10 +224,6 @@ class PartitionState:
         return self.leader != NO_LEADER
 
     @property
-    def preferred_leader(self) -> int | None:
-        return self.replicas[0] if self.replicas else None
-
-    @property
     def target_replicas(self) -> tuple[int, ...]:
         """What the partition ends as: the replica list without the replicas being removed."""
         if not self.removing:
@@ -367,9 +363,6 @@ class ClusterSnapshot:
         if kind == "broker":
             return int(name) in self.broker_configs
         return name in self.topics
-
-    def partitions_of(self, topic: str) -> Iterator[PartitionState]:
-        return (p for p in self.partitions.values() if p.tp.topic == topic)
 
     def with_partitions(self, updated: Iterable[PartitionState]) -> ClusterSnapshot:
         # one C-level copy of the private dict (a mapping proxy's copy() copies the dict under it), wrapped

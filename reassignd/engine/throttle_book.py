@@ -12,9 +12,8 @@ that makes that safe across cycles, crashes and broker restarts:
   overwrite it later) and restored at the end; only entries we added stay ours;
 - a resource whose configs could not be read (a stopped broker, a failed request) says nothing: it is
   never compared, never written, never first-touched, and its expected value is kept as it was. When the
-  broker comes back, the value it kept is the one we wrote, so it is recognised as ours and restored. (The
-  old keeper remembered "unset" for a broker it could not read and later adopted its own rate as an
-  operator's: left on the broker for good.)
+  broker comes back, the value it kept is the one we wrote, so it is recognised as ours and restored
+  (remembering "unset" there instead would adopt our own rate as an operator's, and leave it for good);
 - when nothing of ours is in flight and every readable config is back at its original (and none is
   unreadable), the originals are forgotten.
 
