@@ -41,7 +41,6 @@ from reassignd.engine.run import (
     Command,
     CommandRefused,
     Observed,
-    Phase,
     Reachability,
     RunState,
     Settings,
@@ -284,7 +283,7 @@ class Controller:
             await self._drive(step(run, Unreachable(self.clock(), str(exc)), self.settings))
             self._reachability(self.run.cluster if self.run else Reachability(False, self.clock()))
             await self._publish()
-            return f"{run.plan_id} {run.phase.value}: cluster unreachable ({exc.error.name})"
+            return f"{run.plan_id} {run.status.value}: cluster unreachable ({exc.error.name})"
         self._contact_ok = True
         observed = Observed(self.clock(), snapshot, request, min_insync)
         await self._drive(step(run, observed, self.settings))
@@ -294,9 +293,9 @@ class Controller:
         await self._publish()
         if current is None:
             return f"{run.plan_id}: rebuilding from the store"
-        if current.phase.ended:
+        if current.status.terminal:
             await self._refresh_records()
-        return f"{current.plan_id} {current.phase.value}: {_summary_line(current)}"
+        return f"{current.plan_id} {current.status.value}: {_summary_line(current)}"
 
     async def _drive(self, transition: Transition) -> None:
         """Carry out a transition's effects, then feed Kafka's answers back, until nothing is awaited."""
@@ -352,7 +351,7 @@ class Controller:
         return new_run(
             record.id,
             plan,
-            Phase(record.status.value),
+            record.status,
             rows=rows,
             summary=record.summary,
             originals=_originals(stored),
@@ -474,7 +473,7 @@ class Controller:
         for record in self.records.values():
             status = record.status.value
             if self.run is not None and record.id == self.run.plan_id:
-                status = self.run.phase.value
+                status = self.run.status.value
             counts[status] = counts.get(status, 0) + 1
         self.metrics.set_plan_counts(counts)
         run = self.run

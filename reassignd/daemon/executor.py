@@ -23,7 +23,6 @@ from reassignd.engine.effects import (
     Answered,
     Effect,
     Elect,
-    JournalEvent,
     Log,
     MoveLogDirs,
     Notify,
@@ -36,9 +35,7 @@ from reassignd.model import TopicPartition
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import (
     ConfigResource,
-    Event,
     EventKind,
-    PlanStatus,
     StepReplayError,
     WriteBatch,
 )
@@ -62,16 +59,12 @@ def batch_of(plan_id: str, persist: Persist) -> WriteBatch:
     for tp, row in persist.rows.items():
         batch.put_partition_state(plan_id, tp, row)
     if persist.status is not None:
-        batch.set_status(plan_id, PlanStatus(persist.status))
+        batch.set_status(plan_id, persist.status)
     if persist.summary is not None:
         batch.set_summary(plan_id, persist.summary)
     for event in persist.events:
-        batch.append(_event(plan_id, event))
+        batch.append(event)
     return batch
-
-
-def _event(plan_id: str, event: JournalEvent) -> Event:
-    return Event(EventKind(event.kind), plan_id, event.tp, event.step, dict(event.data))
 
 
 @dataclass

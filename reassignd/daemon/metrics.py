@@ -32,6 +32,8 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
 
 from reassignd import __version__
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.state import Status
 
 DIRECTIONS: Final = ("incoming", "outgoing")
 CYCLE_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -211,10 +213,8 @@ _SUFFIXES: Final = {"counter": "_total", "info": "_info", "gauge": "", "histogra
 
 CLUSTER_LABEL: Final = "cluster"
 OUTCOMES: Final = ("ok", "error")
-PARTITION_STATES: Final = ("pending", "starting", "in_flight", "blocked", "external", "done", "dropped")
-"""engine/state.py's Status values."""
-PLAN_STATES: Final = ("queued", "running", "paused", "cancelling", "completed", "cancelled")
-"""States a plan can be in (store/base.py's `failed` is never set by this version, so it is not exported)."""
+PARTITION_STATES: Final = tuple(s.value for s in Status)
+PLAN_STATES: Final = tuple(s.value for s in PlanStatus)
 THROTTLE_ACTIONS: Final = ("set", "restored")
 CLUSTER_APIS: Final = (
     "alter_partition_reassignments",

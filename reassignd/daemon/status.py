@@ -85,7 +85,7 @@ def _progress(controller: Controller, record: PlanSummary) -> JSON:
 
 def _state(controller: Controller, record: PlanSummary) -> str:
     run = _current_run(controller, record)
-    return run.phase.value if run is not None else record.status.value
+    return run.status.value if run is not None else record.status.value
 
 
 def _summary(controller: Controller, record: PlanSummary) -> JSON:
@@ -124,7 +124,7 @@ def _waiting(run: RunState) -> list[JSON]:
     else's reassignment, or, for those the scheduler did not reach, the limit that stopped it; first, in a
     cancel, the steps whose revert waits (`unsafe_revert`)."""
     assert run.execution is not None
-    held_by = "paused" if run.phase.value == "paused" else run.execution.held_by
+    held_by = "paused" if run.status.value == "paused" else run.execution.held_by
     out = [
         {
             "topic": tp.topic,

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from reassignd.engine.actions import ElectLeader, StartStep
 from reassignd.engine.drive import cycle
 from reassignd.engine.effects import Persist
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
+from reassignd.engine.run import ReadRequest, Settings, new_run
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.steps import all_steps
 from reassignd.engine.throttle import ConfigWrite, apply_writes
@@ -144,7 +145,7 @@ def dry_run(
     parts = {tp: snapshot.partitions[tp] for tp in plan.targets if tp in snapshot.partitions}
     model = InstantCluster(replace(snapshot, partitions=parts))
     result = DryRun(steps={tp: [(p.replicas, False, -1)] for tp, p in parts.items()})
-    run = new_run("dry-run", plan, Phase.RUNNING)
+    run = new_run("dry-run", plan, PlanStatus.RUNNING)
     settings = Settings(limits)
     for index in range(max_cycles):
         done = cycle(run, model, settings, float(index))

@@ -15,20 +15,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from reassignd.engine.journal import Event
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.throttle import ConfigWrite
 from reassignd.model import TopicPartition
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEvent:
-    """An entry for the store's journal; `kind` is one of the store's event kinds (`step.started`, ...)."""
-
-    kind: str
-    tp: TopicPartition | None = None
-    step: int | None = None
-    data: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +29,8 @@ class Persist:
 
     rows: Mapping[TopicPartition, Mapping[str, Any] | None] = field(default_factory=lambda: _EMPTY)
     """Partition rows to write (None deletes one)."""
-    events: tuple[JournalEvent, ...] = ()
-    status: str | None = None
+    events: tuple[Event, ...] = ()
+    status: PlanStatus | None = None
     """A new plan status (`completed`, `cancelled`): the store journals its event with it."""
     summary: Mapping[str, Any] | None = None
     """The plan's figures, kept apart from its body: what status shows once the plan has ended."""

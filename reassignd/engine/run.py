@@ -9,11 +9,8 @@ executor reads what `read_request` asks for, feeds the snapshot in, carries out 
 (elections) when there were any. Nothing here knows whether the executor is the daemon on a real cluster,
 a rehearsal on the simulator's model or the instant fake of a dry run: all three run this code.
 
-Plan lifecycle (the store keeps the same transitions, store/base.py)::
-
-    running ──pause──> paused ──resume──> running ──all partitions ended, throttles restored──> completed
-       │                  │
-       └──cancel──────────┴──> cancelling ──every goal reached, throttles restored──> cancelled
+The plan's status moves through the lifecycle table of lifecycle.py: commands from the operator, the
+end from the machine.
 
 Per partition, the engine's state machine (state.py). The rules for cancel are in cancel.py, for throttles
 in throttle_book.py, for progress in tracking.py.
@@ -33,23 +30,20 @@ from reassignd.engine.effects import (
     Notify,
     Persist,
 )
+from reassignd.engine.lifecycle import CommandRefused, PlanStatus
 from reassignd.engine.log_dir_moves import LogDirMoves
 from reassignd.engine.run_answer import answer
 from reassignd.engine.run_figures import outcomes, summary_of
 from reassignd.engine.run_observe import observe
 from reassignd.engine.run_state import (  # the machine's values, re-exported here
-    COMMANDS,
-    EVENT_OF,
     MIN_INSYNC,
     SIZE_REFRESH_CYCLES,
     SNAPSHOT_TOPIC_KEYS,
     AutoThrottle,
     Awaiting,
     Command,
-    CommandRefused,
     Event,
     Observed,
-    Phase,
     Reachability,
     ReadRequest,
     Row,
@@ -74,7 +68,7 @@ __all__ = [
     "CommandRefused",
     "Event",
     "Observed",
-    "Phase",
+    "PlanStatus",
     "Reachability",
     "ReadRequest",
     "RunState",
@@ -100,7 +94,7 @@ def owned_partitions(plan: ReassignmentPlan) -> Mapping[str, frozenset[int]]:
 def new_run(
     plan_id: str,
     plan: ReassignmentPlan,
-    phase: Phase,
+    status: PlanStatus,
     *,
     rows: Mapping[TopicPartition, Row] | None = None,
     summary: Mapping[str, Any] | None = None,
@@ -115,7 +109,7 @@ def new_run(
     return RunState(
         plan_id=plan_id,
         plan=plan,
-        phase=phase,
+        status=status,
         owned=owned,
         stored_rows=MappingProxyType(dict(rows or {})),
         stored_summary=MappingProxyType(dict(summary or {})),
@@ -155,18 +149,14 @@ def step(run: RunState, event: Event, settings: Settings) -> Transition:
 
 
 def _command(run: RunState, command: Command) -> Transition:
-    allowed = COMMANDS.get(command.verb)
-    if allowed is None:
-        raise CommandRefused(f"unknown command {command.verb!r}")
-    sources, to = allowed
-    if run.phase not in sources:
-        raise CommandRefused(f"plan {run.plan_id} is {run.phase.value}: cannot {command.verb}")
-    updated = replace(run, phase=to, goals=None if to is Phase.CANCELLING else run.goals)
+    change = run.status.command(run.plan_id, command.verb)
+    to = change.target
+    updated = replace(run, status=to, goals=None if to is PlanStatus.CANCELLING else run.goals)
     return Transition(
         updated,
         (
-            Persist(status=to.value),
-            Notify(EVENT_OF[to], {"plan_id": run.plan_id}),
+            Persist(status=to),
+            Notify(change.event, {"plan_id": run.plan_id}),
             Log("info", f"plan {command.verb}", {"plan": run.plan_id}),
         ),
     )

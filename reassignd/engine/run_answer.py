@@ -10,18 +10,17 @@ from reassignd.engine.effects import (
     Answered,
     Effect,
     Elect,
-    JournalEvent,
     Log,
     Notify,
     Persist,
 )
+from reassignd.engine.journal import Event, EventKind
+from reassignd.engine.lifecycle import Change, PlanStatus
 from reassignd.engine.log_dir_moves import refused as dirs_refused
 from reassignd.engine.run_figures import summary_of, worth_saving
 from reassignd.engine.run_rows import row_of
 from reassignd.engine.run_state import (
-    EVENT_OF,
     Awaiting,
-    Phase,
     RunState,
     Settings,
     Transition,
@@ -43,14 +42,15 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
     starting = {s.tp for s in awaiting.starts}
     refused = {tp: str(err) for tp, err in results.items() if err is not None and tp in starting}
     execution = acknowledge(awaiting.view, run.execution, effective_limits(run, settings.limits), refused)
-    events: list[JournalEvent] = []
+    events: list[Event] = []
     effects: list[Effect] = []
     started_at = copy_of(run.step_started_at)
     for start in awaiting.starts:
         if start.tp in refused:
             events.append(
-                JournalEvent(
-                    "error",
+                Event(
+                    EventKind.ERROR,
+                    run.plan_id,
                     start.tp,
                     start.step_index,
                     {"api": "alter_partition_reassignments", "error": refused[start.tp]},
@@ -76,7 +76,7 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
             "removing": list(start.removing),
             "moves_leadership": start.moves_leadership,
         }
-        events.append(JournalEvent("step.started", start.tp, start.step_index, data))
+        events.append(Event(EventKind.STEP_STARTED, run.plan_id, start.tp, start.step_index, data))
         effects += [
             Log(
                 "info",
@@ -113,14 +113,20 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         error = dir_answers.get((tp, broker))
         data = {"broker": broker, "log_dir": path}
         if error is None:
-            events.append(JournalEvent("log_dir.started", tp, None, data))
+            events.append(Event(EventKind.LOG_DIR_STARTED, run.plan_id, tp, None, data))
             effects += [
                 Log("info", "log dir move started", {"plan": run.plan_id, "partition": str(tp), **data}),
                 Notify("log_dir.started", {"plan_id": run.plan_id, "tp": tp, **data}),
             ]
         else:
             events.append(
-                JournalEvent("error", tp, None, {"api": "alter_replica_log_dirs", "error": error, **data})
+                Event(
+                    EventKind.ERROR,
+                    run.plan_id,
+                    tp,
+                    None,
+                    {"api": "alter_replica_log_dirs", "error": error, **data},
+                )
             )
             effects.append(
                 Log(
@@ -144,7 +150,7 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
             "op": write.op,
             "value": write.value,
         }
-        events.append(JournalEvent(kind, None, None, data))
+        events.append(Event(EventKind(kind), run.plan_id, None, None, data))
     if outcome_.applied:
         effects.append(Notify("throttle.changed", {"plan_id": run.plan_id, "writes": len(outcome_.applied)}))
     for (kind, name), error in sorted(failed.items()):
@@ -164,12 +170,13 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         if run.rows.get(tp) != row:
             rows[tp] = row
     run = replace(run, rows=MappingProxyType(copy_of(run.rows) | rows))
-    status = _ending(run, outcome_.restored or not outcome_.book.holds_originals)
-    if status is not None:
-        run = replace(run, phase=status)
+    end = _ending(run, outcome_.restored or not outcome_.book.holds_originals)
+    status = None if end is None else end.target
+    if end is not None:
+        run = replace(run, status=end.target)
         effects += [
-            Notify(EVENT_OF[status], {"plan_id": run.plan_id}),
-            Log("info", "plan ended", {"plan": run.plan_id, "status": status.value}),
+            Notify(end.event, {"plan_id": run.plan_id}),
+            Log("info", "plan ended", {"plan": run.plan_id, "status": end.target.value}),
         ]
     elif run.execution is not None and not run.execution.in_flight_set and run.throttles.holds_originals:
         effects.append(Log("debug", "plan ends once throttles are restored", {"plan": run.plan_id}))
@@ -179,7 +186,7 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
     persist = Persist(
         rows=MappingProxyType(rows),
         events=tuple(events),
-        status=status.value if status is not None else None,
+        status=status,
         summary=summary if save else None,
         forget_originals=outcome_.forget,
         written=outcome_.notes,
@@ -194,24 +201,25 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
     return Transition(run, tuple(out))
 
 
-def _ending(run: RunState, restored: bool) -> Phase | None:
+def _ending(run: RunState, restored: bool) -> Change | None:
     execution = run.execution
     if execution is None or execution.in_flight_set or not restored or not execution.finished:
         return None
     if run.log_dirs.running:
         return None  # a log-dir move still copies (and its throttle is ours until it ends)
-    if run.phase is Phase.RUNNING and run.goals is None and not run.log_dirs.unfinished:
-        return Phase.COMPLETED
-    if run.phase is Phase.CANCELLING and run.goals is not None:
-        return Phase.CANCELLED
+    if run.status is PlanStatus.RUNNING and run.goals is None and not run.log_dirs.unfinished:
+        return run.status.change_to(PlanStatus.COMPLETED)
+    if run.status is PlanStatus.CANCELLING and run.goals is not None:
+        return run.status.change_to(PlanStatus.CANCELLED)
     return None
 
 
 def _elected(run: RunState, answer: Answered, awaiting: Awaiting) -> Transition:
     results = answer.elect or {}
     events = tuple(
-        JournalEvent(
-            "leader.elected",
+        Event(
+            EventKind.LEADER_ELECTED,
+            run.plan_id,
             e.tp,
             None,
             {

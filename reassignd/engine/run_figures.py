@@ -7,7 +7,8 @@ from typing import Any
 
 from reassignd.engine.broker_summary import broker_moves, throttle_peaks
 from reassignd.engine.cancel import OUTCOMES, outcome, touched
-from reassignd.engine.run_state import OUTCOMES_LISTED, Phase, RunState
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.run_state import OUTCOMES_LISTED, RunState
 from reassignd.engine.state import (
     Status,
 )
@@ -43,7 +44,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
             done -= sum(1 for tp in pending if execution[tp].status is Status.DONE)
         in_flight += len({tp for tp, _ in dirs.running} - execution.in_flight_set)
     summary: dict[str, Any] = {
-        "state": run.phase.value,
+        "state": run.status.value,
         "partitions_total": total,
         "partitions_done": done,
         "partitions_dropped": dropped,
@@ -63,11 +64,11 @@ def summary_of(run: RunState) -> dict[str, Any]:
     }
     if dirs.wanted:
         summary["log_dir_moves"] = dirs.to_json()
-    if run.phase.ended:
+    if run.status.terminal:
         summary["partitions_in_flight"] = 0
         summary["partitions_waiting"] = 0
-        summary["bytes_remaining"] = 0 if run.phase is Phase.COMPLETED else t.remaining_bytes
-        summary["eta_seconds"] = 0.0 if run.phase is Phase.COMPLETED else None
+        summary["bytes_remaining"] = 0 if run.status is PlanStatus.COMPLETED else t.remaining_bytes
+        summary["eta_seconds"] = 0.0 if run.status is PlanStatus.COMPLETED else None
         summary["rate_bytes_per_sec"] = None
         summary["outcome"] = {
             **outcomes(run),

@@ -11,7 +11,6 @@ from reassignd.engine.cancel import Reverts, cancel_goals, cancel_state, reverti
 from reassignd.engine.decide import TOPIC_DELETED, changed_partitions, decide
 from reassignd.engine.effects import (
     Effect,
-    JournalEvent,
     Log,
     MoveLogDirs,
     Notify,
@@ -19,6 +18,8 @@ from reassignd.engine.effects import (
     Reassign,
     WriteThrottles,
 )
+from reassignd.engine.journal import Event, EventKind
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.log_dir_moves import decide_log_dirs
 from reassignd.engine.progress import source_size
@@ -27,7 +28,6 @@ from reassignd.engine.run_state import (
     MIN_INSYNC,
     Awaiting,
     Observed,
-    Phase,
     Reachability,
     Replicas,
     Row,
@@ -229,7 +229,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         execution = execution.reordered(tuple(limits.ordering), every_size)
     rounds: list[tuple[Decision, ExecutionState]] = []
     plan_rows: dict[TopicPartition, Row | None] = {}
-    if run.phase is Phase.CANCELLING and run.goals is None:
+    if run.status is PlanStatus.CANCELLING and run.goals is None:
         settled = decide(
             view, execution.plan, execution, replace(limits, parallel_partition_count=0), changed
         )
@@ -261,10 +261,10 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     rounds.append((decision, execution))
     report = _reports(*(d for d, _ in rounds))
     state = decision.state
-    reverting_now = reverting(state, view, limits) if run.phase is Phase.CANCELLING else Reverts()
+    reverting_now = reverting(state, view, limits) if run.status is PlanStatus.CANCELLING else Reverts()
     reverts = reverting_now.now
 
-    events: list[JournalEvent] = []
+    events: list[Event] = []
     notes: list[Effect] = []
     finished_copies = 0
     started_at = copy_of(run.step_started_at)
@@ -272,7 +272,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         for tp in made.recovered:
             rec = prior[tp]  # as written before the restart: the step's own index and target
             data = {"target": list(rec.target), "recovered": True}
-            events.append(JournalEvent("step.started", tp, rec.step, data))
+            events.append(Event(EventKind.STEP_STARTED, run.plan_id, tp, rec.step, data))
         for tp in made.completed:
             rec = prior[tp]
             p = full.partitions.get(tp)
@@ -287,7 +287,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
                 "bytes": copied,
                 "seconds": seconds,
             }
-            events.append(JournalEvent("step.finished", tp, rec.step, data))
+            events.append(Event(EventKind.STEP_FINISHED, run.plan_id, tp, rec.step, data))
             notes += [
                 Log(
                     "info",
@@ -306,10 +306,14 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         for tp in made.aborted:
             rec = prior[tp]
             started_at.pop(tp, None)
-            events.append(JournalEvent("step.cancelled", tp, rec.step, {"target": list(rec.target)}))
+            events.append(
+                Event(EventKind.STEP_CANCELLED, run.plan_id, tp, rec.step, {"target": list(rec.target)})
+            )
         for tp in made.dropped:
             started_at.pop(tp, None)
-            events.append(JournalEvent("partition.dropped", tp, None, {"reason": TOPIC_DELETED}))
+            events.append(
+                Event(EventKind.PARTITION_DROPPED, run.plan_id, tp, None, {"reason": TOPIC_DELETED})
+            )
             notes.append(
                 Notify("partition.dropped", {"plan_id": run.plan_id, "tp": tp, "reason": TOPIC_DELETED})
             )
@@ -341,11 +345,11 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         dropped=report["dropped"] if counting else (),
         finished_copies=finished_copies,
         produce=run.produce,
-        moving=run.phase is not Phase.PAUSED,
+        moving=run.status is not PlanStatus.PAUSED,
         count_work=counting,
     )
     eta_terms = None  # not kept across a pause: what changes meanwhile is not applied to them
-    if run.phase is not Phase.PAUSED:
+    if run.status is not PlanStatus.PAUSED:
         # the terms of partitions sitting still are kept until sizes and produce rates are read again
         candidates = None if changed is None or event.request.with_sizes is True else recompute
         if candidates is not None:
@@ -366,7 +370,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     for move in tracking.stalled:
         if (move.tp, move.broker) in before.stalled_keys:
             continue
-        events.append(JournalEvent("stall.detected", move.tp, None, move.to_json()))
+        events.append(Event(EventKind.STALL_DETECTED, run.plan_id, move.tp, None, move.to_json()))
         notes += [
             Notify("stall.detected", {"plan_id": run.plan_id, **move.to_json()}),
             Log(
@@ -387,11 +391,15 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     notes += boost_notes
 
     dirs = decide_log_dirs(
-        run.log_dirs, full, limits, may_start=run.phase is Phase.RUNNING, deleted_topics=run.deleted_topics
+        run.log_dirs,
+        full,
+        limits,
+        may_start=run.status is PlanStatus.RUNNING,
+        deleted_topics=run.deleted_topics,
     )
     for tp, broker in dirs.finished:
         data = {"broker": broker, "log_dir": run.log_dirs.wanted[(tp, broker)]}
-        events.append(JournalEvent("log_dir.finished", tp, None, data))
+        events.append(Event(EventKind.LOG_DIR_FINISHED, run.plan_id, tp, None, data))
         notes += [
             Log("info", "log dir move finished", {"plan": run.plan_id, "partition": str(tp), **data}),
             Notify("log_dir.finished", {"plan_id": run.plan_id, "tp": tp, **data}),
@@ -423,7 +431,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
             "expected": change.expected,
             "found": change.found,
         }
-        events.append(JournalEvent("foreign.change", None, None, data))
+        events.append(Event(EventKind.FOREIGN_CHANGE, run.plan_id, None, None, data))
         notes.append(Log("warning", "throttle changed by someone else", data))
     if sync.foreign:
         notes.append(

@@ -10,11 +10,11 @@ from typing import Any
 from reassignd.engine.actions import StartStep
 from reassignd.engine.effects import (
     Effect,
-    JournalEvent,
     Log,
     Notify,
 )
 from reassignd.engine.eta import EtaTerms, Sizes, estimate
+from reassignd.engine.journal import Event, EventKind
 from reassignd.engine.limits import Limits
 from reassignd.engine.run_state import Replicas, Row, RunState, Settings
 from reassignd.engine.state import (
@@ -155,7 +155,7 @@ def changed_rows(
 
 def raise_stalled_rates(
     run: RunState, snapshot: ClusterSnapshot, settings: Settings, now: float
-) -> tuple[RunState, list[JournalEvent], list[Effect]]:
+) -> tuple[RunState, list[Event], list[Effect]]:
     """Auto-throttle: a move that cannot converge gets its brokers' rates raised, one step per window."""
     auto = settings.auto_throttle
     if auto is None or not run.tracking.stalled:
@@ -178,13 +178,19 @@ def raise_stalled_rates(
         return run, [], []
     boosts = {b: dict(r) for b, r in run.boosts.items()}
     boosted_at = dict(run.boosted_at)
-    events: list[JournalEvent] = []
+    events: list[Event] = []
     notes: list[Effect] = []
     for broker, rates in sorted(raised.items()):
         boosts.setdefault(broker, {}).update(rates)
         boosted_at[broker] = now
         events.append(
-            JournalEvent("throttle.set", None, None, {"auto_throttle": True, "broker": broker, **rates})
+            Event(
+                EventKind.THROTTLE_SET,
+                run.plan_id,
+                None,
+                None,
+                {"auto_throttle": True, "broker": broker, **rates},
+            )
         )
         notes += [
             Log(

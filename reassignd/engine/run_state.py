@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -14,6 +13,7 @@ from reassignd.engine.effects import (
     Effect,
 )
 from reassignd.engine.eta import EtaTerms
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.log_dir_moves import Key, LogDirMoves
 from reassignd.engine.state import (
@@ -34,38 +34,6 @@ OUTCOMES_LISTED: Final = 1000
 Replicas = tuple[int, ...]
 Row = Mapping[str, Any]
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
-
-
-class Phase(StrEnum):
-    RUNNING = "running"
-    PAUSED = "paused"
-    CANCELLING = "cancelling"
-    COMPLETED = "completed"
-    CANCELLED = "cancelled"
-
-    @property
-    def ended(self) -> bool:
-        return self in (Phase.COMPLETED, Phase.CANCELLED)
-
-
-COMMANDS: Final[Mapping[str, tuple[frozenset[Phase], Phase]]] = MappingProxyType(
-    {
-        "pause": (frozenset({Phase.RUNNING}), Phase.PAUSED),
-        "resume": (frozenset({Phase.PAUSED}), Phase.RUNNING),
-        "cancel": (frozenset({Phase.RUNNING, Phase.PAUSED}), Phase.CANCELLING),
-    }
-)
-EVENT_OF: Final = {
-    Phase.PAUSED: "plan.paused",
-    Phase.RUNNING: "plan.resumed",
-    Phase.CANCELLING: "plan.cancelling",
-    Phase.COMPLETED: "plan.completed",
-    Phase.CANCELLED: "plan.cancelled",
-}
-
-
-class CommandRefused(ValueError):
-    """A lifecycle command that the plan's phase does not allow (e.g. resume a running plan)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +122,7 @@ class RunState:
 
     plan_id: str
     plan: ReassignmentPlan
-    phase: Phase
+    status: PlanStatus
     owned: Mapping[str, frozenset[int]]
     stored_rows: Mapping[TopicPartition, Row] = field(default_factory=lambda: _EMPTY)
     """Rows read from the store at a (re)start; the first observation rebuilds the state from them."""
@@ -192,7 +160,7 @@ class RunState:
 
     @property
     def ended(self) -> bool:
-        return self.phase.ended
+        return self.status.terminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +177,6 @@ class Transition:
 
 
 def effective_limits(run: RunState, limits: Limits) -> Limits:
-    if run.phase in (Phase.RUNNING, Phase.CANCELLING):
+    if run.status in (PlanStatus.RUNNING, PlanStatus.CANCELLING):
         return limits
     return replace(limits, parallel_partition_count=0)  # paused: nothing new starts

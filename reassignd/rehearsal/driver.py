@@ -28,7 +28,8 @@ from collections.abc import Callable, Collection, Mapping
 from reassignd.engine import Limits, Status
 from reassignd.engine.drive import cycle
 from reassignd.engine.effects import Persist
-from reassignd.engine.run import AutoThrottle, Phase, ReadRequest, RunState, Settings, new_run
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.run import AutoThrottle, ReadRequest, RunState, Settings, new_run
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ConfigWrite, calls_per_resource
 from reassignd.model import (
@@ -248,7 +249,7 @@ def rehearse(
     start = sim.now
     model = SimModel(sim, plan)
     settings = Settings(limits, auto_throttle)
-    run = new_run("rehearsal", plan, Phase.RUNNING)
+    run = new_run("rehearsal", plan, PlanStatus.RUNNING)
     produce = sum(p.produce_bytes_per_sec for p in model.parts.values())
     timeline: list[Sample] = []
     bytes_in: dict[int, int] = {}
@@ -310,7 +311,7 @@ def rehearse(
         sim.advance(min(step, max(0.0, max_seconds - elapsed) + cycle_interval))
     duration = sim.now - start
     observed = sim.observed()
-    finished = run.phase is Phase.COMPLETED
+    finished = run.status is PlanStatus.COMPLETED
     return RehearsalResult(
         finished=finished,
         duration_seconds=duration,

@@ -60,8 +60,8 @@ from reassignd.store.base import (
     PlanStatus,
     PlanSummary,
     Pruned,
-    Settings,
     SettingsConflict,
+    SettingsRecord,
     StateStore,
     StepReplayError,
     StoreError,
@@ -463,9 +463,9 @@ class ZooKeeperStore(StateStore):
             if wanted is None or PlanStatus(d["status"]) in wanted
         ]
 
-    def settings(self) -> Settings:
+    def settings(self) -> SettingsRecord:
         data = json.loads(self.client.get(self._p("settings"))[0])
-        return Settings(int(data["version"]), data["document"])
+        return SettingsRecord(int(data["version"]), data["document"])
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         base = self._p("states", node_name(plan_id))

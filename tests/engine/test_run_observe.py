@@ -11,8 +11,9 @@ import pytest
 from reassignd.engine import run_observe
 from reassignd.engine.drive import cycle
 from reassignd.engine.dryrun import InstantCluster
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
+from reassignd.engine.run import ReadRequest, Settings, new_run
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 
@@ -39,7 +40,7 @@ def test_a_live_ordering_change_between_full_reads_ranks_by_the_sizes_last_read(
     model = SizedReads(start)
     plan = ReassignmentPlan(dict.fromkeys(sizes, (3, 4)))
     one_at_a_time = Limits(parallel_partition_count=1, ordering=("plan_order",))
-    run = new_run("p", plan, Phase.RUNNING)
+    run = new_run("p", plan, PlanStatus.RUNNING)
     run = cycle(run, model, Settings(one_at_a_time), 0.0).run  # a full read; the small one starts
     assert run.execution is not None and set(run.execution.in_flight_set) == {small}
     larger_first = Settings(replace(one_at_a_time, ordering=("larger_first",)))
@@ -63,7 +64,7 @@ def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: py
         leader_throttled_rate=10,
         follower_throttled_rate=10,
     )
-    run = cycle(new_run("p", plan, Phase.RUNNING), model, Settings(limits), 0.0).run
+    run = cycle(new_run("p", plan, PlanStatus.RUNNING), model, Settings(limits), 0.0).run
     assert run.execution is not None and set(run.execution.in_flight_set) == {moving}
     assert run.tracking.eta_reason == "out of broker 1"  # both partitions' copies leave their leader, 1
     elected = model.snapshot.partitions[waiting]
