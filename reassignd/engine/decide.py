@@ -162,11 +162,7 @@ class _Cycle:
         self.electing: set[TopicPartition] = set()
         self.transient: dict[int, int] = {}
         """Copies a broker serves only until this cycle's elections run (steps started with one)."""
-        self.replica_count = min(
-            limits.parallel_replica_count,
-            limits.max_outgoing_per_broker,
-            limits.max_concurrent_replica_movements,
-        )
+        self.replica_count = limits.step_size
 
     # -- bookkeeping ---------------------------------------------------------------------------------
 

@@ -184,9 +184,7 @@ def step_preview(snapshot: ClusterSnapshot, plan: ReassignmentPlan, limits: Limi
             "max_per_partition": max(per_partition, default=0),
             "exact": True,
         }
-    replica_count = min(
-        limits.parallel_replica_count, limits.max_outgoing_per_broker, limits.max_concurrent_replica_movements
-    )
+    replica_count = limits.step_size
     per_partition = [
         len(
             all_steps(

@@ -16,7 +16,7 @@ through it, so a value is accepted everywhere or nowhere. The rules:
   force binds: `reassignment.max.concurrent.replica.movements = 3` with the per-broker limits at their
   default 5 means at most 3 replicas move at once in the whole cluster, and a per-broker limit above the
   global one simply never binds. The engine never needs more than the smallest of them to make progress
-  (a step adds at most min(R, per-broker outgoing, global) replicas; see decide.py), so no combination of
+  (a step adds at most min(R, per-broker outgoing, global) replicas: `Limits.step_size`), so no combination of
   valid values can stall a plan.
 """
 
@@ -97,6 +97,14 @@ class Limits:
         if problems:
             raise InvalidInputError("limits", problems)
         return cls(**values)
+
+    @property
+    def step_size(self) -> int:
+        """New replicas one step adds (beyond min.insync's need): R, kept within the outgoing and the global
+        movement limits, so every step can be scheduled (docs/engine.md, "Limits")."""
+        return min(
+            self.parallel_replica_count, self.max_outgoing_per_broker, self.max_concurrent_replica_movements
+        )
 
     def to_mapping(self) -> dict[str, object]:
         """The dotted-name form, e.g. for `--json` output and the daemon's status."""

@@ -70,11 +70,7 @@ def with_eta(
         rate_in=lambda b: rate(b, FOLLOWER_RATE, limits.follower_throttled_rate, tracking.seen_in),
         rate_out=lambda b: rate(b, LEADER_RATE, limits.leader_throttled_rate, tracking.seen_out),
         produce=copy_of(produce) | dict(tracking.produce),  # a C-level copy, not key by key
-        replica_count=min(
-            limits.parallel_replica_count,
-            limits.max_outgoing_per_broker,
-            limits.max_concurrent_replica_movements,
-        ),
+        replica_count=limits.step_size,
         concurrent_in=limits.max_incoming_per_broker,
         concurrent_out=limits.max_outgoing_per_broker,
         sizes=sizes,
