@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from reassignd.daemon.service import ServiceError
-from reassignd.engine import Limits, run_observe
+from reassignd.engine import Limits
+from reassignd.engine.run import observing as run_observe
 from reassignd.model import TopicPartition
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bench.strategies import load_cases, make_meter
-from reassignd.engine import run_observe
 from reassignd.engine.eta import estimate
-from reassignd.engine.run_state import RunState
+from reassignd.engine.run import observing as run_observe
+from reassignd.engine.run.state import RunState
 from reassignd.rehearsal import rehearse
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 

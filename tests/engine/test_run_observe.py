@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from reassignd.engine import run_observe
 from reassignd.engine.drive import cycle
 from reassignd.engine.dryrun import InstantCluster
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.run import ReadRequest, Settings, new_run
+from reassignd.engine.run import observing as run_observe
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 

@@ -30,17 +30,11 @@ from reassignd.engine.effects import (
     Notify,
     Persist,
 )
-from reassignd.engine.lifecycle import CommandRefused, PlanStatus
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.log_dir_moves import LogDirMoves
-from reassignd.engine.run_answer import answer
-from reassignd.engine.run_figures import outcomes, summary_of
-from reassignd.engine.run_observe import observe
-from reassignd.engine.run_state import (  # the machine's values, re-exported here
-    MIN_INSYNC,
-    SIZE_REFRESH_CYCLES,
-    SNAPSHOT_TOPIC_KEYS,
-    AutoThrottle,
-    Awaiting,
+from reassignd.engine.run.answering import answer
+from reassignd.engine.run.observing import observe
+from reassignd.engine.run.state import (
     Command,
     Event,
     Observed,
@@ -57,31 +51,6 @@ from reassignd.engine.throttle import (
 )
 from reassignd.engine.throttle_book import ThrottleBook
 from reassignd.model import ReassignmentPlan, TopicPartition
-
-__all__ = [
-    "MIN_INSYNC",
-    "SIZE_REFRESH_CYCLES",
-    "SNAPSHOT_TOPIC_KEYS",
-    "AutoThrottle",
-    "Awaiting",
-    "Command",
-    "CommandRefused",
-    "Event",
-    "Observed",
-    "PlanStatus",
-    "Reachability",
-    "ReadRequest",
-    "RunState",
-    "Settings",
-    "Transition",
-    "Unreachable",
-    "new_run",
-    "outcomes",
-    "owned_partitions",
-    "read_request",
-    "step",
-    "summary_of",
-]
 
 
 def owned_partitions(plan: ReassignmentPlan) -> Mapping[str, frozenset[int]]:

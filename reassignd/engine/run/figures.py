@@ -8,7 +8,7 @@ from typing import Any
 from reassignd.engine.broker_summary import broker_moves, throttle_peaks
 from reassignd.engine.cancel import OUTCOMES, outcome, touched
 from reassignd.engine.lifecycle import PlanStatus
-from reassignd.engine.run_state import OUTCOMES_LISTED, RunState
+from reassignd.engine.run.state import OUTCOMES_LISTED, RunState
 from reassignd.engine.state import (
     Status,
 )

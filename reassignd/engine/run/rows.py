@@ -16,7 +16,7 @@ from reassignd.engine.effects import (
 from reassignd.engine.eta import EtaTerms, Sizes, estimate
 from reassignd.engine.journal import Event, EventKind
 from reassignd.engine.limits import Limits
-from reassignd.engine.run_state import Replicas, Row, RunState, Settings
+from reassignd.engine.run.state import Replicas, Row, RunState, Settings
 from reassignd.engine.state import (
     ENDED,
     MOVING,

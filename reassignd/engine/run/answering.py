@@ -17,9 +17,9 @@ from reassignd.engine.effects import (
 from reassignd.engine.journal import Event, EventKind
 from reassignd.engine.lifecycle import Change, PlanStatus
 from reassignd.engine.log_dir_moves import refused as dirs_refused
-from reassignd.engine.run_figures import summary_of, worth_saving
-from reassignd.engine.run_rows import row_of
-from reassignd.engine.run_state import (
+from reassignd.engine.run.figures import summary_of, worth_saving
+from reassignd.engine.run.rows import row_of
+from reassignd.engine.run.state import (
     Awaiting,
     RunState,
     Settings,

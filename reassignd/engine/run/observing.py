@@ -23,8 +23,8 @@ from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.log_dir_moves import decide_log_dirs
 from reassignd.engine.progress import source_size
-from reassignd.engine.run_rows import changed_rows, raise_stalled_rates, replicas_of, with_eta
-from reassignd.engine.run_state import (
+from reassignd.engine.run.rows import changed_rows, raise_stalled_rates, replicas_of, with_eta
+from reassignd.engine.run.state import (
     MIN_INSYNC,
     Awaiting,
     Observed,
