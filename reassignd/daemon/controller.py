@@ -2,7 +2,7 @@
 
 It holds no plan policy. A cycle reads what the machine asks for (`read_request`), feeds the snapshot in
 (`Observed`), carries out the effects in their order (executor.py) and feeds Kafka's answers back until the
-machine has nothing more to send. The order of effects is the machine's safety argument (engine/effects.py):
+machine has nothing more to send. The order of effects is the safety argument (engine/run/effects.py):
 state is committed before the writes it describes, throttles before the steps they throttle, and a step is
 journaled as started in the commit that records Kafka accepted it, so a kill -9 anywhere loses nothing and
 repeats nothing. A failed commit drops the in-memory run: the next cycle rebuilds it from the store and the

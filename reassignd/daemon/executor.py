@@ -19,7 +19,7 @@ from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import failpoints
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.throttles import write_throttles
-from reassignd.engine.effects import (
+from reassignd.engine.run.effects import (
     Answered,
     Effect,
     Elect,
@@ -57,7 +57,7 @@ def batch_of(plan_id: str, persist: Persist) -> WriteBatch:
     for kind, name, key, values in persist.written:
         batch.note_written(ConfigResource(kind, name), key, values)
     for tp, row in persist.rows.items():
-        batch.put_partition_state(plan_id, tp, row)
+        batch.put_partition_state(plan_id, tp, row.to_json())
     if persist.status is not None:
         batch.set_status(plan_id, persist.status)
     if persist.summary is not None:

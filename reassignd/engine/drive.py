@@ -12,8 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from reassignd.engine.effects import Answered, Effect, Elect, MoveLogDirs, Reassign, WriteThrottles
 from reassignd.engine.run import Observed, ReadRequest, RunState, Settings, Transition, read_request, step
+from reassignd.engine.run.effects import Answered, Effect, Elect, MoveLogDirs, Reassign, WriteThrottles
 from reassignd.engine.throttle import ConfigWrite
 from reassignd.model import ClusterSnapshot, TopicPartition
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field, replace
 
 from reassignd.engine.actions import ElectLeader, StartStep
 from reassignd.engine.drive import cycle
-from reassignd.engine.effects import Persist
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.run import ReadRequest, Settings, new_run
+from reassignd.engine.run.effects import Persist
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.steps import all_steps
 from reassignd.engine.throttle import ConfigWrite, apply_writes

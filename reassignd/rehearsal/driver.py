@@ -27,9 +27,9 @@ from collections.abc import Callable, Collection, Mapping
 
 from reassignd.engine import Limits, Status
 from reassignd.engine.drive import cycle
-from reassignd.engine.effects import Persist
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.run import AutoThrottle, ReadRequest, RunState, Settings, new_run
+from reassignd.engine.run.effects import Persist
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ConfigWrite, calls_per_resource
 from reassignd.model import (

@@ -6,7 +6,10 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from reassignd.engine.decide import acknowledge
-from reassignd.engine.effects import (
+from reassignd.engine.journal import Event, EventKind
+from reassignd.engine.lifecycle import Change, PlanStatus
+from reassignd.engine.log_dir_moves import refused as dirs_refused
+from reassignd.engine.run.effects import (
     Answered,
     Effect,
     Elect,
@@ -14,11 +17,8 @@ from reassignd.engine.effects import (
     Notify,
     Persist,
 )
-from reassignd.engine.journal import Event, EventKind
-from reassignd.engine.lifecycle import Change, PlanStatus
-from reassignd.engine.log_dir_moves import refused as dirs_refused
 from reassignd.engine.run.figures import summary_of, worth_saving
-from reassignd.engine.run.rows import row_of
+from reassignd.engine.run.scheduling import row_of
 from reassignd.engine.run.state import (
     Awaiting,
     RunState,

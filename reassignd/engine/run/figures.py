@@ -92,19 +92,19 @@ def outcomes(run: RunState) -> dict[str, Any]:
     lists: dict[str, list[str]] = {name: [] for name in OUTCOMES}
     execution = run.execution
     for tp, final in sorted(run.plan.targets.items()):
-        row = run.rows.get(tp, {})
-        moved = int(row.get("step", 0)) > 0
-        status = str(row.get("status", ""))
+        row = run.rows.get(tp)
+        moved = row is not None and row.step > 0
+        status = None if row is None else row.status
         if execution is not None and tp in execution.rank_of:
             rec = execution[tp]
             moved = moved or touched(rec)
-            status = rec.status.value if rec.status is Status.DROPPED else status
+            status = rec.status if rec.status is Status.DROPPED else status
         where = outcome(
             final,
             run.baseline.get(tp),
             run.replicas_now.get(tp),
             moved=moved,
-            dropped=status == Status.DROPPED.value or tp in run.tracking.dropped,
+            dropped=status is Status.DROPPED or tp in run.tracking.dropped,
         )
         lists[where].append(str(tp))
     return {

@@ -23,16 +23,16 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
-from reassignd.engine.effects import (
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.log_dir_moves import LogDirMoves
+from reassignd.engine.run.answering import answer
+from reassignd.engine.run.effects import (
     Answered,
     Effect,
     Log,
     Notify,
     Persist,
 )
-from reassignd.engine.lifecycle import PlanStatus
-from reassignd.engine.log_dir_moves import LogDirMoves
-from reassignd.engine.run.answering import answer
 from reassignd.engine.run.observing import observe
 from reassignd.engine.run.state import (
     Command,
@@ -40,9 +40,9 @@ from reassignd.engine.run.state import (
     Observed,
     Reachability,
     ReadRequest,
-    Row,
     RunState,
     Settings,
+    StoredRow,
     Transition,
     Unreachable,
 )
@@ -65,7 +65,7 @@ def new_run(
     plan: ReassignmentPlan,
     status: PlanStatus,
     *,
-    rows: Mapping[TopicPartition, Row] | None = None,
+    rows: Mapping[TopicPartition, StoredRow] | None = None,
     summary: Mapping[str, Any] | None = None,
     originals: ThrottleOriginals | None = None,
     written: Mapping[tuple[str, str, str], tuple[str | None, ...]] | None = None,

@@ -9,7 +9,13 @@ from typing import Any
 from reassignd.engine.actions import Decision
 from reassignd.engine.cancel import Reverts, cancel_goals, cancel_state, reverting
 from reassignd.engine.decide import TOPIC_DELETED, changed_partitions, decide
-from reassignd.engine.effects import (
+from reassignd.engine.journal import Event, EventKind
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.limits import Limits
+from reassignd.engine.log_dir_moves import decide_log_dirs
+from reassignd.engine.progress import source_size
+from reassignd.engine.run.auto_throttle import raise_stalled_rates
+from reassignd.engine.run.effects import (
     Effect,
     Log,
     MoveLogDirs,
@@ -18,26 +24,22 @@ from reassignd.engine.effects import (
     Reassign,
     WriteThrottles,
 )
-from reassignd.engine.journal import Event, EventKind
-from reassignd.engine.lifecycle import PlanStatus
-from reassignd.engine.limits import Limits
-from reassignd.engine.log_dir_moves import decide_log_dirs
-from reassignd.engine.progress import source_size
-from reassignd.engine.run.rows import changed_rows, raise_stalled_rates, replicas_of, with_eta
+from reassignd.engine.run.progress import with_eta
+from reassignd.engine.run.reading import replicas_of
+from reassignd.engine.run.rows import PartitionRow, decoded_rows
+from reassignd.engine.run.scheduling import changed_rows
 from reassignd.engine.run.state import (
     MIN_INSYNC,
     Awaiting,
     Observed,
     Reachability,
     Replicas,
-    Row,
     RunState,
     Settings,
     Transition,
     effective_limits,
 )
 from reassignd.engine.state import (
-    STATE_VERSION,
     ExecutionState,
     Status,
 )
@@ -147,41 +149,35 @@ def _sized(view: ClusterSnapshot, run: RunState, changed: set[TopicPartition] | 
 
 def _rebuild(run: RunState, full: ClusterSnapshot, limits: Limits, now: float) -> RunState:
     """The execution state after a start or restart: the store's rows, checked against Kafka's view."""
-    rows = run.stored_rows
+    rows = decoded_rows(run.stored_rows, run.plan.targets)
     ordering = tuple(limits.ordering)
     baseline: dict[TopicPartition, Replicas] = {}
     sizes: dict[TopicPartition, int] = {}
     for tp in run.plan.targets:
         row = rows.get(tp)
         p = full.partitions.get(tp)
-        if row is not None and "from" in row:
-            baseline[tp] = tuple(int(b) for b in row["from"])
-            sizes[tp] = int(row.get("size", 0))
-        elif p is not None and (row is None or int(row.get("step", 0)) == 0):
+        if row is not None and row.baseline is not None:
+            baseline[tp] = row.baseline
+            sizes[tp] = row.start_size
+        elif p is not None and (row is None or row.step == 0):
             baseline[tp] = p.original_replicas
             sizes[tp] = source_size(p)
-    header = {"version": STATE_VERSION, "ordering": list(ordering)}
-    goals = {tp: tuple(int(b) for b in row["goal"]) for tp, row in rows.items() if "goal" in row}
+    goals = {tp: row.goal for tp, row in rows.items() if row.goal is not None}
     if goals:
-        plan = ReassignmentPlan(goals)
-        entries = [dict(rows[tp]) for tp in sorted(goals)]
-        execution = ExecutionState.from_json_dict({**header, "partitions": entries}, plan, full)
-    elif rows:
-        entries = [dict(rows[tp]) for tp in sorted(rows)]
-        execution = ExecutionState.from_json_dict({**header, "partitions": entries}, run.plan, full)
+        progress = {tp: rows[tp].progress for tp in goals}
+        execution = ExecutionState.initial(ReassignmentPlan(goals), full, ordering, progress)
     else:
-        execution = ExecutionState.initial(run.plan, full, ordering)
+        progress = {tp: row.progress for tp, row in rows.items()}
+        execution = ExecutionState.initial(run.plan, full, ordering, progress)
     summary = run.stored_summary
-    started_at = {
-        tp: float(row["started_at"]) for tp, row in rows.items() if row.get("started_at") is not None
-    }
+    started_at = {tp: row.started_at for tp, row in rows.items() if row.started_at is not None}
     return replace(
         run,
         execution=execution,
         goals=MappingProxyType(goals) if goals else None,
         baseline=MappingProxyType(baseline),
         start_sizes=MappingProxyType(sizes),
-        rows=MappingProxyType(dict(rows)),
+        rows=MappingProxyType(rows),
         step_started_at=MappingProxyType(started_at),
         tracking=started(
             limits.stall_window_seconds,
@@ -228,7 +224,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         every_size = full if event.request.with_sizes is True or changed is None else _sized(view, run, None)
         execution = execution.reordered(tuple(limits.ordering), every_size)
     rounds: list[tuple[Decision, ExecutionState]] = []
-    plan_rows: dict[TopicPartition, Row | None] = {}
+    plan_rows: dict[TopicPartition, PartitionRow] = {}
     if run.status is PlanStatus.CANCELLING and run.goals is None:
         settled = decide(
             view, execution.plan, execution, replace(limits, parallel_partition_count=0), changed
@@ -456,7 +452,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         last_view=view,
         replicas_now=replicas_of(run, full, changed),
         held_reverts=reverting_now.held,
-        rows=MappingProxyType(copy_of(run.rows) | {tp: r for tp, r in rows.items() if r is not None}),
+        rows=MappingProxyType(copy_of(run.rows) | rows),
         awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync, dirs.start),
     )
     persist = Persist(

@@ -8,14 +8,15 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from reassignd.engine.actions import ElectLeader, StartStep
-from reassignd.engine.effects import (
-    Answered,
-    Effect,
-)
 from reassignd.engine.eta import EtaTerms
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.log_dir_moves import Key, LogDirMoves
+from reassignd.engine.run.effects import (
+    Answered,
+    Effect,
+)
+from reassignd.engine.run.rows import PartitionRow
 from reassignd.engine.state import (
     ExecutionState,
 )
@@ -32,7 +33,8 @@ SNAPSHOT_TOPIC_KEYS: Final = (*TOPIC_KEYS, MIN_INSYNC)
 SIZE_REFRESH_CYCLES: Final = 30
 OUTCOMES_LISTED: Final = 1000
 Replicas = tuple[int, ...]
-Row = Mapping[str, Any]
+StoredRow = Mapping[str, Any]
+"""A partition's row as the store keeps it (rows.py decodes it)."""
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
@@ -124,7 +126,7 @@ class RunState:
     plan: ReassignmentPlan
     status: PlanStatus
     owned: Mapping[str, frozenset[int]]
-    stored_rows: Mapping[TopicPartition, Row] = field(default_factory=lambda: _EMPTY)
+    stored_rows: Mapping[TopicPartition, StoredRow] = field(default_factory=lambda: _EMPTY)
     """Rows read from the store at a (re)start; the first observation rebuilds the state from them."""
     stored_summary: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     execution: ExecutionState | None = None
@@ -132,7 +134,8 @@ class RunState:
     goals: Mapping[TopicPartition, Replicas] | None = None
     baseline: Mapping[TopicPartition, Replicas] = field(default_factory=lambda: _EMPTY)
     start_sizes: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
-    rows: Mapping[TopicPartition, Row] = field(default_factory=lambda: _EMPTY)
+    rows: Mapping[TopicPartition, PartitionRow] = field(default_factory=lambda: _EMPTY)
+    """The rows as the store has them now."""
     throttles: ThrottleBook = field(default_factory=ThrottleBook)
     tracking: Tracking = field(default_factory=Tracking)
     sizes: Mapping[TopicPartition, tuple[int, Mapping[int, int]]] = field(default_factory=lambda: _EMPTY)

@@ -17,6 +17,7 @@ from typing import Any
 
 from reassignd.engine.journal import Event
 from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.run.rows import PartitionRow
 from reassignd.engine.throttle import ConfigWrite
 from reassignd.model import TopicPartition
 
@@ -27,8 +28,8 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 class Persist:
     """One atomic commit to the store: all of it, or (on a crash or a fenced leader) none of it."""
 
-    rows: Mapping[TopicPartition, Mapping[str, Any] | None] = field(default_factory=lambda: _EMPTY)
-    """Partition rows to write (None deletes one)."""
+    rows: Mapping[TopicPartition, PartitionRow] = field(default_factory=lambda: _EMPTY)
+    """Partition rows to write."""
     events: tuple[Event, ...] = ()
     status: PlanStatus | None = None
     """A new plan status (`completed`, `cancelled`): the store journals its event with it."""
