@@ -302,7 +302,7 @@ class Controller:
         executor = self._executor()
         while True:
             try:
-                answered = await executor.execute(transition.run.plan_id, transition.effects)
+                answered = await executor.execute(transition.effects)
             except Exception:
                 self.run = None  # rebuilt from the store and the cluster next cycle, as after a crash
                 raise

@@ -29,7 +29,7 @@ from reassignd.engine import Limits, Status
 from reassignd.engine.drive import cycle
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.run import AutoThrottle, ReadRequest, RunState, Settings, new_run
-from reassignd.engine.run.effects import Persist
+from reassignd.engine.run.effects import Elect, MoveLogDirs, Persist, Reassign, WriteThrottles
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ConfigWrite, calls_per_resource
 from reassignd.model import (
@@ -142,9 +142,9 @@ class SimModel:
     def min_insync(self, topics: Collection[str]) -> Mapping[str, str]:
         return {t: str(self.sim.min_insync_replicas(t)) for t in topics}
 
-    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]:
+    def write_throttles(self, effect: WriteThrottles) -> Mapping[tuple[str, str], str]:
         grouped: dict[tuple[str, str], list[ConfigWrite]] = {}
-        for w in writes:
+        for w in effect.writes:
             grouped.setdefault((w.resource, w.name), []).append(w)
         failed = {}
         for (kind, name), ops in sorted(grouped.items()):
@@ -157,11 +157,9 @@ class SimModel:
                 )
         return failed
 
-    def reassign(
-        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> Mapping[TopicPartition, str | None]:
+    def reassign(self, effect: Reassign) -> Mapping[TopicPartition, str | None]:
         results: dict[TopicPartition, str | None] = {}
-        for tp, target in targets.items():
+        for tp, target in effect.targets.items():
             self.touched.add(tp)
             try:
                 self.sim.alter_partition_reassignment(
@@ -172,11 +170,9 @@ class SimModel:
                 results[tp] = str(exc)
         return results
 
-    def move_log_dirs(
-        self, moves: Mapping[tuple[TopicPartition, int], str]
-    ) -> Mapping[tuple[TopicPartition, int], str | None]:
+    def move_log_dirs(self, effect: MoveLogDirs) -> Mapping[tuple[TopicPartition, int], str | None]:
         results: dict[tuple[TopicPartition, int], str | None] = {}
-        for (tp, broker), path in moves.items():
+        for (tp, broker), path in effect.moves.items():
             try:
                 self.sim.alter_replica_log_dir(broker, tp.topic, tp.partition, path)
                 results[(tp, broker)] = None
@@ -184,7 +180,8 @@ class SimModel:
                 results[(tp, broker)] = str(exc)
         return results
 
-    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]:
+    def elect(self, effect: Elect) -> Mapping[TopicPartition, str | None]:
+        partitions = effect.partitions
         self.touched.update(partitions)
         raw = self.sim.elect_leaders(ELECTION_PREFERRED, [(tp.topic, tp.partition) for tp in partitions])
         return {TopicPartition(t, i): None if e is None else str(e) for (t, i), e in raw.items()}

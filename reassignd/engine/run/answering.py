@@ -184,6 +184,7 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
     save = worth_saving(run.saved_summary, summary) or status is not None
     run = replace(run, saved_summary=summary if save else run.saved_summary)
     persist = Persist(
+        plan_id=run.plan_id,
         rows=MappingProxyType(rows),
         events=tuple(events),
         status=status,
@@ -230,7 +231,7 @@ def _elected(run: RunState, answer: Answered, awaiting: Awaiting) -> Transition:
         )
         for e in awaiting.elect
     )
-    return Transition(replace(run, awaiting=None), (Persist(events=events),))
+    return Transition(replace(run, awaiting=None), (Persist(run.plan_id, events=events),))
 
 
 # -- figures -------------------------------------------------------------------------------------------------

@@ -10,10 +10,10 @@ loses nothing the next start cannot rebuild from the store and the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from reassignd.engine.journal import Event
 from reassignd.engine.lifecycle import PlanStatus
@@ -28,6 +28,8 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 class Persist:
     """One atomic commit to the store: all of it, or (on a crash or a fenced leader) none of it."""
 
+    plan_id: str | None = None
+    """The plan whose rows, status and summary these are (None: no plan's, e.g. leftover throttles)."""
     rows: Mapping[TopicPartition, PartitionRow] = field(default_factory=lambda: _EMPTY)
     """Partition rows to write."""
     events: tuple[Event, ...] = ()
@@ -101,6 +103,29 @@ class Log:
 Effect = Persist | WriteThrottles | Reassign | MoveLogDirs | Elect | Notify | Log
 """Effects the executor answers: WriteThrottles, Reassign, MoveLogDirs, Elect (in one `Answered`)."""
 
+CARRIED_BY: Final[Mapping[type[Effect], str]] = MappingProxyType(
+    {
+        Persist: "persist",
+        WriteThrottles: "write_throttles",
+        Reassign: "reassign",
+        MoveLogDirs: "move_log_dirs",
+        Elect: "elect",
+        Notify: "notify",
+        Log: "log",
+    }
+)
+"""The method an executor carries each kind of effect out with (it takes the effect, and returns
+Kafka's answer for the answered kinds)."""
+ANSWERED_AS: Final[Mapping[type[Effect], str]] = MappingProxyType(
+    {WriteThrottles: "throttles", Reassign: "reassign", MoveLogDirs: "log_dirs", Elect: "elect"}
+)
+
+
+def carrier_of(executor: object, effect: Effect) -> Callable[[Any], Any] | None:
+    """The executor's method for this kind of effect; None where it has none (a model persists nothing)."""
+    method: Callable[[Any], Any] | None = getattr(executor, CARRIED_BY[type(effect)], None)
+    return method
+
 
 @dataclass(frozen=True, slots=True)
 class Answered:
@@ -112,3 +137,18 @@ class Answered:
     """Resources (type, name) whose write failed, with the error."""
     elect: Mapping[TopicPartition, str | None] | None = None
     log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None
+
+
+@dataclass
+class Answers:
+    """Kafka's answers to one transition's effects, gathered as the executor carries them out."""
+
+    by_kind: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, effect: Effect, answer: object) -> None:
+        kind = ANSWERED_AS.get(type(effect))
+        if kind is not None:
+            self.by_kind[kind] = answer
+
+    def answered(self, now: float) -> Answered:
+        return Answered(now, **self.by_kind)

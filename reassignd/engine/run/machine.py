@@ -124,7 +124,7 @@ def _command(run: RunState, command: Command) -> Transition:
     return Transition(
         updated,
         (
-            Persist(status=to),
+            Persist(run.plan_id, status=to),
             Notify(change.event, {"plan_id": run.plan_id}),
             Log("info", f"plan {command.verb}", {"plan": run.plan_id}),
         ),

@@ -456,6 +456,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         awaiting=Awaiting("writes", view, decision.start, reverts, report["elect"], sync, dirs.start),
     )
     persist = Persist(
+        plan_id=run.plan_id,
         rows=MappingProxyType(rows),
         events=tuple(events),
         record_originals=sync.record,
