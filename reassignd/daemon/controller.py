@@ -489,15 +489,15 @@ class Controller:
         load = run.execution.load
         self.metrics.set_inflight(dict(load.incoming), dict(load.outgoing), load.leader_moves)
         self.metrics.set_partition_counts({s.value: n for s, n in run.execution.counts.items()})
-        t = run.tracking
+        t = run.progress.tracking
         self.metrics.set_progress(run.plan_id, t.total_bytes, t.remaining_bytes, t.moved_bytes, t.eta)
         self.metrics.set_stalled(len(t.stalled))
-        self.metrics.set_under_min_isr(len(run.under_min_isr))
+        self.metrics.set_under_min_isr(len(run.reading.under_min_isr))
         self.metrics.set_foreign_reassignments(run.execution.counts[Status.EXTERNAL])
         incoming, outgoing = run.throttles.applied_rates()
         self.metrics.set_throttle_rates(incoming, outgoing)
-        if run.last_view is not None:
-            self.metrics.auto_throttle_brokers(run.last_view.brokers)
+        if run.reading.last_view is not None:
+            self.metrics.auto_throttle_brokers(run.reading.last_view.brokers)
 
     # ------------------------------------------------------------------------------------------------
     # ControllerService: see reassignd/daemon/service.py (status views live in daemon/status.py)
@@ -767,7 +767,7 @@ def _summary_line(run: RunState) -> str:
     if execution is None:
         return "waiting for the first read"
     counts = execution.counts
-    t = run.tracking
+    t = run.progress.tracking
     moving = counts[Status.IN_FLIGHT] + counts[Status.STARTING]
     line = (
         f"in flight {moving}, pending {counts[Status.PENDING]}, blocked {counts[Status.BLOCKED]}, "
@@ -778,6 +778,6 @@ def _summary_line(run: RunState) -> str:
     dirs = run.log_dirs
     if dirs.wanted:
         line += f"; log dirs: in flight {len(dirs.running)}, waiting {dirs.waiting}, done {len(dirs.done)}"
-    if run.goals is not None:
+    if run.cancel.goals is not None:
         line = f"cancel: {line}"
     return f"{line}; {t.percent:.1f}%"

@@ -132,7 +132,7 @@ def _waiting(run: RunState) -> list[JSON]:
             "reason": WaitReason.UNSAFE_REVERT.value,
             "detail": why,
         }
-        for tp, why in itertools.islice(run.held_reverts.items(), WAITING_SHOWN)
+        for tp, why in itertools.islice(run.cancel.held.items(), WAITING_SHOWN)
     ]
     for tp, rec in itertools.islice(run.execution.waiting(), WAITING_SHOWN - len(out)):
         if rec.status is Status.PENDING and rec.reason is None:
@@ -170,7 +170,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
     status["cluster"] = cluster_view(run.cluster.to_json())
     incoming, outgoing = run.throttles.applied_rates()
     load = run.execution.load
-    snapshot = run.last_view
+    snapshot = run.reading.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
     status["brokers"] = [
         {
@@ -185,7 +185,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
         }
         for b in broker_ids
     ]
-    status["stalled"] = [m.to_json() for m in run.tracking.stalled]
+    status["stalled"] = [m.to_json() for m in run.progress.tracking.stalled]
     status["waiting"] = _waiting(run)
     status["offline_waits"] = _offline_waits(run)
     status["leader_unthrottled"] = _leader_unthrottled(run)
@@ -216,7 +216,7 @@ def _offline_waits(run: RunState) -> JSON:
 def _leader_unthrottled(run: RunState) -> list[JSON]:
     """Moves whose partition has no leader-side throttle entry now (throttle.py, lagging_replicas):
     a replica not being moved is out of sync, and the leader throttle would slow its catch-up too."""
-    snapshot = run.last_view
+    snapshot = run.reading.last_view
     if snapshot is None or run.execution is None:
         return []
     out = []

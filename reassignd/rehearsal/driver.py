@@ -274,7 +274,7 @@ def rehearse(
         assert run.execution is not None
         load = run.execution.load
         sample = Sample(
-            sim.now - start, run.tracking.remaining_bytes, dict(load.incoming), dict(load.outgoing)
+            sim.now - start, run.progress.tracking.remaining_bytes, dict(load.incoming), dict(load.outgoing)
         )
         timeline.append(sample)
         if on_cycle is not None:
@@ -316,7 +316,7 @@ def rehearse(
         cycle_interval=cycle_interval,
         partitions=len(plan),
         steps=steps,
-        total_bytes=run.tracking.total_bytes,
+        total_bytes=run.progress.tracking.total_bytes,
         produce_bytes_per_sec=produce,
         bytes_in=bytes_in,
         bytes_out=bytes_out,

@@ -1,4 +1,4 @@
-"""The plan-run machine's observation between full size reads (run_observe.py): what it knows of the
+"""The plan-run machine's observation between full size reads (run_progress.py): what it knows of the
 partitions sitting still is what the last full read found, whatever this cycle's read carries."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from reassignd.engine.dryrun import InstantCluster
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
 from reassignd.engine.run import ReadRequest, Settings, new_run
-from reassignd.engine.run import observing as run_observe
+from reassignd.engine.run import progress as run_progress
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 
@@ -52,7 +52,7 @@ def test_a_live_ordering_change_between_full_reads_ranks_by_the_sizes_last_read(
 def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: pytest.MonkeyPatch) -> None:
     """A waiting partition whose leader changed between full reads (an operator's election) is served by
     its new leader: the kept terms follow it, as all terms made again do."""
-    monkeypatch.setattr(run_observe, "with_eta", eta_checked_afresh(run_observe.with_eta))
+    monkeypatch.setattr(run_progress, "with_eta", eta_checked_afresh(run_progress.with_eta))
     moving, waiting = tp(0), tp(1)
     sizes = {moving: 100, waiting: 1000}
     model = SizedReads(cluster(range(1, 7), dict.fromkeys(sizes, (1, 2)), sizes=sizes))
@@ -66,8 +66,10 @@ def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: py
     )
     run = cycle(new_run("p", plan, PlanStatus.RUNNING), model, Settings(limits), 0.0).run
     assert run.execution is not None and set(run.execution.in_flight_set) == {moving}
-    assert run.tracking.eta_reason == "out of broker 1"  # both partitions' copies leave their leader, 1
+    assert (
+        run.progress.tracking.eta_reason == "out of broker 1"
+    )  # both partitions' copies leave their leader, 1
     elected = model.snapshot.partitions[waiting]
     model.snapshot = model.snapshot.with_partitions([replace(elected, leader=2, isr=(2, 1))])
     run = cycle(run, model, Settings(limits), 10.0).run  # sizes of the moving one only; ETA checked afresh
-    assert run.eta_terms is not None and run.eta_terms.terms[waiting].source == 2
+    assert run.progress.eta_terms is not None and run.progress.eta_terms.terms[waiting].source == 2

@@ -1,16 +1,16 @@
-"""The plan-run machine (machine.py) and the values it runs on (state.py); see docs/engine.md."""
+"""The plan-run machine (machine.py), its parts (one module each) and the values it runs on (state.py);
+docs/engine.md says how they compose."""
 
 from reassignd.engine.lifecycle import CommandRefused, PlanStatus
+from reassignd.engine.run.auto_throttle import AutoThrottle
 from reassignd.engine.run.figures import outcomes, summary_of
 from reassignd.engine.run.machine import new_run, owned_partitions, read_request, step
+from reassignd.engine.run.reachability import Reachability
+from reassignd.engine.run.reading import Observed, ReadRequest
 from reassignd.engine.run.state import (
-    AutoThrottle,
     Awaiting,
     Command,
-    Event,
-    Observed,
-    Reachability,
-    ReadRequest,
+    RunEvent,
     RunState,
     Settings,
     Transition,
@@ -22,11 +22,11 @@ __all__ = [
     "Awaiting",
     "Command",
     "CommandRefused",
-    "Event",
     "Observed",
     "PlanStatus",
     "Reachability",
     "ReadRequest",
+    "RunEvent",
     "RunState",
     "Settings",
     "Transition",

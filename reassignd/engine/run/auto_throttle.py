@@ -1,66 +1,88 @@
-"""The run's auto-throttle part: a move that cannot converge gets its brokers' rates raised."""
+"""The auto-throttle part: a move that cannot converge (stalled: its follower grows no faster than
+producers write) gets its brokers' rates raised, one step per stall window, up to a ceiling.
+
+The raised rates are ours alone: the throttle part writes them in place of the configured ones on those
+brokers (throttle_book.py) and restores the originals at the end like any rate of ours.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from reassignd.engine.journal import Event, EventKind
-from reassignd.engine.run.effects import Effect, Log, Notify
-from reassignd.engine.run.state import RunState, Settings
+from reassignd.engine.limits import Limits
+from reassignd.engine.run.effects import Log, Notify
+from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.throttle import FOLLOWER_RATE, LEADER_RATE
+from reassignd.engine.tracking import Tracking
 from reassignd.model import ClusterSnapshot
 
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
-def raise_stalled_rates(
-    run: RunState, snapshot: ClusterSnapshot, settings: Settings, now: float
-) -> tuple[RunState, list[Event], list[Effect]]:
-    """Auto-throttle: a move that cannot converge gets its brokers' rates raised, one step per window."""
-    auto = settings.auto_throttle
-    if auto is None or not run.tracking.stalled:
-        return run, [], []
-    limits = settings.limits
+
+@dataclass(frozen=True, slots=True)
+class AutoThrottle:
+    """Raise a stalled move's rates in steps of `step` up to `ceiling` (bytes/s), once per stall window."""
+
+    step: int
+    ceiling: int
+
+
+@dataclass(frozen=True, slots=True)
+class Boosts:
+    rates: Mapping[int, Mapping[str, int]] = field(default_factory=lambda: _EMPTY)
+    """Per broker, the rates raised (by config key)."""
+    at: Mapping[int, float] = field(default_factory=lambda: _EMPTY)
+    """When each broker's rates were last raised."""
+
+
+def raised(
+    boosts: Boosts,
+    tracking: Tracking,
+    full: ClusterSnapshot,
+    limits: Limits,
+    out: Outbox,
+    *,
+    auto: AutoThrottle | None,
+    now: float,
+) -> Boosts:
+    if auto is None or not tracking.stalled:
+        return boosts
     window = limits.stall_window_seconds
     base = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
-    raised: dict[int, dict[str, int]] = {}
-    for move in run.tracking.stalled:
-        p = snapshot.partitions.get(move.tp)
+    raising: dict[int, dict[str, int]] = {}
+    for move in tracking.stalled:
+        p = full.partitions.get(move.tp)
         for broker, key in ((move.broker, FOLLOWER_RATE), (p.leader if p else None, LEADER_RATE)):
             start = base[key]
-            if broker is None or start is None or now - run.boosted_at.get(broker, -1e18) < window:
+            if broker is None or start is None or now - boosts.at.get(broker, -1e18) < window:
                 continue
-            current = run.boosts.get(broker, {}).get(key, start)
+            current = boosts.rates.get(broker, {}).get(key, start)
             new = min(auto.ceiling, current + auto.step)
             if new > current:
-                raised.setdefault(broker, {})[key] = new
-    if not raised:
-        return run, [], []
-    boosts = {b: dict(r) for b, r in run.boosts.items()}
-    boosted_at = dict(run.boosted_at)
-    events: list[Event] = []
-    notes: list[Effect] = []
-    for broker, rates in sorted(raised.items()):
-        boosts.setdefault(broker, {}).update(rates)
-        boosted_at[broker] = now
-        events.append(
-            Event(
-                EventKind.THROTTLE_SET,
-                run.plan_id,
-                None,
-                None,
-                {"auto_throttle": True, "broker": broker, **rates},
-            )
-        )
-        notes += [
-            Log(
-                "warning",
-                "auto-throttle raised rates for a stalled move",
-                {"plan": run.plan_id, "broker": broker, "rates": rates},
-            ),
-            Notify("throttle.auto_raised", {"plan_id": run.plan_id, "broker": broker, "rates": rates}),
-        ]
-    updated = replace(run, boosts=MappingProxyType(boosts), boosted_at=MappingProxyType(boosted_at))
-    return updated, events, notes
+                raising.setdefault(broker, {})[key] = new
+    if not raising:
+        return boosts
+    rates = {b: dict(r) for b, r in boosts.rates.items()}
+    at = dict(boosts.at)
+    for broker, raised_now in sorted(raising.items()):
+        rates.setdefault(broker, {}).update(raised_now)
+        at[broker] = now
+        _journal_raise(broker, raised_now, out)
+    return Boosts(MappingProxyType(rates), MappingProxyType(at))
 
 
-# -- answers -----------------------------------------------------------------------------------------------
+def _journal_raise(broker: int, rates: Mapping[str, int], out: Outbox) -> None:
+    data = {"auto_throttle": True, "broker": broker, **rates}
+    out.journal(Event(EventKind.THROTTLE_SET, out.plan_id, None, None, data))
+    out.say(
+        Log(
+            "warning",
+            "auto-throttle raised rates for a stalled move",
+            {"plan": out.plan_id, "broker": broker, "rates": rates},
+        ),
+        Notify("throttle.auto_raised", {"plan_id": out.plan_id, "broker": broker, "rates": rates}),
+    )

@@ -25,22 +25,22 @@ def worth_saving(saved: Mapping[str, Any] | None, summary: Mapping[str, Any]) ->
 
 def summary_of(run: RunState) -> dict[str, Any]:
     """The plan's figures, as status shows them and the store keeps them once the plan has ended."""
-    t = run.tracking
+    t = run.progress.tracking
     execution = run.execution
     counts = execution.counts if execution is not None else {}
     total = len(run.plan)
-    if run.goals is None:
+    if run.cancel.goals is None:
         done = counts.get(Status.DONE, 0)
         dropped = counts.get(Status.DROPPED, 0)
     else:
-        done = int((run.saved_summary or {}).get("partitions_done", 0))
+        done = int((run.progress.saved_summary or {}).get("partitions_done", 0))
         dropped = len(t.dropped) + counts.get(Status.DROPPED, 0)
     in_flight = len(execution.in_flight_set) if execution is not None else 0
     dirs = run.log_dirs
     if dirs.wanted and execution is not None:
         # a partition is done when its dirs are too; a log-dir move in flight is a partition in flight
         pending = dirs.pending
-        if run.goals is None:
+        if run.cancel.goals is None:
             done -= sum(1 for tp in pending if execution[tp].status is Status.DONE)
         in_flight += len({tp for tp, _ in dirs.running} - execution.in_flight_set)
     summary: dict[str, Any] = {
@@ -60,7 +60,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
         "eta_seconds": t.eta,
         "eta_reason": t.eta_reason,
         "finished_bytes": t.finished_bytes,
-        "throttles_peak": throttle_peaks(run.saved_summary, *run.throttles.applied_rates()),
+        "throttles_peak": throttle_peaks(run.progress.saved_summary, *run.throttles.applied_rates()),
     }
     if dirs.wanted:
         summary["log_dir_moves"] = dirs.to_json()
@@ -72,14 +72,14 @@ def summary_of(run: RunState) -> dict[str, Any]:
         summary["rate_bytes_per_sec"] = None
         summary["outcome"] = {
             **outcomes(run),
-            "brokers": broker_moves(run.baseline, run.replicas_now, run.start_sizes),
+            "brokers": broker_moves(run.start.baseline, run.reading.replicas_now, run.start.sizes),
             "throttles": summary["throttles_peak"],
         }
-    if run.goals is not None:
+    if run.cancel.goals is not None:
         summary["cancel"] = {
-            "partitions": len(run.goals),
-            "to_target": sum(1 for tp, g in run.goals.items() if g == run.plan.targets[tp]),
-            "to_pre_plan": sum(1 for tp, g in run.goals.items() if g != run.plan.targets[tp]),
+            "partitions": len(run.cancel.goals),
+            "to_target": sum(1 for tp, g in run.cancel.goals.items() if g == run.plan.targets[tp]),
+            "to_pre_plan": sum(1 for tp, g in run.cancel.goals.items() if g != run.plan.targets[tp]),
             "remaining": 0
             if execution is None
             else len(execution.plan) - execution.counts[Status.DONE] - execution.counts[Status.DROPPED],
@@ -92,7 +92,7 @@ def outcomes(run: RunState) -> dict[str, Any]:
     lists: dict[str, list[str]] = {name: [] for name in OUTCOMES}
     execution = run.execution
     for tp, final in sorted(run.plan.targets.items()):
-        row = run.rows.get(tp)
+        row = run.schedule.rows.get(tp)
         moved = row is not None and row.step > 0
         status = None if row is None else row.status
         if execution is not None and tp in execution.rank_of:
@@ -101,10 +101,10 @@ def outcomes(run: RunState) -> dict[str, Any]:
             status = rec.status if rec.status is Status.DROPPED else status
         where = outcome(
             final,
-            run.baseline.get(tp),
-            run.replicas_now.get(tp),
+            run.start.baseline.get(tp),
+            run.reading.replicas_now.get(tp),
             moved=moved,
-            dropped=status is Status.DROPPED or tp in run.tracking.dropped,
+            dropped=status is Status.DROPPED or tp in run.progress.tracking.dropped,
         )
         lists[where].append(str(tp))
     return {

@@ -48,6 +48,7 @@ class PartitionRow:
         started_at: float | None,
     ) -> PartitionRow:
         """The row of a partition's progress: what a restart needs of it, and nothing more."""
+        start_size = start_size if baseline is not None else 0
         if rec.status not in MOVING:
             return cls(tp, rec.status, rec.step, baseline=baseline, start_size=start_size, goal=goal)
         return cls(
@@ -117,7 +118,7 @@ class PartitionRow:
             int(row["leader"]) if moving else NO_LEADER,
             bool(row["moves_leadership"]) if moving else False,
             _replicas(row["from"]) if "from" in row else None,
-            int(row.get("size", 0)),
+            int(row.get("size", 0)) if "from" in row else 0,
             _replicas(row["goal"]) if "goal" in row else None,
             None if started is None else float(started),
         )
