@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up for a fresh machine: Debian packages the tests need, then .venv with every extra.
+# Idempotent set-up for a fresh machine: Debian packages the tests need, .venv with every extra, and the
+# real Apache Kafka jars (Maven Central) the real-cluster tests start.
 # When everything is present it takes seconds: each step checks before it acts, and pip keeps its cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ for pkg in "${DEBS[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+# Maven fetches the real Kafka brokers the tests run (scripts/fetch-kafka.sh).
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing Debian packages: ${missing[*]}"
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -32,4 +35,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
     .venv/bin/pip install -q -e ".[pipeline,charts,dev]"
     echo "$want" > "$stamp"
 fi
+scripts/fetch-kafka.sh
+# The JVM class-data archive that halves a Kafka node's start-up CPU (tests/services/kafka.py).
+.venv/bin/python -m tests.services.kafka class-archive
 echo "setup: ready"

@@ -209,10 +209,11 @@ def build_snapshot(
     referenced: set[int] = set()
     for tp, raw in present_partitions(topics, keep):
         moving = reassignments.get(tp)
-        replica_sizes = (
-            {b: sizes[(tp, b)].size for b in raw.replicas if (tp, b) in sizes} if tp in sized else {}
-        )
-        referenced.update(raw.replicas)
+        # The controller's listing of a move is newer than a broker's Metadata (read first, and a broker
+        # replays the controller's records a moment later): its replica list is the partition's.
+        replicas = moving.replicas if moving is not None and moving.replicas else raw.replicas
+        replica_sizes = {b: sizes[(tp, b)].size for b in replicas if (tp, b) in sizes} if tp in sized else {}
+        referenced.update(replicas)
         before = earlier.get(tp)
         if (
             before is not None
@@ -230,11 +231,11 @@ def build_snapshot(
         states.append(
             PartitionState(
                 tp=tp,
-                replicas=raw.replicas,
-                isr=tuple(b for b in raw.isr if b in raw.replicas),
-                leader=raw.leader if raw.leader in raw.replicas else NO_LEADER,
-                adding=tuple(b for b in moving.adding if b in raw.replicas) if moving else (),
-                removing=tuple(b for b in moving.removing if b in raw.replicas) if moving else (),
+                replicas=replicas,
+                isr=tuple(b for b in raw.isr if b in replicas),
+                leader=raw.leader if raw.leader in replicas else NO_LEADER,
+                adding=tuple(b for b in moving.adding if b in replicas) if moving else (),
+                removing=tuple(b for b in moving.removing if b in replicas) if moving else (),
                 size_bytes=_partition_size(raw, replica_sizes),
                 replica_sizes=replica_sizes,
             )

@@ -76,6 +76,20 @@ def test_sizes_reassignments_and_leader_size() -> None:
     assert snapshot.partitions[tp1].size_bytes == 90  # type: ignore[attr-defined]
 
 
+def test_a_move_the_metadata_does_not_show_yet_takes_the_controllers_replica_list() -> None:
+    """Real KRaft: a broker's Metadata lags the controller by up to a metadata round trip, so a snapshot read
+    just after an AlterPartitionReassignments shows the old replicas beside the controller's listing of the
+    move. The listing (read after the metadata, from the controller) is the newer: the state is the move's.
+    Seen on Kafka 4.4: the engine took such a partition for one reassigned by someone else."""
+    tp2 = TopicPartition("t", 2)
+    # metadata: [2, 3, 1], not moving; the controller: [2, 3, 4, 1] adding 4, removing 1
+    moving = {tp2: Reassignment((2, 3, 4, 1), adding=(4,), removing=(1,))}
+    p2 = _build(reassignments=moving).partitions[tp2]  # type: ignore[attr-defined]
+    assert (p2.replicas, p2.adding, p2.removing) == ((2, 3, 4, 1), (4,), (1,))
+    assert p2.target_replicas == (2, 3, 4)
+    assert (p2.leader, p2.isr) == (2, (2, 3, 1))
+
+
 def test_a_partition_that_reads_as_before_gets_its_earlier_state_back() -> None:
     """Identity is what lets the engine skip unchanged partitions; anything read differently is new."""
     tp0, tp1, tp2 = (TopicPartition("t", i) for i in range(3))

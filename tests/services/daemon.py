@@ -86,6 +86,16 @@ class DaemonProcess:
     def log_tail(self, chars: int = 4000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:] if self.log_path.exists() else ""
 
+    def log_records(self, *levels: str) -> list[dict[str, Any]]:
+        """The daemon's JSON log lines at the given levels (all when none is named)."""
+        records = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                record = json.loads(line)
+                if not levels or record.get("level") in levels:
+                    records.append(record)
+        return records
+
     def request(self, method: str, path: str, body: Any = None, token: str | None = TOKEN) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)

@@ -1,0 +1,110 @@
+"""`reassignd run` drains a broker of a real KRaft cluster, judged from the brokers' side.
+
+A producer writes throughout with acks=all; the test itself samples ListPartitionReassignments every second
+for the per-broker limits, and reads every throttle config of every broker and topic before and after.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.realkafka.conftest import create_topic
+from tests.services.daemon import DaemonProcess
+from tests.services.kafka import KafkaCluster
+from tests.services.kafka_load import RateProducer, fill
+from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+PARTITIONS = 12
+PARTITION_BYTES = 5 * 1024 * 1024  # 60 MiB in all, each partition on three brokers
+LIMITS = {
+    "reassignment.max.incoming.replica.movements.per.broker": 2,
+    "reassignment.max.outgoing.replica.movements.per.broker": 2,
+    "leader.reassignment.throttled.rate": 5_000_000,
+    "follower.reassignment.throttled.rate": 5_000_000,
+}
+# An operator's own throttles, which must come through the plan byte-identical.
+OPERATOR_BROKER = (2, "follower.replication.throttled.rate", "12345678")
+OPERATOR_TOPIC_LIST = ("leader.replication.throttled.replicas", "0:1")
+MIN_ISR_ERRORS = {"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"}
+
+
+def initial_assignment(brokers: int = 4) -> dict[int, list[int]]:
+    """Partition p on three consecutive brokers starting at p: every broker leads three partitions."""
+    return {p: [(p + i) % brokers + 1 for i in range(3)] for p in range(PARTITIONS)}
+
+
+def drain_plan(topic: str, assignment: dict[int, list[int]], broker: int, brokers: int = 4) -> dict[str, Any]:
+    """Each replica on `broker` goes to the one broker the partition is not on, in the same position."""
+    entries = []
+    for partition, replicas in assignment.items():
+        if broker not in replicas:
+            continue
+        spare = next(b for b in range(1, brokers + 1) if b not in replicas)
+        target = [spare if b == broker else b for b in replicas]
+        entries.append({"topic": topic, "partition": partition, "replicas": target})
+    return {"version": 1, "partitions": entries}
+
+
+def plan_targets(plan: dict[str, Any]) -> dict[int, list[int]]:
+    return {e["partition"]: e["replicas"] for e in plan["partitions"]}
+
+
+def loaded_topic(cluster: KafkaCluster, probe: ClusterProbe, topic: str) -> dict[int, list[int]]:
+    assignment = initial_assignment()
+    create_topic(probe, topic, assignment, {"min.insync.replicas": "2"})
+    fill(cluster.bootstrap_servers, topic, range(PARTITIONS), PARTITION_BYTES)
+    return assignment
+
+
+def test_drain_one_broker_under_load_is_exact_bounded_and_leaves_throttles_as_found(
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+) -> None:
+    probe = probe_of(kafka_cluster)
+    topic = "drain-orders"
+    assignment = loaded_topic(kafka_cluster, probe, topic)
+    broker, key, value = OPERATOR_BROKER
+    probe.set_broker_config(broker, key, value)
+    probe.set_topic_config(topic, *OPERATOR_TOPIC_LIST)
+    throttles_before = probe.throttle_configs([topic])
+    assert throttles_before == {
+        f"broker {broker}: {key}": value,
+        f"topic {topic}: {OPERATOR_TOPIC_LIST[0]}": "0:1",
+    }
+
+    plan = drain_plan(topic, assignment, broker=4)
+    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, LIMITS).start()
+    try:
+        with (
+            RateProducer(kafka_cluster.bootstrap_servers, topic, range(PARTITIONS), 256 * 1024) as producer,
+            ReassignmentSampler(probe) as sampler,
+        ):
+            plan_id = daemon.submit(plan)
+            status = daemon.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, timeout=180)
+            time.sleep(1)  # the producer keeps writing past the end of the plan
+        assert status["state"] == "completed", status
+    finally:
+        daemon.stop()
+    assert daemon.log_records("error") == []
+
+    replicas = probe.replicas(topic)
+    for partition, target in plan_targets(plan).items():
+        assert replicas[partition] == target, f"partition {partition}"
+    assert all(4 not in r for r in replicas.values()), replicas
+    assert probe.leaders(topic) == {p: r[0] for p, r in replicas.items()}, "leaders on the preferred replica"
+
+    report = producer.report
+    assert report.acked_records > 0
+    assert not MIN_ISR_ERRORS & set(report.errors), report.errors
+
+    assert sampler.samples >= 3 and not sampler.errors, (sampler.samples, sampler.errors)
+    assert max(sampler.peak_incoming.values(), default=0) <= 2, sampler.peak_incoming
+    assert max(sampler.peak_outgoing.values(), default=0) <= 2, sampler.peak_outgoing
+    assert sampler.peak_replicas >= 2, "the sampler saw the drain in flight"
+
+    assert probe.throttle_configs([topic]) == throttles_before

@@ -1,0 +1,270 @@
+"""What the cluster itself says, read by the test with its own clients (never through reassignd's adapter),
+so a real-Kafka test judges the daemon from the brokers' side.
+
+    probe = ClusterProbe(cluster.bootstrap_servers)
+    probe.replicas("orders")                # {partition: [replicas]} in Kafka's order
+    probe.leaders("orders")                 # {partition: leader}
+    probe.throttle_configs(topics)          # every throttle config of every broker, the cluster and topics
+    with ReassignmentSampler(probe) as sampler:   # ListPartitionReassignments every second
+        ...
+    sampler.peak_per_broker()               # most replica movements seen at once per broker
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# kafka-python, imported without its import-time warnings
+from reassignd.cluster._kafka_python import KafkaAdminClient
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+
+# Every config reassignd (or an operator, or Kafka's own tool) uses to throttle replication or log-dir moves.
+BROKER_THROTTLE_KEYS = (
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
+)
+TOPIC_THROTTLE_KEYS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+@dataclass(frozen=True)
+class Moving:
+    """One ongoing reassignment as ListPartitionReassignments shows it."""
+
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+
+
+class ClusterProbe:
+    """Blocking reads of a real cluster over a PLAINTEXT listener: confluent-kafka for Metadata, kafka-python
+    for configs and for what librdkafka lacks (ListPartitionReassignments, DescribeLogDirs). The lock makes
+    one probe safe to share with a sampler thread."""
+
+    def __init__(self, bootstrap: str) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        self.bootstrap = bootstrap
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        self._kafka_python: Any = None
+        self._lock = threading.RLock()
+
+    @property
+    def admin(self) -> Any:
+        return self._admin
+
+    def kafka_python(self) -> Any:
+        with self._lock:
+            if self._kafka_python is None:
+                self._kafka_python = KafkaAdminClient(
+                    bootstrap_servers=self.bootstrap, request_timeout_ms=15000
+                )
+            return self._kafka_python
+
+    def close(self) -> None:
+        if self._kafka_python is not None:
+            self._kafka_python.close()
+
+    # -- metadata ------------------------------------------------------------------------------------------
+
+    def _partitions(self, topic: str) -> dict[int, Any]:
+        metadata = self._admin.list_topics(topic=topic, timeout=15)
+        info = metadata.topics[topic]
+        if info.error is not None:
+            raise RuntimeError(f"metadata of {topic}: {info.error}")
+        return dict(info.partitions)
+
+    def create_topic(
+        self, name: str, assignment: Mapping[int, list[int]], configs: Mapping[str, str]
+    ) -> None:
+        with self._lock:
+            self.kafka_python().create_topics(
+                [NewTopic(name, replica_assignments=dict(assignment), topic_configs=dict(configs))]
+            )
+
+    def replicas(self, topic: str) -> dict[int, list[int]]:
+        return {p: list(meta.replicas) for p, meta in sorted(self._partitions(topic).items())}
+
+    def leaders(self, topic: str) -> dict[int, int]:
+        return {p: meta.leader for p, meta in sorted(self._partitions(topic).items())}
+
+    def isr(self, topic: str) -> dict[int, list[int]]:
+        return {p: list(meta.isrs) for p, meta in sorted(self._partitions(topic).items())}
+
+    def brokers(self) -> set[int]:
+        return set(self._admin.list_topics(timeout=15).brokers)
+
+    # -- reassignments and log dirs ------------------------------------------------------------------------
+
+    def reassignments(self) -> dict[tuple[str, int], Moving]:
+        with self._lock:
+            answer = self.kafka_python().list_partition_reassignments()
+        return {
+            (tp.topic, tp.partition): Moving(
+                tuple(entry["replicas"]), tuple(entry["adding_replicas"]), tuple(entry["removing_replicas"])
+            )
+            for tp, entry in _items(answer)
+        }
+
+    def log_dirs(self, brokers: Iterable[int]) -> dict[tuple[str, int, int], tuple[str, int, bool]]:
+        """(topic, partition, broker) -> (log dir, size in bytes, is a future replica) for every replica."""
+        found: dict[tuple[str, int, int], tuple[str, int, bool]] = {}
+        for broker in brokers:
+            with self._lock:
+                answer = self.kafka_python().describe_log_dirs(brokers=[broker])
+            for entry in answer:
+                for log_dir in entry["log_dirs"]:
+                    if log_dir["error_code"] != 0:
+                        continue
+                    for topic in log_dir["topics"]:
+                        for part in topic["partitions"]:
+                            key = (topic["name"], part["partition_index"], entry["broker"])
+                            future = bool(part["is_future_key"])
+                            if future or key not in found:
+                                found[key] = (log_dir["log_dir"], part["partition_size"], future)
+        return found
+
+    # -- configs -------------------------------------------------------------------------------------------
+
+    def _described(self, resource_type: Any, name: str) -> dict[str, dict[str, Any]]:
+
+        with self._lock:
+            answer = self.kafka_python().describe_configs(
+                [ConfigResource(resource_type, name)], include_synonyms=True, config_filter="all"
+            )
+        return dict(next(iter(answer.values()))[name])
+
+    def broker_configs(self, broker: int) -> dict[str, str]:
+        """The dynamic configs set on one broker, as Kafka stores them. A throttle rate nobody set is not
+        listed at all by Kafka 4.x (it is no KafkaConfig key), so absence means unset."""
+
+        entries = self._described(ConfigResourceType.BROKER, str(broker))
+        return {k: e["value"] for k, e in entries.items() if e["config_source"] == "DYNAMIC_BROKER_CONFIG"}
+
+    def cluster_default_configs(self, broker: int) -> dict[str, str]:
+        """The cluster-wide dynamic defaults (resource ""), read as the synonyms one broker reports: neither
+        client can address the "" resource itself."""
+
+        entries = self._described(ConfigResourceType.BROKER, str(broker))
+        return {
+            synonym["name"]: synonym["value"]
+            for entry in entries.values()
+            for synonym in entry.get("synonyms") or ()
+            if synonym["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
+        }
+
+    def topic_configs(self, topic: str) -> dict[str, str]:
+        """The dynamic configs set on one topic."""
+
+        entries = self._described(ConfigResourceType.TOPIC, topic)
+        return {k: e["value"] for k, e in entries.items() if e["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
+
+    def throttle_configs(self, topics: Iterable[str], brokers: Iterable[int] | None = None) -> dict[str, str]:
+        """Every throttle-related dynamic config of every broker, the cluster default and the topics, as one
+        flat map ("broker 3: leader.replication.throttled.rate" -> "1000000"): compare two for equality."""
+        ids = sorted(self.brokers() if brokers is None else brokers)
+        flat: dict[str, str] = {}
+        for key, value in self.cluster_default_configs(ids[0]).items():
+            if key in BROKER_THROTTLE_KEYS:
+                flat[f"cluster default: {key}"] = value
+        for broker in ids:
+            for key, value in self.broker_configs(broker).items():
+                if key in BROKER_THROTTLE_KEYS:
+                    flat[f"broker {broker}: {key}"] = value
+        for topic in sorted(topics):
+            for key, value in self.topic_configs(topic).items():
+                if key in TOPIC_THROTTLE_KEYS:
+                    flat[f"topic {topic}: {key}"] = value
+        return flat
+
+    def set_broker_config(self, broker: int, key: str, value: str | None) -> None:
+        """An operator's own change (IncrementalAlterConfigs SET, or DELETE for None)."""
+        self._alter("broker", str(broker), key, value)
+
+    def set_topic_config(self, topic: str, key: str, value: str | None) -> None:
+        self._alter("topic", topic, key, value)
+
+    def _alter(self, kind: str, name: str, key: str, value: str | None) -> None:
+
+        resource_type = ConfigResourceType.BROKER if kind == "broker" else ConfigResourceType.TOPIC
+        change = ("SET", value) if value is not None else ("DELETE", None)
+        with self._lock:
+            answer = self.kafka_python().alter_configs(
+                [ConfigResource(resource_type, name, {key: change})], raise_on_unknown=False, incremental=True
+            )
+        result = answer[kind][name]
+        if result != "OK":
+            raise RuntimeError(f"setting {key} on {kind} {name!r}: {result}")
+
+
+def _items(answer: Any) -> list[tuple[Any, Any]]:
+    if isinstance(answer, Mapping):
+        return list(answer.items())
+    return list(answer)
+
+
+@dataclass
+class ReassignmentSampler:
+    """ListPartitionReassignments every `interval` seconds in a thread, by the test, not the daemon: the most
+    replica movements seen at once per broker, as reassignd's limits count them (docs/engine.md): incoming,
+    the replicas being added to a broker; outgoing, the adding replicas a broker serves as the leader
+    (followers copy from the leader), the leader read from Metadata right after the listing."""
+
+    probe: ClusterProbe
+    interval: float = 1.0
+    samples: int = 0
+    peak_incoming: Counter[int] = field(default_factory=Counter)
+    peak_outgoing: Counter[int] = field(default_factory=Counter)
+    peak_partitions: int = 0
+    peak_replicas: int = 0
+    errors: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def sample_once(self) -> None:
+        try:
+            moving = self.probe.reassignments()
+            leaders = {
+                (topic, p): leader
+                for topic in {t for t, _ in moving}
+                for p, leader in self.probe.leaders(topic).items()
+            }
+        except Exception as exc:
+            self.errors.append(repr(exc))
+            return
+        incoming: Counter[int] = Counter(b for m in moving.values() for b in m.adding)
+        outgoing: Counter[int] = Counter()
+        for key, m in moving.items():
+            outgoing[leaders.get(key, -1)] += len(m.adding)
+        for broker, count in incoming.items():
+            self.peak_incoming[broker] = max(self.peak_incoming[broker], count)
+        for broker, count in outgoing.items():
+            self.peak_outgoing[broker] = max(self.peak_outgoing[broker], count)
+        self.peak_partitions = max(self.peak_partitions, len(moving))
+        self.peak_replicas = max(self.peak_replicas, sum(incoming.values()))
+        self.samples += 1
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            self.sample_once()
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def __enter__(self) -> ReassignmentSampler:
+        self._thread = threading.Thread(target=self._run, name="reassignment-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
