@@ -8,12 +8,15 @@ from dataclasses import dataclass, replace
 
 import pytest
 
+from reassignd.engine.decide import decide
 from reassignd.engine.drive import cycle
 from reassignd.engine.dryrun import InstantCluster
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.run import ReadRequest, Settings, new_run
+from reassignd.engine.run import ReadRequest, Settings, new_run, reading
 from reassignd.engine.run import progress as run_progress
+from reassignd.engine.run.reading import SIZE_REFRESH_CYCLES, Reading
+from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 
@@ -73,3 +76,24 @@ def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: py
     model.snapshot = model.snapshot.with_partitions([replace(elected, leader=2, isr=(2, 1))])
     run = cycle(run, model, Settings(limits), 10.0).run  # sizes of the moving one only; ETA checked afresh
     assert run.progress.eta_terms is not None and run.progress.eta_terms.terms[waiting].source == 2
+
+
+@pytest.mark.parametrize(
+    ("cycles", "started", "full"),
+    [(0, False, True), (5, True, False), (30, True, True), (31, True, False)],
+    ids=["before the first decision", "between full reads", "every 30 cycles", "after a full read"],
+)
+def test_which_sizes_a_cycle_reads(cycles: int, started: bool, full: bool) -> None:
+    moving, still = tp(0), tp(1)
+    snapshot = cluster(range(1, 5), {moving: (1, 2), still: (1, 2)})
+    plan = ReassignmentPlan({moving: (3, 4), still: (1, 2)})
+    execution = None
+    if started:
+        execution = decide(snapshot, plan, ExecutionState.initial(plan, snapshot), Limits(), None).state
+    sized = Reading(cycles=cycles, sizes={moving: (1000, {})})
+    asked = reading.request(sized, plan, execution, {}, SIZE_REFRESH_CYCLES)
+    assert asked.partitions == (moving, still)
+    if full:
+        assert asked.with_sizes is True
+    else:
+        assert dict(asked.with_sizes) == {moving: (3,)}  # type: ignore[arg-type]  # the step adds 3 alone
