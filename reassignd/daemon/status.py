@@ -1,25 +1,23 @@
 """Status views of the controller, in the JSON shapes of reassignd/daemon/openapi.json.
 
-Synchronous and read-only: built from what the controller already holds (the plan records, the running
-plan's run state), never from a fresh cluster call. A plan that is not running shows the figures the store
-keeps for it (`PlanRecord.summary`, written by the plan-run machine), so a finished plan shows the same
-figures after a restart or a failover as before.
+Synchronous and read-only: built from the view the controller publishes (daemon/view.py: the plan
+records, the running plan's run state), never from a fresh cluster call. A plan that is not running shows
+the figures the store keeps for it (`PlanRecord.summary`, written by the plan-run machine), so a finished
+plan shows the same figures after a restart or a failover as before.
 """
 
 from __future__ import annotations
 
 import datetime
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reassignd.daemon.service import JSON, ServiceError
+from reassignd.daemon.view import ControllerView
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
-
-if TYPE_CHECKING:
-    from reassignd.daemon.controller import Controller
 
 LEADER_RATE_KEY = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE_KEY = "follower.reassignment.throttled.rate"
@@ -52,21 +50,21 @@ def cluster_view(cluster: JSON) -> JSON:
     return {**cluster, "since": _iso(cluster.get("since"))}
 
 
-def _current_run(controller: Controller, record: PlanSummary) -> RunState | None:
-    run = controller.run
+def _current_run(view: ControllerView, record: PlanSummary) -> RunState | None:
+    run = view.run
     return run if run is not None and run.plan_id == record.id and run.execution is not None else None
 
 
-def _figures(controller: Controller, record: PlanSummary) -> dict[str, Any]:
-    run = _current_run(controller, record)
+def _figures(view: ControllerView, record: PlanSummary) -> dict[str, Any]:
+    run = _current_run(view, record)
     if run is not None:
         return summary_of(run)
     return dict(record.summary or {})
 
 
-def _progress(controller: Controller, record: PlanSummary) -> JSON:
+def _progress(view: ControllerView, record: PlanSummary) -> JSON:
     partitions = record.partitions
-    figures = _figures(controller, record)
+    figures = _figures(view, record)
     progress: JSON = {"partitions_total": partitions}
     for key in _PROGRESS_KEYS:
         progress[key] = figures.get(key)
@@ -83,37 +81,37 @@ def _progress(controller: Controller, record: PlanSummary) -> JSON:
     return progress
 
 
-def _state(controller: Controller, record: PlanSummary) -> str:
-    run = _current_run(controller, record)
+def _state(view: ControllerView, record: PlanSummary) -> str:
+    run = _current_run(view, record)
     return run.status.value if run is not None else record.status.value
 
 
-def _summary(controller: Controller, record: PlanSummary) -> JSON:
+def _summary(view: ControllerView, record: PlanSummary) -> JSON:
     return {
         "plan_id": record.id,
-        "state": _state(controller, record),
+        "state": _state(view, record),
         "submitted_at": _iso(record.submitted_at),
         "partitions": record.partitions,
-        "progress": _progress(controller, record),
+        "progress": _progress(view, record),
     }
 
 
-def list_plans_view(controller: Controller) -> list[JSON]:
-    ordered = sorted(controller.records.values(), key=lambda r: (r.submitted_at, r.id), reverse=True)
-    return [_summary(controller, r) for r in ordered]
+def list_plans_view(view: ControllerView) -> list[JSON]:
+    ordered = sorted(view.records.values(), key=lambda r: (r.submitted_at, r.id), reverse=True)
+    return [_summary(view, r) for r in ordered]
 
 
-def _record(controller: Controller, plan_id: str | None) -> PlanSummary:
+def _record(view: ControllerView, plan_id: str | None) -> PlanSummary:
     if plan_id is not None:
-        record = controller.records.get(plan_id)
+        record = view.records.get(plan_id)
         if record is None:
             raise ServiceError("not_found", f"no plan {plan_id!r}")
         return record
-    if controller.run is not None:
-        known = controller.records.get(controller.run.plan_id)
+    if view.run is not None:
+        known = view.records.get(view.run.plan_id)
         if known is not None:
             return known
-    active = [r for r in controller.records.values() if not r.status.terminal]
+    active = [r for r in view.records.values() if not r.status.terminal]
     if not active:
         raise ServiceError("not_found", "no plan is running or queued")
     return min(active, key=lambda r: (r.submitted_at, r.id))
@@ -144,12 +142,12 @@ def _waiting(run: RunState) -> list[JSON]:
     return out
 
 
-def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
-    record = _record(controller, plan_id)
-    limits = controller.limits_in_force
-    run = _current_run(controller, record)
+def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
+    record = _record(view, plan_id)
+    limits = view.limits
+    run = _current_run(view, record)
     status = {
-        **_summary(controller, record),
+        **_summary(view, record),
         "started_at": _iso(record.started_at),
         "finished_at": _iso(record.finished_at),
         "error": record.error,
@@ -158,12 +156,12 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
             LEADER_RATE_KEY: limits.leader_throttled_rate,
             FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
         },
-        "cluster": cluster_view(controller.cluster_state.to_json()),
+        "cluster": cluster_view(view.cluster.to_json()),
         "brokers": [],
         "stalled": [],
         "waiting": [],
         "offline_waits": {"partitions": 0, "brokers": [], "shown": []},
-        "last_cycle": controller.last_status,
+        "last_cycle": view.last_status,
     }
     if run is None or run.execution is None or run.ended:
         return status
@@ -227,9 +225,9 @@ def _leader_unthrottled(run: RunState) -> list[JSON]:
     return out
 
 
-def throttles_view(controller: Controller) -> JSON:
-    limits = controller.limits_in_force
-    incoming, outgoing = controller.throttle_book.applied_rates()
+def throttles_view(view: ControllerView) -> JSON:
+    limits = view.limits
+    incoming, outgoing = view.throttles.applied_rates()
     applied: dict[str, dict[str, Any]] = {}
     for broker, rate in outgoing.items():
         applied.setdefault(str(broker), {})["leader"] = rate

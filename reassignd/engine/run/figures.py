@@ -111,3 +111,24 @@ def outcomes(run: RunState) -> dict[str, Any]:
         "counts": {name: len(items) for name, items in lists.items()},
         "partitions": {name: items[:OUTCOMES_LISTED] for name, items in lists.items() if name != "target"},
     }
+
+
+def summary_line(run: RunState) -> str:
+    """The run in one line, for the cycle's log."""
+    execution = run.execution
+    if execution is None:
+        return "waiting for the first read"
+    counts = execution.counts
+    moving = counts[Status.IN_FLIGHT] + counts[Status.STARTING]
+    line = (
+        f"in flight {moving}, pending {counts[Status.PENDING]}, blocked {counts[Status.BLOCKED]}, "
+        f"external {counts[Status.EXTERNAL]}, done {counts[Status.DONE]}/{len(execution.plan)}"
+    )
+    if counts[Status.DROPPED]:
+        line += f", dropped {counts[Status.DROPPED]} (topic deleted)"
+    dirs = run.log_dirs
+    if dirs.wanted:
+        line += f"; log dirs: in flight {len(dirs.running)}, waiting {dirs.waiting}, done {len(dirs.done)}"
+    if run.cancel.goals is not None:
+        line = f"cancel: {line}"
+    return f"{line}; {run.progress.tracking.percent:.1f}%"

@@ -55,6 +55,11 @@ class Outbox:
         """The `plan` field of a log line about this plan (none without a plan)."""
         return {} if self.plan_id is None else {"plan": self.plan_id}
 
+    @property
+    def about(self) -> dict[str, str]:
+        """The `plan_id` of a notification about this plan (none without a plan)."""
+        return {} if self.plan_id is None else {"plan_id": self.plan_id}
+
     def journal(self, event: Event) -> None:
         self.events.append(event)
 

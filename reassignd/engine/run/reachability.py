@@ -36,7 +36,7 @@ def reached(cluster: Reachability, now: float, down: tuple[int, ...] | None, out
         since = now
         out.before += [
             Log("info", "the cluster is reachable again", out.plan_fields),
-            Notify("cluster.reachable", _about(out)),
+            Notify("cluster.reachable", out.about),
         ]
     elif since is None:
         since = now
@@ -53,10 +53,6 @@ def lost(cluster: Reachability, now: float, error: str, out: Outbox) -> Reachabi
         return cluster
     out.before += [
         Log("error", "the cluster cannot be reached", {**out.plan_fields, "error": error}),
-        Notify("cluster.unreachable", {**_about(out), "error": error}),
+        Notify("cluster.unreachable", {**out.about, "error": error}),
     ]
     return Reachability(False, now, cluster.unreachable_brokers, error)
-
-
-def _about(out: Outbox) -> dict[str, str]:
-    return {} if out.plan_id is None else {"plan_id": out.plan_id}

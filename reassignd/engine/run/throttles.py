@@ -47,7 +47,7 @@ def synced(
         out.say(Log("warning", "throttle changed by someone else", data))
     if sync.foreign:
         configs = [list(c.key) for c in sync.foreign]
-        out.say(Notify("throttle.foreign_change", {"plan_id": out.plan_id, "configs": configs}))
+        out.say(Notify("throttle.foreign_change", {**out.about, "configs": configs}))
     out.record_originals, out.forget_originals, out.written = sync.record, sync.forget, sync.intents
     out.throttle_writes = sync.writes
     return sync
@@ -68,7 +68,7 @@ def answered(sync: ThrottleSync, answer: Answered, out: Outbox) -> Written:
         }
         out.journal(Event(event, out.plan_id, None, None, data))
     if outcome.applied:
-        out.say(Notify("throttle.changed", {"plan_id": out.plan_id, "writes": len(outcome.applied)}))
+        out.say(Notify("throttle.changed", {**out.about, "writes": len(outcome.applied)}))
     for (kind, name), error in sorted(failed.items()):
         fields = {"resource": kind, "name": name, "error": error}
         out.say(Log("warning", "throttle write failed; retried next cycle", fields))
