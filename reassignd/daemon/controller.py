@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -30,40 +29,29 @@ from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.settings import FileSettings
-from reassignd.daemon.status import RATE_KEYS, cluster_view, list_plans_view, plan_status_view, throttles_view
+from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view, throttles_view
 from reassignd.daemon.tuning import Commit, Tuning
 from reassignd.daemon.view import ControllerView
 from reassignd.engine import Limits
+from reassignd.engine import run as plan_machine
 from reassignd.engine.lifecycle import CommandRefused, PlanStatus
-from reassignd.engine.run import (
-    AutoThrottle,
-    Command,
-    Observed,
-    Reachability,
-    RunState,
-    Transition,
-    Unreachable,
-    read_request,
-)
-from reassignd.engine.run import step as step_run
+from reassignd.engine.run import AutoThrottle, Reachability, RunState
+from reassignd.engine.run import idle as idle_machine
 from reassignd.engine.run.effects import Answered
 from reassignd.engine.run.figures import summary_line
-from reassignd.engine.run.idle import Contacted, IdleRun, IdleTransition, idle_read, step_idle
+from reassignd.engine.run.idle import IdleRun, IdleTransition
 from reassignd.logs import get_logger
-from reassignd.model import InvalidInputError, ReassignmentPlan
+from reassignd.model import ReassignmentPlan
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import PlanRecord, PlanSummary, WriteBatch
 
 __all__ = ["AutoThrottle", "Controller"]
 
-DEFAULT_AUTO_STEP = 10 * 1024 * 1024
-DEFAULT_AUTO_MAX = 200 * 1024 * 1024
-
 log = get_logger("reassignd.controller")
 
 EventSink = Callable[[dict[str, Any]], None]
 Guard = Callable[[], Awaitable[None]]
-AnyTransition = Transition | IdleTransition
+AnyTransition = plan_machine.Transition | IdleTransition
 
 
 async def _no_guard() -> None:
@@ -94,14 +82,7 @@ class Controller:
     ) -> None:
         self.cluster = cluster
         self.store = store
-        step, ceiling = (
-            (auto_throttle.step, auto_throttle.ceiling)
-            if auto_throttle
-            else (DEFAULT_AUTO_STEP, DEFAULT_AUTO_MAX)
-        )
-        self.tuning = Tuning(
-            store, file_settings or FileSettings(limits, auto_throttle, step, ceiling), clock
-        )
+        self.tuning = Tuning(store, file_settings or FileSettings.of(limits, auto_throttle), clock)
         self.metrics = metrics or DaemonMetrics()
         self.clock = clock
         self.allow_rf_change_default = allow_rf_change
@@ -173,7 +154,8 @@ class Controller:
             finally:
                 self.metrics.observe_cycle(time.monotonic() - started, ok)
             self._publish(status)
-            self._publish_metrics()
+            self.metrics.set_cluster_reachable(self.view.cluster.reachable)
+            self.metrics.publish_run(self.view.records, self.run)
             return status
 
     async def _cycle(self) -> str:
@@ -181,17 +163,15 @@ class Controller:
         if run is None:
             await self._idle_cycle()
             return "idle"
-        request = read_request(run, self.tuning.settings)
+        request = plan_machine.read_request(run, self.tuning.settings)
         try:
             snapshot, min_insync = await reads.plan_read(self.cluster, request)
         except ClusterCallError as exc:
-            await self._drive(step_run(run, Unreachable(self.clock(), str(exc)), self.tuning.settings))
+            await self._drive(self._step(run, plan_machine.Unreachable(self.clock(), str(exc))))
             self._saw(self.run.cluster if self.run else Reachability(False, self.clock()))
             return f"{run.plan_id} {run.status.value}: cluster unreachable ({exc.error.name})"
         self.view = replace(self.view, contact=True)  # the read answered, whatever the run makes of it
-        await self._drive(
-            step_run(run, Observed(self.clock(), snapshot, request, min_insync), self.tuning.settings)
-        )
+        await self._drive(self._step(run, plan_machine.Observed(self.clock(), snapshot, request, min_insync)))
         current = self.run
         if current is None:
             return f"{run.plan_id}: rebuilding from the store"
@@ -205,20 +185,22 @@ class Controller:
         idle = self.idle if self.idle is not None else IdleRun(leftovers=await loading.leftovers(self.store))
         idle = replace(idle, cluster=self.view.cluster)
         try:
-            snapshot = await reads.idle_read(self.cluster, idle_read(idle))
+            snapshot = await reads.idle_read(self.cluster, idle_machine.read(idle))
         except ClusterCallError as exc:
-            event: Contacted | Unreachable = Unreachable(self.clock(), str(exc))
+            event: idle_machine.IdleEvent = plan_machine.Unreachable(self.clock(), str(exc))
         else:
-            event = Contacted(self.clock(), snapshot)
-        await self._drive(step_idle(idle, event, self.tuning.limits))
+            event = idle_machine.Contacted(self.clock(), snapshot)
+        await self._drive(idle_machine.step(idle, event, self.tuning.limits))
         assert self.idle is not None
         self._saw(self.idle.cluster)
 
+    def _step(self, run: RunState, event: plan_machine.RunEvent) -> plan_machine.Transition:
+        return plan_machine.step(run, event, self.tuning.settings)
+
     async def _drive(self, transition: AnyTransition) -> None:
         """Carry out a transition's effects, then feed Kafka's answers back, until nothing is awaited."""
-        executor = Executor(
-            self.cluster, self.store, self.metrics, self.guard, self._emit, self.clock, self.effect_hook
-        )
+        hook = self.effect_hook
+        executor = Executor(self.cluster, self.store, self.metrics, self.guard, self._emit, self.clock, hook)
         while True:
             try:
                 answered = await executor.execute(transition.effects)
@@ -227,25 +209,22 @@ class Controller:
                 raise
             # Only once its effects are carried out (its journal committed): a plan is never shown
             # "completed" before it is.
-            self._took(transition)
+            if isinstance(transition, IdleTransition):
+                self.idle = transition.idle
+            else:
+                self.run = transition.run
             if not transition.awaits_answer:
                 return
-            transition = self._answer(transition, answered)
+            transition = self._answered(transition, answered)
 
-    def _took(self, transition: AnyTransition) -> None:
+    def _answered(self, transition: AnyTransition, answered: Answered) -> AnyTransition:
         if isinstance(transition, IdleTransition):
-            self.idle = transition.idle
-        else:
-            self.run = transition.run
+            return idle_machine.step(transition.idle, answered, self.tuning.limits)
+        return self._step(transition.run, answered)
 
     def _saw(self, cluster: Reachability) -> None:
         """What the cycle's read found of the cluster, for the view."""
         self.view = replace(self.view, cluster=cluster, contact=self.view.contact or cluster.reachable)
-
-    def _answer(self, transition: AnyTransition, answered: Answered) -> AnyTransition:
-        if isinstance(transition, IdleTransition):
-            return step_idle(transition.idle, answered, self.tuning.limits)
-        return step_run(transition.run, answered, self.tuning.settings)
 
     async def _active_run(self) -> RunState | None:
         """The running plan, else the next queued one started. Idle cycles read nothing from the store: the
@@ -255,29 +234,17 @@ class Controller:
         if not any(r.status is PlanStatus.QUEUED or r.status.active for r in self.records.values()):
             self.run = None
             return None
-        record = await self.store.active_plan()
+        record, started = await loading.plan_in_progress(self.store)
+        if record is None or started:
+            await self._refresh_records()
         if record is None:
-            record = await self._started()
-            if record is None:
-                self.run = None
-                return None
+            self.run = None
+            return None
+        if started:
+            self._emit("plan.started", plan_id=record.id)
         self.run = await self._load(record)
         self.idle = IdleRun()  # a plan's run takes over whatever throttles are left
         return self.run
-
-    async def _started(self) -> PlanRecord | None:
-        """The first queued plan, started (None when none is queued any more)."""
-        queued = await self.store.list_plans([PlanStatus.QUEUED])
-        if not queued:
-            await self._refresh_records()
-            return None
-        first = min(queued, key=lambda r: (r.submitted_at, r.id))
-        await self.store.commit(WriteBatch().set_status(first.id, PlanStatus.RUNNING))
-        record = await self.store.get_plan(first.id)
-        assert record is not None
-        self._emit("plan.started", plan_id=record.id)
-        await self._refresh_records()
-        return record
 
     async def _load(self, record: PlanRecord) -> RunState:
         submitted_id, plan = self._submitted
@@ -297,10 +264,6 @@ class Controller:
             leader_address=self.leader_address,
             contact=self.view.contact,
         )
-
-    def _publish_metrics(self) -> None:
-        self.metrics.set_cluster_reachable(self.view.cluster.reachable)
-        self.metrics.publish_run(self.view.records, self.run)
 
     def _emit(self, kind: str, **data: Any) -> None:
         if self.events is not None:
@@ -334,9 +297,7 @@ class Controller:
         )
         if dry_run:
             return summary
-        plan_id = f"plan-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(self.clock()))}-{uuid.uuid4().hex[:6]}"
-        batch = WriteBatch().submit_plan(plan_id, plan.to_dict(), {"allow_rf_change": allow_rf_change})
-        await self.store.commit(batch)  # the store journals plan.submitted with it
+        plan_id = await submission.queued(self.store, plan, self.clock(), allow_rf_change=allow_rf_change)
         self._submitted = (plan_id, plan)
         self._emit("plan.submitted", plan_id=plan_id, partitions=len(plan))
         await self._refresh_records()
@@ -353,7 +314,7 @@ class Controller:
     async def _lifecycle(self, plan_id: str | None, verb: str) -> JSON:
         self._require_leader()
         async with self._lock:
-            record = await self._commanded(plan_id, verb)
+            record = await loading.commanded(self.store, plan_id, verb)
             if record.status is PlanStatus.QUEUED and verb == "cancel":
                 await self.store.commit(WriteBatch().set_status(record.id, PlanStatus.CANCELLED))
                 self._emit("plan.cancelled", plan_id=record.id)
@@ -366,7 +327,7 @@ class Controller:
                 if run is None:
                     run = self.run = await self._load(record)
                 try:
-                    transition = step_run(run, Command(self.clock(), verb), self.tuning.settings)
+                    transition = self._step(run, plan_machine.Command(self.clock(), verb))
                 except CommandRefused as exc:
                     raise ServiceError("conflict", str(exc)) from None
                 await self._drive(transition)
@@ -374,20 +335,6 @@ class Controller:
             self._publish()
         self.wake()
         return self.plan_status(record.id)
-
-    async def _commanded(self, plan_id: str | None, verb: str) -> PlanRecord:
-        """The plan a command names; without a name the active one (or, to cancel, the first queued)."""
-        record = await (self.store.get_plan(plan_id) if plan_id else self.store.active_plan())
-        if record is None and plan_id is None and verb == "cancel":
-            queued = await self.store.list_plans([PlanStatus.QUEUED])
-            first = min(queued, key=lambda r: (r.submitted_at, r.id)) if queued else None
-            record = await self.store.get_plan(first.id) if first is not None else None
-        if record is None:
-            raise ServiceError(
-                "not_found" if plan_id else "conflict",
-                f"no plan {plan_id}" if plan_id else f"no active plan to {verb}",
-            )
-        return record
 
     async def pause(self, plan_id: str | None = None) -> JSON:
         return await self._lifecycle(plan_id, "pause")
@@ -439,33 +386,10 @@ class Controller:
         return answer
 
     async def place(self, request: Mapping[str, Any]) -> JSON:
-        from reassignd.placement import create_replica_placement
-
-        try:
-            snapshot = await self.cluster.snapshot([])
-        except ClusterCallError as exc:
-            raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
-        try:
-            return create_replica_placement(snapshot, request)
-        except InvalidInputError as exc:
-            raise ServiceError("invalid_request", f"invalid {exc.what}", exc.problems) from None
+        return await submission.placement(self.cluster, request)
 
     def health(self) -> JSON:
-        return {"status": "ok", "last_cycle": self.view.last_status}
+        return self.view.health()
 
     def readiness(self) -> JSON:
-        view = self.view
-        if not view.is_leader:
-            return {"ready": True, "reason": "standby", "role": "standby", "leader": view.leader_address}
-        if not view.cluster.reachable:
-            cluster = cluster_view(view.cluster.to_json())
-            return {
-                "ready": False,
-                "reason": "cluster unreachable",
-                "role": "leader",
-                "leader": None,
-                "cluster": cluster,
-            }
-        if not view.contact and view.last_status == "starting":
-            return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
-        return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+        return self.view.readiness()

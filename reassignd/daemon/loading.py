@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from reassignd.daemon.service import ServiceError
 from reassignd.engine.run import RunState, new_run
 from reassignd.engine.run.idle import Leftovers
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ThrottleOriginals
 from reassignd.engine.throttle_book import ThrottleBook
 from reassignd.model import ReassignmentPlan
 from reassignd.store.aio import AsyncStore
-from reassignd.store.base import ConfigResource, OriginalValue, PlanRecord, PlanStatus
+from reassignd.store.base import ConfigResource, OriginalValue, PlanRecord, PlanStatus, WriteBatch
 
 Stored = Mapping[tuple[ConfigResource, str], OriginalValue]
 
@@ -73,3 +74,31 @@ def originals_of(stored: Stored) -> ThrottleOriginals:
         elif resource.type == "broker" and key in BROKER_KEYS:
             brokers.setdefault(int(resource.name), {})[key] = original.value
     return ThrottleOriginals(topics=topics, brokers=brokers)
+
+
+async def commanded(store: AsyncStore, plan_id: str | None, verb: str) -> PlanRecord:
+    """The plan a command names; without a name the active one (or, to cancel, the first queued)."""
+    record = await (store.get_plan(plan_id) if plan_id else store.active_plan())
+    if record is None and plan_id is None and verb == "cancel":
+        queued = await store.list_plans([PlanStatus.QUEUED])
+        first = min(queued, key=lambda r: (r.submitted_at, r.id)) if queued else None
+        record = await store.get_plan(first.id) if first is not None else None
+    if record is None:
+        if plan_id:
+            raise ServiceError("not_found", f"no plan {plan_id}")
+        raise ServiceError("conflict", f"no active plan to {verb}")
+    return record
+
+
+async def plan_in_progress(store: AsyncStore) -> tuple[PlanRecord | None, bool]:
+    """(the plan in progress, else the first queued one started now, or None; whether it started now).
+    The controller starts a queued plan (the lifecycle's `start`): its status is committed first."""
+    record = await store.active_plan()
+    if record is not None:
+        return record, False
+    queued = await store.list_plans([PlanStatus.QUEUED])
+    if not queued:
+        return None, False
+    first = min(queued, key=lambda r: (r.submitted_at, r.id))
+    await store.commit(WriteBatch().set_status(first.id, PlanStatus.RUNNING))
+    return await store.get_plan(first.id), True

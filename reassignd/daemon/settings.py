@@ -28,6 +28,8 @@ AUTO_MAX: Final = "auto.throttle.max.bytes.per.second"
 AUTO_KEYS: Final = (AUTO_ENABLE, AUTO_STEP, AUTO_MAX)
 RUNTIME_KEYS: Final = (*(k.name for k in LIMIT_KEYS), *AUTO_KEYS)
 LONG_MAX: Final = 2**63 - 1
+DEFAULT_AUTO_STEP: Final = 10 * 1024 * 1024
+DEFAULT_AUTO_MAX: Final = 200 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,13 @@ class FileSettings:
     auto_throttle: AutoThrottle | None
     auto_step: int
     auto_max: int
+
+    @classmethod
+    def of(cls, limits: Limits, auto_throttle: AutoThrottle | None) -> FileSettings:
+        """A config file that says these (the auto-throttle's defaults when it is off)."""
+        if auto_throttle is None:
+            return cls(limits, None, DEFAULT_AUTO_STEP, DEFAULT_AUTO_MAX)
+        return cls(limits, auto_throttle, auto_throttle.step, auto_throttle.ceiling)
 
     def flat(self) -> dict[str, Any]:
         return {

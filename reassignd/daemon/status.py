@@ -8,12 +8,11 @@ plan shows the same figures after a restart or a failover as before.
 
 from __future__ import annotations
 
-import datetime
 import itertools
 from typing import Any
 
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.view import ControllerView
+from reassignd.daemon.view import ControllerView, iso_time
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
@@ -40,14 +39,8 @@ _PROGRESS_KEYS = (
 )
 
 
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")
-
-
 def cluster_view(cluster: JSON) -> JSON:
-    return {**cluster, "since": _iso(cluster.get("since"))}
+    return {**cluster, "since": iso_time(cluster.get("since"))}
 
 
 def _current_run(view: ControllerView, record: PlanSummary) -> RunState | None:
@@ -90,7 +83,7 @@ def _summary(view: ControllerView, record: PlanSummary) -> JSON:
     return {
         "plan_id": record.id,
         "state": _state(view, record),
-        "submitted_at": _iso(record.submitted_at),
+        "submitted_at": iso_time(record.submitted_at),
         "partitions": record.partitions,
         "progress": _progress(view, record),
     }
@@ -148,8 +141,8 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     run = _current_run(view, record)
     status = {
         **_summary(view, record),
-        "started_at": _iso(record.started_at),
-        "finished_at": _iso(record.finished_at),
+        "started_at": iso_time(record.started_at),
+        "finished_at": iso_time(record.finished_at),
         "error": record.error,
         "limits": limits.to_mapping(),
         "throttles": {

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from reassignd.cluster.api import MIN_INSYNC_REPLICAS, ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
@@ -14,8 +18,15 @@ from reassignd.daemon.view import ControllerView
 from reassignd.engine import Limits
 from reassignd.engine.dryrun import step_preview
 from reassignd.engine.progress import plan_bytes
-from reassignd.model import ANY_LOG_DIR, ClusterSnapshot, ReassignmentPlan, assignment_document
+from reassignd.model import (
+    ANY_LOG_DIR,
+    ClusterSnapshot,
+    InvalidInputError,
+    ReassignmentPlan,
+    assignment_document,
+)
 from reassignd.store.aio import AsyncStore
+from reassignd.store.base import WriteBatch
 
 
 async def previewed(
@@ -64,6 +75,15 @@ async def previewed(
     }
 
 
+async def queued(store: AsyncStore, plan: ReassignmentPlan, now: float, *, allow_rf_change: bool) -> str:
+    """The plan stored as queued, under a new id (the store journals `plan.submitted` with it)."""
+    plan_id = f"plan-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(now))}-{uuid.uuid4().hex[:6]}"
+    await store.commit(
+        WriteBatch().submit_plan(plan_id, plan.to_dict(), {"allow_rf_change": allow_rf_change})
+    )
+    return plan_id
+
+
 async def _named_dirs(
     cluster: ClusterAdmin, snapshot: ClusterSnapshot, plan: ReassignmentPlan
 ) -> ClusterSnapshot:
@@ -80,3 +100,17 @@ async def _named_dirs(
         return snapshot
     found = await cluster.describe_log_dirs(missing, [])
     return replace(snapshot, broker_dirs={**snapshot.broker_dirs, **found.dirs})
+
+
+async def placement(cluster: ClusterAdmin, request: Mapping[str, Any]) -> JSON:
+    """KIP-879 CreateReplicaPlacement over the live cluster view."""
+    from reassignd.placement import create_replica_placement
+
+    try:
+        snapshot = await cluster.snapshot([])
+    except ClusterCallError as exc:
+        raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
+    try:
+        return create_replica_placement(snapshot, request)
+    except InvalidInputError as exc:
+        raise ServiceError("invalid_request", f"invalid {exc.what}", exc.problems) from None

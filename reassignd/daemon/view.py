@@ -4,11 +4,13 @@ sees the state before the cycle, which is what the store holds."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from reassignd.daemon.service import JSON
 from reassignd.engine import Limits
 from reassignd.engine.run import Reachability, RunState
 from reassignd.engine.throttle_book import ThrottleBook
@@ -45,3 +47,28 @@ class ControllerView:
         """The partitions of the plan in progress, with its id."""
         active = self.active
         return dict.fromkeys(active.plan.targets, active.plan_id) if active else {}
+
+    def health(self) -> JSON:
+        return {"status": "ok", "last_cycle": self.last_status}
+
+    def readiness(self) -> JSON:
+        if not self.is_leader:
+            return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
+        if not self.cluster.reachable:
+            cluster = {**self.cluster.to_json(), "since": iso_time(self.cluster.since)}
+            return {
+                "ready": False,
+                "reason": "cluster unreachable",
+                "role": "leader",
+                "leader": None,
+                "cluster": cluster,
+            }
+        if not self.contact and self.last_status == "starting":
+            return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
+        return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+
+
+def iso_time(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")

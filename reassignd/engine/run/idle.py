@@ -1,7 +1,7 @@
 """The idle machine: what runs while no plan does. It watches whether the cluster answers, and restores the
 throttles a daemon that died after a plan's end left behind (their originals are still in the store).
 
-    step_idle(idle, event, limits) -> IdleTransition(idle, effects)
+    step(idle, event, limits) -> IdleTransition(idle, effects)
 
 Events: `Contacted` (the cluster answered; with a snapshot of the leftovers' configs when there are any),
 `Unreachable`, `Answered`. It is made of two parts of the plan-run machine, reachability and throttles,
@@ -68,12 +68,12 @@ class IdleTransition:
         return self.idle.awaiting is not None
 
 
-def idle_read(idle: IdleRun) -> IdleRead:
+def read(idle: IdleRun) -> IdleRead:
     left = idle.leftovers
     return IdleRead(None if left is None else tuple(sorted(left.book.originals.topics)))
 
 
-def step_idle(idle: IdleRun, event: IdleEvent, limits: Limits) -> IdleTransition:
+def step(idle: IdleRun, event: IdleEvent, limits: Limits) -> IdleTransition:
     out = Outbox(None)
     if isinstance(event, Unreachable):
         cluster = reachability.lost(idle.cluster, event.now, event.error, out)
