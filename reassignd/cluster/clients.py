@@ -61,12 +61,17 @@ class AdminSettings:
 class ClientCalls:
     """Owns the clients and runs calls on them; KafkaClusterAdmin adds the admin operations."""
 
-    def __init__(self, settings: AdminSettings, observer: ClusterObserver | None = None) -> None:
+    def __init__(
+        self,
+        settings: AdminSettings,
+        observer: ClusterObserver | None = None,
+        write_fence: Callable[[], None] | None = None,
+    ) -> None:
         validate_settings(settings.client)
         # Called (no I/O) right before each write leaves: with HA, it refuses (raising WriteFenced) once the
         # leadership lease has run out, so a write delayed by a pause or a retry cannot land after a standby
         # took over. Kafka's admin API takes no fencing token, so this check is the last line.
-        self.write_fence: Callable[[], None] | None = None
+        self.write_fence = write_fence
         self._settings = settings
         self._observer = observer
         self._timeout = settings.request_timeout

@@ -76,7 +76,7 @@ class Controller:
         allow_rf_change: bool = False,
         events: EventSink | None = None,
         wake: Callable[[], None] | None = None,
-        guard: Guard = _no_guard,
+        guard: Guard | None = None,
         auto_throttle: AutoThrottle | None = None,
         file_settings: FileSettings | None = None,
     ) -> None:
@@ -88,7 +88,7 @@ class Controller:
         self.allow_rf_change_default = allow_rf_change
         self.events = events
         self.wake: Callable[[], None] = wake or (lambda: None)
-        self.guard = guard
+        self.guard = guard or _no_guard
         self.effect_hook: EffectHook | None = None
         """Called before each effect (tests crash the daemon at exact effect boundaries with it)."""
         self.is_leader = True

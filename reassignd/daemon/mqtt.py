@@ -102,48 +102,36 @@ class MqttSettings:
         )
 
 
-class MqttBridge:
+class EventQueue:
+    """The events the daemon emits, waiting for the broker: bounded (the oldest go first when it is full,
+    counted), numbered, never blocking the emitter. Made before the controller that emits into it."""
+
     def __init__(
-        self,
-        settings: MqttSettings,
-        target: CommandTarget,
-        verifier: CommandVerifier,
-        metrics: DaemonMetrics,
-        clock: Callable[[], float] = time.time,
+        self, size: int, node_id: str, metrics: DaemonMetrics, clock: Callable[[], float] = time.time
     ) -> None:
-        self.settings = settings
-        self.target = target
-        self.verifier = verifier
+        self.size = size
+        self.node_id = node_id
         self.metrics = metrics
         self.clock = clock
         self.queue: collections.deque[dict[str, Any]] = collections.deque()
         self.dropped = 0
-        self.connected = False
+        self.pending = asyncio.Event()
         self._seq = 0
         self._step_started: dict[tuple[Any, ...], float] = {}
-        self._pending = asyncio.Event()
-        self._last_status: bytes | None = None
-        self._tls = self._tls_context()
 
-    def reload(self, config: Any) -> None:
-        """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
-        self.verifier.window_seconds = float(config["mqtt.command.replay.window.seconds"])
-        self.settings = dataclasses.replace(
-            self.settings, status_min_interval=float(config["mqtt.status.min.interval.seconds"])
-        )
-
-    # ---------------------------------------------------------------------------------------------------
-    # the controller's side: never blocks
+    @classmethod
+    def from_config(cls, config: Any, node_id: str, metrics: DaemonMetrics) -> EventQueue:
+        return cls(int(config["mqtt.queue.max.events"]), node_id, metrics)
 
     def sink(self, event: Mapping[str, Any]) -> None:
         event = self._with_duration(event)
         self._seq += 1
-        if len(self.queue) >= self.settings.queue_max:
+        if len(self.queue) >= self.size:
             self.queue.popleft()
             self.dropped += 1
             self.metrics.mqtt_dropped()
-        self.queue.append({**event, "seq": self._seq, "node": self.settings.node_id})
-        self._pending.set()
+        self.queue.append({**event, "seq": self._seq, "node": self.node_id})
+        self.pending.set()
 
     def _with_duration(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
         """step.finished gets `seconds` from its step.started (null when that began before a restart)."""
@@ -159,6 +147,49 @@ class MqttBridge:
             return event
         at = float(event.get("at") or self.clock())
         return {**event, "seconds": None if started is None else round(at - started, 3)}
+
+
+class MqttBridge:
+    def __init__(
+        self,
+        settings: MqttSettings,
+        target: CommandTarget,
+        verifier: CommandVerifier,
+        metrics: DaemonMetrics,
+        *,
+        clock: Callable[[], float] = time.time,
+        events: EventQueue | None = None,
+    ) -> None:
+        self.settings = settings
+        self.target = target
+        self.verifier = verifier
+        self.metrics = metrics
+        self.clock = clock
+        self.events = events or EventQueue(settings.queue_max, settings.node_id, metrics, clock)
+        self.connected = False
+        self._last_status: bytes | None = None
+        self._tls = self._tls_context()
+
+    def reload(self, config: Any) -> None:
+        """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
+        self.verifier.window_seconds = float(config["mqtt.command.replay.window.seconds"])
+        self.settings = dataclasses.replace(
+            self.settings, status_min_interval=float(config["mqtt.status.min.interval.seconds"])
+        )
+
+    # ---------------------------------------------------------------------------------------------------
+    # the controller's side: never blocks
+
+    def sink(self, event: Mapping[str, Any]) -> None:
+        self.events.sink(event)
+
+    @property
+    def queue(self) -> collections.deque[dict[str, Any]]:
+        return self.events.queue
+
+    @property
+    def dropped(self) -> int:
+        return self.events.dropped
 
     # ---------------------------------------------------------------------------------------------------
     # the connection
@@ -252,9 +283,9 @@ class MqttBridge:
                 if event.get("event") == "leadership.changed":  # keep the presence's role current
                     presence = self.settings.topic(f"daemons/{self.settings.node_id}")
                     await client.publish(presence, self._presence(True), qos=1, retain=True)
-            self._pending.clear()
+            self.events.pending.clear()
             if not self.queue:
-                await self._pending.wait()
+                await self.events.pending.wait()
 
     async def _publish_status(self, client: aiomqtt.Client) -> None:
         """The leader's status document, retained; checked every min interval, sent only when it changed."""
@@ -332,7 +363,7 @@ class MqttBridge:
 
 
 def build_bridge(
-    config: Any, controller: CommandTarget, metrics: DaemonMetrics, cluster: str, node_id: str
+    config: Any, controller: CommandTarget, metrics: DaemonMetrics, cluster: str, events: EventQueue
 ) -> MqttBridge:
     secret = config.secret("mqtt.command.hmac.secret")
     verifier = CommandVerifier(
@@ -342,4 +373,5 @@ def build_bridge(
     )
     if not secret:
         log.warning("mqtt.command.hmac.secret is not set: every MQTT command will be rejected")
-    return MqttBridge(MqttSettings.from_config(config, cluster, node_id), controller, verifier, metrics)
+    settings = MqttSettings.from_config(config, cluster, events.node_id)
+    return MqttBridge(settings, controller, verifier, metrics, events=events)
