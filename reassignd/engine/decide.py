@@ -30,7 +30,7 @@ from reassignd.engine.state import (
     check_transition,
     queue_name,
 )
-from reassignd.engine.steps import next_step
+from reassignd.engine.steps import Step, next_step
 from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 __all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "acknowledge", "changed_partitions", "decide"]
@@ -414,32 +414,38 @@ class _Cycle:
         return self.load.leader_moves >= self.limits.parallel_leader_movements
 
     def try_start(self, tp: TopicPartition) -> None:
+        ready = self.next_safe_step(tp)
+        if ready is not None:
+            self.start_step(tp, *ready)
+
+    def next_safe_step(self, tp: TopicPartition) -> tuple[PartitionState, Step] | None:
+        """The partition's next step when it may start now; else the partition is marked for why not."""
         p = self.snapshot.partitions.get(tp)
         if p is None:
             self.missing(tp)
-            return
+            return None
         if p.is_reassigning:
             self.mark_external(tp, p)
-            return
+            return None
         final = self.plan.targets[tp]
         if p.replicas == final:
             self.mark_done(tp, p)
-            return
+            return None
         online = self.online
         if p.leader == NO_LEADER or p.leader not in online:
             down = tuple(b for b in p.replicas if b not in online)
             self.block(tp, WaitReason.PARTITION_OFFLINE, "partition has no online leader", down)
-            return
+            return None
         min_insync = self.min_insync[tp.topic]
         step = next_step(p.replicas, final, p.isr, self.replica_count, min_insync)
         if step is None:  # pragma: no cover - replicas != final always yields a step
-            return
+            return None
         if step.blocked:
             detail = (
                 f"in sync {sorted(p.isr)}, min.insync.replicas {min_insync}: waiting for replicas to join"
             )
             self.block(tp, WaitReason.MIN_INSYNC, detail)
-            return
+            return None
         # Kafka completes a step once its whole target is in sync, so one that keeps a stopped broker waits
         # for its return; it still starts when it copies something, so the copy overlaps the outage (and
         # frees its movement slots once copied: PartitionProgress.copied). Nothing can be sent to a broker
@@ -447,7 +453,11 @@ class _Cycle:
         offline = tuple(b for b in step.target if b not in online)
         if offline and (not step.adding or any(b in step.adding for b in offline)):
             self.block(tp, WaitReason.OFFLINE_TARGET, f"target broker(s) {list(offline)} offline", offline)
-            return
+            return None
+        return p, step
+
+    def start_step(self, tp: TopicPartition, p: PartitionState, step: Step) -> None:
+        """Start `step` if the limits allow (else it waits for them), served by the balanced source."""
         # A step after an election this cycle starts with it: the daemon sends the reassignment first and
         # the election right after, so the new leader serves the step's copies (and, for that instant, the
         # old one: `transient`).
