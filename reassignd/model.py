@@ -16,6 +16,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
+from reassignd.problems import InvalidInputError as InvalidInputError  # noqa: PLC0414 (handed on)
+from reassignd.problems import Problem as Problem  # noqa: PLC0414 (handed on)
+
 PLAN_VERSION: Final = 1
 SNAPSHOT_VERSION: Final = 1
 NO_LEADER: Final = -1
@@ -84,28 +87,6 @@ def copy_of(mapping: Mapping[K, V]) -> dict[K, V]:
 
 # ---------------------------------------------------------------------------------------------------------
 # Errors
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with an input, located precisely enough to fix without reading the code."""
-
-    where: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.field}: {self.message}"
-
-
-class InvalidInputError(ValueError):
-    """Raised with every problem found, never with a half-parsed value."""
-
-    def __init__(self, what: str, problems: Iterable[Problem]) -> None:
-        self.what = what
-        self.problems: tuple[Problem, ...] = tuple(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"invalid {what} ({len(self.problems)} problem(s)):\n{lines}")
 
 
 class _Problems:
