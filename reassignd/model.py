@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
+from reassignd import config_keys
 from reassignd.problems import InvalidInputError as InvalidInputError  # noqa: PLC0414 (handed on)
 from reassignd.problems import Problem as Problem  # noqa: PLC0414 (handed on)
 
@@ -326,8 +327,8 @@ class ClusterSnapshot:
 
     def min_insync_replicas(self, topic: str) -> int:
         """The topic's min.insync.replicas, falling back to the cluster default and then Kafka's (1)."""
-        value = self.topic_config(topic, "min.insync.replicas") or self.cluster_configs.get(
-            "min.insync.replicas"
+        value = self.topic_config(topic, config_keys.MIN_INSYNC_REPLICAS) or self.cluster_configs.get(
+            config_keys.MIN_INSYNC_REPLICAS
         )
         try:
             return max(1, int(value)) if value is not None else 1

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import structlog
 from confluent_kafka.admin import AdminClient
 
+from reassignd import config_keys
 from reassignd.cluster import convert
 from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
 from reassignd.cluster.api import ClusterObserver
@@ -49,11 +50,11 @@ class AdminSettings:
         """From a loaded reassignd config (reassignd.config.Config: `cluster.*` keys)."""
         return cls(
             client=config.client_settings(),
-            request_timeout=float(config["cluster.request.timeout.seconds"]),
+            request_timeout=float(config[config_keys.CLUSTER_REQUEST_TIMEOUT_SECONDS]),
             retry=RetryPolicy(
-                attempts=int(config["cluster.retries"]) + 1,
-                base_delay=float(config["cluster.retry.backoff.seconds"]),
-                max_delay=float(config["cluster.retry.backoff.max.seconds"]),
+                attempts=int(config[config_keys.CLUSTER_RETRIES]) + 1,
+                base_delay=float(config[config_keys.CLUSTER_RETRY_BACKOFF_SECONDS]),
+                max_delay=float(config[config_keys.CLUSTER_RETRY_BACKOFF_MAX_SECONDS]),
             ),
         )
 

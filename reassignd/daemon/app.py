@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from reassignd import logs
+from reassignd import config_keys, logs
 from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
@@ -44,11 +44,11 @@ log = logs.get_logger("reassignd.daemon")
 
 
 def auto_throttle_from(config: Config) -> AutoThrottle | None:
-    if not config["auto.throttle.enable"]:
+    if not config[config_keys.AUTO_THROTTLE_ENABLE]:
         return None
     return AutoThrottle(
-        step=int(config["auto.throttle.step.bytes.per.second"]),
-        ceiling=int(config["auto.throttle.max.bytes.per.second"]),
+        step=int(config[config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND]),
+        ceiling=int(config[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND]),
     )
 
 
@@ -57,8 +57,8 @@ def file_settings_from(config: Config) -> FileSettings:
     return FileSettings(
         config.limits(),
         auto_throttle_from(config),
-        int(config["auto.throttle.step.bytes.per.second"]),
-        int(config["auto.throttle.max.bytes.per.second"]),
+        int(config[config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND]),
+        int(config[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND]),
     )
 
 
@@ -69,7 +69,10 @@ async def prune_history(controller: Controller, config: Callable[[], Config], in
         await asyncio.sleep(interval)
         if not controller.is_leader:
             continue
-        days, keep = float(config()["store.retention.days"]), int(config()["store.retention.plans"])
+        days, keep = (
+            float(config()[config_keys.STORE_RETENTION_DAYS]),
+            int(config()[config_keys.STORE_RETENTION_PLANS]),
+        )
         try:
             pruned = await controller.store.prune(controller.clock() - days * 86400, keep, limit=5)
         except StoreError as exc:
@@ -174,10 +177,12 @@ class Daemon:
         cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics), fence)
         proposals = await start_proposals(config, cluster)  # early: its JVM starts while little else runs
         store = await self._store(ha)
-        if ha is not None or config["cluster.id"]:
-            self.metrics.cluster = ha.cluster if ha else str(config["cluster.id"])
+        if ha is not None or config[config_keys.CLUSTER_ID]:
+            self.metrics.cluster = ha.cluster if ha else str(config[config_keys.CLUSTER_ID])
         events = (
-            EventQueue.from_config(config, node_name(config), self.metrics) if config["mqtt.enable"] else None
+            EventQueue.from_config(config, node_name(config), self.metrics)
+            if config[config_keys.MQTT_ENABLE]
+            else None
         )
         wakeup = asyncio.Event()
         controller = Controller(
@@ -185,7 +190,7 @@ class Daemon:
             store,
             config.limits(),
             metrics=self.metrics,
-            allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
+            allow_rf_change=bool(config[config_keys.REASSIGNMENT_ALLOW_REPLICATION_FACTOR_CHANGE]),
             auto_throttle=auto_throttle_from(config),
             file_settings=file_settings_from(config),
             events=events.sink if events else None,
@@ -208,7 +213,7 @@ class Daemon:
     async def _store(self, ha: HaParts | None) -> AsyncStore:
         if ha is not None:
             return AsyncStore(ha.store)
-        state_dir = Path(str(self.config["state.dir"]))
+        state_dir = Path(str(self.config[config_keys.STATE_DIR]))
         await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
         return AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
 
@@ -229,10 +234,10 @@ class Daemon:
         watch, pacer = CycleWatch(notifier), Pacer()
         loop = FixedRateLoop(
             pacer.paced(controller.cycle),
-            float(config["controller.cycle.interval.seconds"]),
-            min_interval=float(config["controller.cycle.min.interval.seconds"]),
+            float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS]),
+            min_interval=float(config[config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS]),
             on_result=watch.on_cycle,
-            backoff_max=float(config["controller.error.backoff.max.seconds"]),
+            backoff_max=float(config[config_keys.CONTROLLER_ERROR_BACKOFF_MAX_SECONDS]),
             wakeup=wakeup,
         )
         flags = SignalFlags()
@@ -241,7 +246,7 @@ class Daemon:
         log.info(
             "reassignd running",
             api=f"http://{self.api_address[0]}:{self.api_address[1]}" if self.api_address else None,
-            state_dir=str(Path(str(config["state.dir"]))),
+            state_dir=str(Path(str(config[config_keys.STATE_DIR]))),
         )
         notifier.ready(f"serving on {self.api_address[0]}:{self.api_address[1]}" if self.api_address else "")
         if config.ignored_env:
@@ -269,9 +274,9 @@ class Daemon:
         server_limits = ServerLimits.from_config(config)
         app = create_app(
             controller,
-            token=config.secret("api.token"),
-            read_token=config.secret("api.read.token"),
-            reads_open=bool(config["api.read.open"]),
+            token=config.secret(config_keys.API_TOKEN),
+            read_token=config.secret(config_keys.API_READ_TOKEN),
+            reads_open=bool(config[config_keys.API_READ_OPEN]),
             metrics_handler=metrics_endpoint(self.metrics),
             openapi=load_openapi(),
             on_refused=lambda code: self.metrics.command_rejected("api", code),
@@ -279,7 +284,7 @@ class Daemon:
             body_timeout=server_limits.body_timeout,
             proposals=proposals,
         )
-        host, port = parse_listen(str(config["api.listen"]))
+        host, port = parse_listen(str(config[config_keys.API_LISTEN]))
         runner = await start_api(app, host, port, limits=server_limits)
         bound = [a for a in runner.addresses if isinstance(a, tuple)]
         self.api_address = (str(bound[0][0]), int(bound[0][1])) if bound else (host, port)
@@ -307,7 +312,8 @@ class Daemon:
         if coordinator is not None:
             assert self.api_address is not None
             address = (
-                str(self.config["ha.advertised.url"]) or f"http://{self.api_address[0]}:{self.api_address[1]}"
+                str(self.config[config_keys.HA_ADVERTISED_URL])
+                or f"http://{self.api_address[0]}:{self.api_address[1]}"
             )
             supervisor.add("ha", coordinator.run(controller.leadership_changed, address))
             supervisor.add("standby-reads", refresh_while_standby(controller, loop))
@@ -369,14 +375,14 @@ class Daemon:
     async def _reloaded(self, started: Started, config: Config) -> None:
         """The reloadable keys, applied where they live."""
         access = started.app[ACCESS_KEY]
-        access.operator = config.secret("api.token")
-        access.reader = config.secret("api.read.token")
-        access.reads_open = bool(config["api.read.open"])
+        access.operator = config.secret(config_keys.API_TOKEN)
+        access.reader = config.secret(config_keys.API_READ_TOKEN)
+        access.reads_open = bool(config[config_keys.API_READ_OPEN])
         await started.controller.config_reloaded(file_settings_from(config))
         loop = started.loop
-        loop.backoff_max = float(config["controller.error.backoff.max.seconds"])
-        loop.interval = float(config["controller.cycle.interval.seconds"])
-        loop.min_interval = float(config["controller.cycle.min.interval.seconds"])
+        loop.backoff_max = float(config[config_keys.CONTROLLER_ERROR_BACKOFF_MAX_SECONDS])
+        loop.interval = float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS])
+        loop.min_interval = float(config[config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS])
         if started.bridge is not None:
             started.bridge.reload(config)
 
@@ -392,7 +398,7 @@ class Daemon:
 
     @property
     def _shutdown_timeout(self) -> float:
-        return float(self.config["controller.shutdown.timeout.seconds"])
+        return float(self.config[config_keys.CONTROLLER_SHUTDOWN_TIMEOUT_SECONDS])
 
     # -- shutdown -------------------------------------------------------------------------------------
 
@@ -422,10 +428,10 @@ async def _open_ha(config: Config) -> HaParts | None:
     """With `state.store = zookeeper`: the store, and the election it is fenced by, under the cluster's
     label. Without cluster.id the label is the id Kafka reports, read with a client of its own, since the
     daemon's client is made with the election's write fence."""
-    if config["state.store"] != "zookeeper":
+    if config[config_keys.STATE_STORE] != "zookeeper":
         return None
-    if config["cluster.id"]:
-        return await open_ha_store(config, str(config["cluster.id"]))
+    if config[config_keys.CLUSTER_ID]:
+        return await open_ha_store(config, str(config[config_keys.CLUSTER_ID]))
     probe = KafkaClusterAdmin(AdminSettings.from_config(config))
     try:
         label = await cluster_label(config, probe)

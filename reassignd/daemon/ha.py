@@ -42,6 +42,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import KazooState
 
+from reassignd import config_keys
 from reassignd.cluster.errors import WriteFenced
 from reassignd.logs import get_logger
 from reassignd.store.base import FencedError
@@ -278,13 +279,13 @@ class HaParts:
 
 
 def node_name(config: Any) -> str:
-    return str(config["ha.node.id"]) or socket.gethostname()
+    return str(config[config_keys.HA_NODE_ID]) or socket.gethostname()
 
 
 async def cluster_label(config: Any, cluster: Any) -> str:
     """`cluster.id`, else the id Kafka reports (retried until the cluster answers)."""
-    if config["cluster.id"]:
-        return str(config["cluster.id"])
+    if config[config_keys.CLUSTER_ID]:
+        return str(config[config_keys.CLUSTER_ID])
     while True:
         try:
             reported = await cluster.cluster_id()
@@ -307,9 +308,9 @@ def _quiet_kazoo_logger() -> logging.Logger:
 
 async def open_ha_store(config: Any, label: str) -> HaParts:
     """The ZooKeeper client, the store under `label` (the cluster's) and, with ha.enable, the election."""
-    session = float(config["ha.session.timeout.seconds"])
+    session = float(config[config_keys.HA_SESSION_TIMEOUT_SECONDS])
     client = KazooClient(
-        hosts=str(config["ha.zookeeper.connect"]),
+        hosts=str(config[config_keys.HA_ZOOKEEPER_CONNECT]),
         timeout=session,
         connection_retry={"max_tries": -1, "delay": 0.2, "backoff": 2, "max_delay": 1.0},
         logger=_quiet_kazoo_logger(),
@@ -317,7 +318,7 @@ async def open_ha_store(config: Any, label: str) -> HaParts:
     await asyncio.to_thread(client.start, 30)
     base = f"{str(config['ha.zookeeper.path']).rstrip('/')}/{label}"
     coordinator = None
-    if config["ha.enable"]:
+    if config[config_keys.HA_ENABLE]:
         coordinator = HaCoordinator(client, base, node_name(config), guard_timeout=session / 2)
     store = await asyncio.to_thread(ZooKeeperStore, client, f"{base}/state", fence=coordinator)
     log.info("ZooKeeper state store open", path=f"{base}/state", ha=coordinator is not None)

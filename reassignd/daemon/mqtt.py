@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import aiomqtt
 
+from reassignd import config_keys
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt_auth import NONCE_FILE, Command, CommandRejected, CommandVerifier
 from reassignd.daemon.service import ServiceError
@@ -84,21 +85,21 @@ class MqttSettings:
             return None if value in (None, "") else str(value)
 
         return cls(
-            host=str(config["mqtt.host"]),
-            port=int(config["mqtt.port"]),
-            prefix=str(config["mqtt.topic.prefix"]).strip("/"),
+            host=str(config[config_keys.MQTT_HOST]),
+            port=int(config[config_keys.MQTT_PORT]),
+            prefix=str(config[config_keys.MQTT_TOPIC_PREFIX]).strip("/"),
             cluster=cluster,
             node_id=node_id,
-            client_id=opt("mqtt.client.id") or f"reassignd-{cluster}-{node_id}"[:128],
-            keepalive=int(config["mqtt.keepalive.seconds"]),
-            queue_max=int(config["mqtt.queue.max.events"]),
-            status_min_interval=float(config["mqtt.status.min.interval.seconds"]),
-            username=opt("mqtt.username"),
-            password=config.secret("mqtt.password"),
-            tls=bool(config["mqtt.tls.enable"]),
-            ca_file=opt("mqtt.tls.ca.file"),
-            cert_file=opt("mqtt.tls.certificate.file"),
-            key_file=opt("mqtt.tls.key.file"),
+            client_id=opt(config_keys.MQTT_CLIENT_ID) or f"reassignd-{cluster}-{node_id}"[:128],
+            keepalive=int(config[config_keys.MQTT_KEEPALIVE_SECONDS]),
+            queue_max=int(config[config_keys.MQTT_QUEUE_MAX_EVENTS]),
+            status_min_interval=float(config[config_keys.MQTT_STATUS_MIN_INTERVAL_SECONDS]),
+            username=opt(config_keys.MQTT_USERNAME),
+            password=config.secret(config_keys.MQTT_PASSWORD),
+            tls=bool(config[config_keys.MQTT_TLS_ENABLE]),
+            ca_file=opt(config_keys.MQTT_TLS_CA_FILE),
+            cert_file=opt(config_keys.MQTT_TLS_CERTIFICATE_FILE),
+            key_file=opt(config_keys.MQTT_TLS_KEY_FILE),
         )
 
 
@@ -121,7 +122,7 @@ class EventQueue:
 
     @classmethod
     def from_config(cls, config: Any, node_id: str, metrics: DaemonMetrics) -> EventQueue:
-        return cls(int(config["mqtt.queue.max.events"]), node_id, metrics)
+        return cls(int(config[config_keys.MQTT_QUEUE_MAX_EVENTS]), node_id, metrics)
 
     def sink(self, event: Mapping[str, Any]) -> None:
         event = self._with_duration(event)
@@ -172,9 +173,9 @@ class MqttBridge:
 
     def reload(self, config: Any) -> None:
         """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
-        self.verifier.window_seconds = float(config["mqtt.command.replay.window.seconds"])
+        self.verifier.window_seconds = float(config[config_keys.MQTT_COMMAND_REPLAY_WINDOW_SECONDS])
         self.settings = dataclasses.replace(
-            self.settings, status_min_interval=float(config["mqtt.status.min.interval.seconds"])
+            self.settings, status_min_interval=float(config[config_keys.MQTT_STATUS_MIN_INTERVAL_SECONDS])
         )
 
     # ---------------------------------------------------------------------------------------------------
@@ -365,11 +366,11 @@ class MqttBridge:
 def build_bridge(
     config: Any, controller: CommandTarget, metrics: DaemonMetrics, cluster: str, events: EventQueue
 ) -> MqttBridge:
-    secret = config.secret("mqtt.command.hmac.secret")
+    secret = config.secret(config_keys.MQTT_COMMAND_HMAC_SECRET)
     verifier = CommandVerifier(
         secret.encode() if secret else None,
-        float(config["mqtt.command.replay.window.seconds"]),
-        nonce_file=Path(str(config["state.dir"])) / NONCE_FILE,
+        float(config[config_keys.MQTT_COMMAND_REPLAY_WINDOW_SECONDS]),
+        nonce_file=Path(str(config[config_keys.STATE_DIR])) / NONCE_FILE,
     )
     if not secret:
         log.warning("mqtt.command.hmac.secret is not set: every MQTT command will be rejected")

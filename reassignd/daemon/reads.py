@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from reassignd.cluster.api import MIN_INSYNC_REPLICAS, ClusterAdmin
+from reassignd import config_keys
+from reassignd.cluster.api import ClusterAdmin
 from reassignd.engine.run import ReadRequest
 from reassignd.engine.run.idle import IdleRead
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS
@@ -23,10 +24,10 @@ async def plan_read(cluster: ClusterAdmin, request: ReadRequest) -> tuple[Cluste
 async def _effective_min_insync(cluster: ClusterAdmin, topics: tuple[str, ...]) -> dict[str, str]:
     if not topics:
         return {}
-    described = await cluster.describe_topic_configs(sorted(topics), [MIN_INSYNC_REPLICAS])
+    described = await cluster.describe_topic_configs(sorted(topics), [config_keys.MIN_INSYNC_REPLICAS])
     effective = {}
     for topic, description in described.items():
-        value = description.values.get(MIN_INSYNC_REPLICAS)
+        value = description.values.get(config_keys.MIN_INSYNC_REPLICAS)
         if value is not None and value.value is not None:
             effective[topic] = value.value
     return effective

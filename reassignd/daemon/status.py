@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.view import ControllerView, iso_time
 from reassignd.engine import Status, WaitReason
@@ -18,9 +19,7 @@ from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
-LEADER_RATE_KEY = "leader.reassignment.throttled.rate"
-FOLLOWER_RATE_KEY = "follower.reassignment.throttled.rate"
-RATE_KEYS = (LEADER_RATE_KEY, FOLLOWER_RATE_KEY)
+RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
 WAITING_SHOWN = 200
 _PROGRESS_KEYS = (
     "partitions_done",
@@ -146,8 +145,8 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
         "error": record.error,
         "limits": limits.to_mapping(),
         "throttles": {
-            LEADER_RATE_KEY: limits.leader_throttled_rate,
-            FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
+            config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+            config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
         },
         "cluster": cluster_view(view.cluster.to_json()),
         "brokers": [],
@@ -227,7 +226,7 @@ def throttles_view(view: ControllerView) -> JSON:
     for broker, rate in incoming.items():
         applied.setdefault(str(broker), {})["follower"] = rate
     return {
-        LEADER_RATE_KEY: limits.leader_throttled_rate,
-        FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
         "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0]))),
     }

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from reassignd.cluster.api import MIN_INSYNC_REPLICAS, ClusterAdmin
+from reassignd import config_keys
+from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
@@ -42,7 +43,7 @@ async def previewed(
     """The submit answer of a plan that passed every check (ServiceError listing every problem else)."""
     try:
         snapshot = await cluster.snapshot(
-            list(plan.targets), with_sizes=True, topic_config_keys=(MIN_INSYNC_REPLICAS,)
+            list(plan.targets), with_sizes=True, topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,)
         )
         ongoing = await cluster.list_partition_reassignments(list(plan.targets))
         snapshot = await _named_dirs(cluster, snapshot, plan)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.daemon import settings as runtime_settings
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.settings import FileSettings
@@ -49,9 +50,13 @@ class Tuning:
         auto = self.auto_throttle
         return {
             **self.limits.to_mapping(),
-            runtime_settings.AUTO_ENABLE: auto is not None,
-            runtime_settings.AUTO_STEP: auto.step if auto else self.file_settings.auto_step,
-            runtime_settings.AUTO_MAX: auto.ceiling if auto else self.file_settings.auto_max,
+            config_keys.AUTO_THROTTLE_ENABLE: auto is not None,
+            config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND: auto.step
+            if auto
+            else self.file_settings.auto_step,
+            config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND: auto.ceiling
+            if auto
+            else self.file_settings.auto_max,
         }
 
     async def load(self, *, leading: bool) -> None:

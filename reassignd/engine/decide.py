@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
 from heapq import merge
 
+from reassignd import config_keys
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
 from reassignd.engine.sources import serving_replica
@@ -398,9 +399,9 @@ class _Cycle:
         """Which limit leaves no free slot (what every partition not examined waits for)."""
         limits, load = self.limits, self.load
         if load.partitions >= limits.parallel_partition_count:
-            return "reassignment.parallel.partition.count"
+            return config_keys.REASSIGNMENT_PARALLEL_PARTITION_COUNT
         if load.replica_moves >= limits.max_concurrent_replica_movements:
-            return "reassignment.max.concurrent.replica.movements"
+            return config_keys.REASSIGNMENT_MAX_CONCURRENT_REPLICA_MOVEMENTS
         return "reassignment.max.incoming.replica.movements.per.broker (every online broker)"
 
     def full(self) -> bool:
@@ -541,16 +542,16 @@ class _Cycle:
         """
         limits, load = self.limits, self.load
         if load.partitions + 1 > limits.parallel_partition_count:
-            return "reassignment.parallel.partition.count"
+            return config_keys.REASSIGNMENT_PARALLEL_PARTITION_COUNT
         if moves and load.leader_moves + 1 > limits.parallel_leader_movements:
-            return "reassignment.parallel.leader.movements"
+            return config_keys.REASSIGNMENT_PARALLEL_LEADER_MOVEMENTS
         if not adding:
             return None
         n = len(adding)
         if load.replica_moves + n > limits.max_concurrent_replica_movements and not (
             extra and load.replica_moves == 0
         ):
-            return "reassignment.max.concurrent.replica.movements"
+            return config_keys.REASSIGNMENT_MAX_CONCURRENT_REPLICA_MOVEMENTS
         for broker in adding:
             if load.incoming.get(broker, 0) + 1 > limits.max_incoming_per_broker:
                 return f"reassignment.max.incoming.replica.movements.per.broker (broker {broker})"

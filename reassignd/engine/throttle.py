@@ -19,18 +19,24 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.engine.limits import LONG_MAX, Limits
 from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, TopicPartition
 
-LEADER_REPLICAS: Final = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS: Final = "follower.replication.throttled.replicas"
-LEADER_RATE: Final = "leader.replication.throttled.rate"
-FOLLOWER_RATE: Final = "follower.replication.throttled.rate"
-LOG_DIR_RATE: Final = "replica.alter.log.dirs.io.max.bytes.per.second"
-TOPIC_KEYS: Final = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
-REPLICATION_RATE_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE)
-BROKER_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)
+TOPIC_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+)
+REPLICATION_RATE_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+)
+BROKER_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+    config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+)
 """Every broker config we may write: a broker's original is recorded per key, for the keys its moves need
 (the replication rates for one serving or receiving copies, the log-dir rate for one moving between its
 log dirs)."""
@@ -140,11 +146,13 @@ def throttle_plan(
     for topic, original in topic_originals.items():
         topics[topic] = MappingProxyType(
             {
-                LEADER_REPLICAS: _merged_list(
-                    original.get(LEADER_REPLICAS), wanted.leader_entries.get(topic, set())
+                config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS: _merged_list(
+                    original.get(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS),
+                    wanted.leader_entries.get(topic, set()),
                 ),
-                FOLLOWER_REPLICAS: _merged_list(
-                    original.get(FOLLOWER_REPLICAS), wanted.follower_entries.get(topic, set())
+                config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS: _merged_list(
+                    original.get(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS),
+                    wanted.follower_entries.get(topic, set()),
                 ),
             }
         )
@@ -207,7 +215,7 @@ def _broker_originals(
     """The originals, with those of the brokers and keys first touched now."""
     broker_originals = dict(originals.brokers)
     needs = [(b, REPLICATION_RATE_KEYS) for b in wanted.serving | wanted.receiving] + [
-        (b, (LOG_DIR_RATE,)) for b in wanted.moving_dirs
+        (b, (config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,)) for b in wanted.moving_dirs
     ]
     for broker, keys in needs:
         have = broker_originals.get(broker, {})
@@ -234,9 +242,17 @@ def _broker_rates(
                 else None,
             )
             for key, users, ours in (
-                (LEADER_RATE, wanted.serving, limits.leader_throttled_rate),
-                (FOLLOWER_RATE, wanted.receiving, limits.follower_throttled_rate),
-                (LOG_DIR_RATE, wanted.moving_dirs, limits.log_dir_throttled_rate),
+                (config_keys.LEADER_REPLICATION_THROTTLED_RATE, wanted.serving, limits.leader_throttled_rate),
+                (
+                    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+                    wanted.receiving,
+                    limits.follower_throttled_rate,
+                ),
+                (
+                    config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+                    wanted.moving_dirs,
+                    limits.log_dir_throttled_rate,
+                ),
             )
             if key in original
         }

@@ -27,11 +27,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from reassignd import config_keys
 from reassignd.engine.limits import Limits
 from reassignd.engine.throttle import (
     BROKER_KEYS,
-    FOLLOWER_RATE,
-    LEADER_RATE,
     TOPIC_KEYS,
     ConfigWrite,
     Move,
@@ -77,9 +76,9 @@ class ThrottleBook:
             value = values[-1]
             if kind != "broker" or value is None:
                 continue
-            if key == FOLLOWER_RATE:
+            if key == config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE:
                 incoming[int(name)] = float(value)
-            elif key == LEADER_RATE:
+            elif key == config_keys.LEADER_REPLICATION_THROTTLED_RATE:
                 outgoing[int(name)] = float(value)
         return incoming, outgoing
 
@@ -333,7 +332,10 @@ def _boosted(
 ) -> ThrottlePlan:
     if not boosts:
         return plan
-    ours = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
+    ours = {
+        config_keys.LEADER_REPLICATION_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: limits.follower_throttled_rate,
+    }
     brokers = dict(plan.brokers)
     for broker, rates in boosts.items():
         desired = dict(brokers.get(broker, {}))

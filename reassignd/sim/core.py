@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.sim import configs as cfg
 from reassignd.sim import errors, log_dirs
 from reassignd.sim.entities import NO_LEADER, Clock, Lag, SimBroker, SimPartition, SimTopic
@@ -28,7 +29,11 @@ from reassignd.sim.zk_controller import ZkPartition
 _INF = float("inf")
 _EPS = 1e-9
 # the broker config behind each throttle resource kind (see _flow_keys)
-_RATE_CONFIGS = {2: cfg.FOLLOWER_THROTTLED_RATE, 3: cfg.LEADER_THROTTLED_RATE, 4: cfg.ALTER_LOG_DIRS_RATE}
+_RATE_CONFIGS = {
+    2: config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+    3: config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    4: config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+}
 
 
 class ClusterCore:
@@ -109,12 +114,12 @@ class ClusterCore:
     def min_insync_replicas(self, topic: str, leader: int = NO_LEADER) -> int:
         """The topic's value, else the leader broker's effective one (its LogConfig default), else 1."""
         t = self.topics.get(topic)
-        if t is not None and cfg.MIN_INSYNC_REPLICAS in t.configs:
-            raw: str | None = t.configs[cfg.MIN_INSYNC_REPLICAS]
+        if t is not None and config_keys.MIN_INSYNC_REPLICAS in t.configs:
+            raw: str | None = t.configs[config_keys.MIN_INSYNC_REPLICAS]
         elif leader in self.brokers:
-            raw = self.broker_config(leader, cfg.MIN_INSYNC_REPLICAS)
+            raw = self.broker_config(leader, config_keys.MIN_INSYNC_REPLICAS)
         else:
-            raw = self.topic_config(topic, cfg.MIN_INSYNC_REPLICAS)
+            raw = self.topic_config(topic, config_keys.MIN_INSYNC_REPLICAS)
         return int(cfg.effective_long(raw, 1))
 
     def unclean_enabled(self, topic: str) -> bool:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.engine.journal import Event, EventKind
 from reassignd.engine.limits import Limits
 from reassignd.engine.run.effects import Log, Notify
 from reassignd.engine.run.outbox import Outbox
-from reassignd.engine.throttle import FOLLOWER_RATE, LEADER_RATE
 from reassignd.engine.tracking import Tracking
 from reassignd.model import ClusterSnapshot
 
@@ -52,11 +52,17 @@ def raised(
     if auto is None or not tracking.stalled:
         return boosts
     window = limits.stall_window_seconds
-    base = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
+    base = {
+        config_keys.LEADER_REPLICATION_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: limits.follower_throttled_rate,
+    }
     raising: dict[int, dict[str, int]] = {}
     for move in tracking.stalled:
         p = full.partitions.get(move.tp)
-        for broker, key in ((move.broker, FOLLOWER_RATE), (p.leader if p else None, LEADER_RATE)):
+        for broker, key in (
+            (move.broker, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE),
+            (p.leader if p else None, config_keys.LEADER_REPLICATION_THROTTLED_RATE),
+        ):
             start = base[key]
             if broker is None or start is None or now - boosts.at.get(broker, -1e18) < window:
                 continue

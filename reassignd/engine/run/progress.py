@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.engine.eta import EtaTerms, Sizes, estimate
 from reassignd.engine.journal import Event, EventKind
 from reassignd.engine.limits import Limits
@@ -20,7 +21,6 @@ from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.run.reading import Reading, Sight
 from reassignd.engine.run.scheduling import Decided
 from reassignd.engine.state import ENDED, ExecutionState, Status
-from reassignd.engine.throttle import FOLLOWER_RATE, LEADER_RATE
 from reassignd.engine.tracking import Tracking, observe
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition, copy_of
 
@@ -135,8 +135,15 @@ def with_eta(
         state.plan.targets,
         ended,
         {tp: rec.leader for tp, rec in state.in_flight()},
-        rate_in=lambda b: rate(b, FOLLOWER_RATE, limits.follower_throttled_rate, tracking.seen_in),
-        rate_out=lambda b: rate(b, LEADER_RATE, limits.leader_throttled_rate, tracking.seen_out),
+        rate_in=lambda b: rate(
+            b,
+            config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+            limits.follower_throttled_rate,
+            tracking.seen_in,
+        ),
+        rate_out=lambda b: rate(
+            b, config_keys.LEADER_REPLICATION_THROTTLED_RATE, limits.leader_throttled_rate, tracking.seen_out
+        ),
         produce=copy_of(produce) | dict(tracking.produce),  # a C-level copy, not key by key
         replica_count=limits.step_size,
         concurrent_in=limits.max_incoming_per_broker,

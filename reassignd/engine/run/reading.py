@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.engine.decide import changed_partitions
 from reassignd.engine.progress import source_size
 from reassignd.engine.run.effects import Log
@@ -24,8 +25,7 @@ from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS
 from reassignd.engine.tracking import produce_rates
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition, copy_of
 
-MIN_INSYNC: Final = "min.insync.replicas"
-SNAPSHOT_TOPIC_KEYS: Final = (*TOPIC_KEYS, MIN_INSYNC)
+SNAPSHOT_TOPIC_KEYS: Final = (*TOPIC_KEYS, config_keys.MIN_INSYNC_REPLICAS)
 SIZE_REFRESH_CYCLES: Final = 30
 Replicas = tuple[int, ...]
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -146,9 +146,9 @@ def observed(
 def _with_min_insync(snapshot: ClusterSnapshot, min_insync: Mapping[str, str]) -> ClusterSnapshot:
     """min.insync.replicas of each topic as its effective value (static broker configs included)."""
     topics = {
-        name: replace(info, configs={**info.configs, MIN_INSYNC: min_insync[name]})
+        name: replace(info, configs={**info.configs, config_keys.MIN_INSYNC_REPLICAS: min_insync[name]})
         for name, info in snapshot.topics.items()
-        if name in min_insync and MIN_INSYNC not in info.configs
+        if name in min_insync and config_keys.MIN_INSYNC_REPLICAS not in info.configs
     }
     return replace(snapshot, topics={**snapshot.topics, **topics}) if topics else snapshot
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from reassignd import config_keys
 from reassignd.engine.limits import Limits
 from reassignd.engine.run.auto_throttle import AutoThrottle, Boosts, raised
 from reassignd.engine.run.outbox import Outbox
-from reassignd.engine.throttle import FOLLOWER_RATE, LEADER_RATE
 from reassignd.engine.tracking import StalledMove, Tracking
 from tests.engine.helpers import cluster, tp
 
@@ -20,14 +20,50 @@ SNAPSHOT = cluster(range(1, 5), {tp(0): (1, 2, 3)})
 @pytest.mark.parametrize(
     ("before", "now", "rates"),
     [
-        (Boosts(), 1000.0, {1: {LEADER_RATE: 150}, 3: {FOLLOWER_RATE: 150}}),
-        (Boosts({1: {LEADER_RATE: 150}, 3: {FOLLOWER_RATE: 150}}, {1: 990.0, 3: 990.0}), 1000.0, None),
         (
-            Boosts({1: {LEADER_RATE: 150}, 3: {FOLLOWER_RATE: 150}}, {1: 900.0, 3: 900.0}),
+            Boosts(),
             1000.0,
-            {1: {LEADER_RATE: 180}, 3: {FOLLOWER_RATE: 180}},
+            {
+                1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: 150},
+                3: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: 150},
+            },
         ),
-        (Boosts({1: {LEADER_RATE: 180}, 3: {FOLLOWER_RATE: 180}}, {1: 900.0, 3: 900.0}), 1000.0, None),
+        (
+            Boosts(
+                {
+                    1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: 150},
+                    3: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: 150},
+                },
+                {1: 990.0, 3: 990.0},
+            ),
+            1000.0,
+            None,
+        ),
+        (
+            Boosts(
+                {
+                    1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: 150},
+                    3: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: 150},
+                },
+                {1: 900.0, 3: 900.0},
+            ),
+            1000.0,
+            {
+                1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: 180},
+                3: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: 180},
+            },
+        ),
+        (
+            Boosts(
+                {
+                    1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: 180},
+                    3: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: 180},
+                },
+                {1: 900.0, 3: 900.0},
+            ),
+            1000.0,
+            None,
+        ),
     ],
     ids=["first raise", "within the window", "next window, capped", "at the ceiling"],
 )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from reassignd import config_keys
 from reassignd.engine.journal import EventKind
 from reassignd.engine.limits import Limits
 from reassignd.engine.run.effects import Answered, Log, Notify
 from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.run.throttles import answered, synced
-from reassignd.engine.throttle import FOLLOWER_RATE, LEADER_RATE, Move
+from reassignd.engine.throttle import Move
 from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync
 from tests.engine.helpers import cluster, tp
 
@@ -27,7 +28,10 @@ def test_a_sync_records_originals_before_its_writes() -> None:
     sync = _sync(out)
     assert out.record_originals and out.written and out.throttle_writes == sync.writes
     keys = {(w.name, w.key) for w in out.throttle_writes}
-    assert ("1", LEADER_RATE) in keys and ("3", FOLLOWER_RATE) in keys
+    assert ("1", config_keys.LEADER_REPLICATION_THROTTLED_RATE) in keys and (
+        "3",
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+    ) in keys
 
 
 @pytest.mark.parametrize(("failed", "journaled", "said"), [(False, True, Notify), (True, False, Log)])
