@@ -28,7 +28,7 @@ from reassignd.engine.state import (
     Status,
     WaitReason,
     _MutableLoad,
-    check_transition,
+    check_partition_change,
     queue_name,
 )
 from reassignd.engine.steps import Step, next_step
@@ -172,7 +172,7 @@ class _Cycle:
 
     def put(self, tp: TopicPartition, new: PartitionProgress) -> None:
         old = self.record(tp)
-        check_transition(tp, old, new)
+        check_partition_change(tp, old, new)
         if old.status in MOVING:
             self.load.add(old, -1)
         if new.status in MOVING:

@@ -1,7 +1,8 @@
 """Execution state: where each partition of a plan stands, as an immutable value.
 
-Each partition is a small state machine; `TRANSITIONS` is its table and every change is checked against it
-(`check_transition`), so an illegal move is a bug that raises, never a silent state::
+Each partition is a small state machine (the plan's own lifecycle is lifecycle.py's);
+`PARTITION_TRANSITIONS` is its table and every change is checked against it (`check_partition_change`),
+so an illegal move is a bug that raises, never a silent state::
 
     PENDING ──start──> STARTING ──Kafka accepted──> IN_FLIGHT ──replicas == step target──> PENDING (next
        ^  │               │  (committed before the       │  │                               step) or DONE
@@ -59,7 +60,7 @@ MOVING: Final = frozenset({Status.STARTING, Status.IN_FLIGHT})
 """A step of ours is (about to be) in Kafka: it holds slots against the limits and throttles."""
 ENDED: Final = frozenset({Status.DONE, Status.DROPPED})
 
-TRANSITIONS: Final[Mapping[Status, frozenset[Status]]] = MappingProxyType(
+PARTITION_TRANSITIONS: Final[Mapping[Status, frozenset[Status]]] = MappingProxyType(
     {
         Status.PENDING: frozenset(
             {
@@ -92,8 +93,8 @@ class IllegalTransition(ValueError):
     """A partition was asked to change state in a way the table does not allow: a bug, never input."""
 
 
-def check_transition(tp: TopicPartition, old: PartitionProgress, new: PartitionProgress) -> None:
-    if new.status not in TRANSITIONS[old.status]:
+def check_partition_change(tp: TopicPartition, old: PartitionProgress, new: PartitionProgress) -> None:
+    if new.status not in PARTITION_TRANSITIONS[old.status]:
         raise IllegalTransition(f"{tp}: {old.status.value} -> {new.status.value} is not a valid transition")
     if new.step < old.step:
         raise IllegalTransition(f"{tp}: step index {old.step} -> {new.step} goes back")

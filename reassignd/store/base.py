@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from reassignd.engine.journal import Event, EventKind
-from reassignd.engine.lifecycle import TRANSITIONS, Change, PlanStatus
+from reassignd.engine.lifecycle import TRANSITIONS, PlanStatus
 from reassignd.model import TopicPartition
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "Unfenced",
     "UnknownPlanError",
     "WriteBatch",
-    "check_transition",
     "partition_count",
     "replayed_steps",
     "status_change",
@@ -93,13 +92,6 @@ class StepReplayError(StoreError):
 ACTIVE_STATUSES: Final = frozenset(s for s in PlanStatus if s.active)
 
 
-def check_transition(plan_id: str, current: PlanStatus, new: PlanStatus) -> Change:
-    change = current.change_to(new)
-    if change is None:
-        raise IllegalTransitionError(f"plan {plan_id}: cannot go from {current.value} to {new.value}")
-    return change
-
-
 @dataclass(frozen=True, slots=True)
 class StatusChange:
     """What one status change writes, the same in every store: the checked transition, the times, the
@@ -124,7 +116,10 @@ def status_change(
 ) -> StatusChange:
     """The first start sets `started_at`, a terminal status `finished_at`; the change's event is the
     lifecycle table's."""
-    kind = EventKind(check_transition(plan_id, current, new).event)
+    change = current.change_to(new)
+    if change is None:
+        raise IllegalTransitionError(f"plan {plan_id}: cannot go from {current.value} to {new.value}")
+    kind = EventKind(change.event)
     data = {"from": current.value, "to": new.value, **({"error": error} if error else {})}
     return StatusChange(
         status=new,

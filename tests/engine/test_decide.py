@@ -296,12 +296,14 @@ def test_a_refused_step_waits_with_kafkas_reason_under_the_same_index() -> None:
 
 
 def test_an_illegal_transition_raises() -> None:
-    from reassignd.engine.state import IllegalTransition, PartitionProgress, check_transition
+    from reassignd.engine.state import IllegalTransition, PartitionProgress, check_partition_change
 
     with pytest.raises(IllegalTransition):
-        check_transition(tp(0), PartitionProgress(Status.DONE), PartitionProgress(Status.PENDING))
+        check_partition_change(tp(0), PartitionProgress(Status.DONE), PartitionProgress(Status.PENDING))
     with pytest.raises(IllegalTransition):
-        check_transition(tp(0), PartitionProgress(Status.PENDING, 3), PartitionProgress(Status.PENDING, 2))
+        check_partition_change(
+            tp(0), PartitionProgress(Status.PENDING, 3), PartitionProgress(Status.PENDING, 2)
+        )
 
 
 def test_someone_else_retargets_our_step() -> None:
