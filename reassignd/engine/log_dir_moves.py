@@ -16,7 +16,7 @@ future log in the new dir, copies the current log into it at most at its
   ours), so a restarted daemon adopts them as they are.
 
 A partition is done when its replica list is its target and every replica named a dir is in it. Pure: the
-plan-run machine (run_observe.py) feeds each snapshot in and sends the starts.
+plan-run machine's log-dir part (run/log_dirs.py) feeds each snapshot in and sends the starts.
 """
 
 from __future__ import annotations

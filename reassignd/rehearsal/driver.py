@@ -1,6 +1,6 @@
 """The rehearsal driver: a plan run by the daemon's own plan-run machine on a SimCluster, in virtual time.
 
-It runs exactly what the daemon runs (reassignd/engine/run.py, one cycle per interval: the snapshot the
+It runs exactly what the daemon runs (reassignd/engine/run/, one cycle per interval: the snapshot the
 machine asks for, its decisions, the throttle configs, AlterPartitionReassignments, elections, auto-throttle
 when configured); only the cluster is the simulator's model, answering at once, and persisting goes
 nowhere. Cycles start every `cycle_interval` simulated seconds, the first one at time 0 (a submitted plan
