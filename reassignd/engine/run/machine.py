@@ -138,7 +138,7 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     run = replace(run, log_dirs=_dirs_moved(run, sight, limits, out))
     sync = _throttled(run, sight, decided.state, limits, out)
     run = replace(run, throttles=sync.book, cancel=cancelling.held(run.cancel, reverts, out))
-    elect = decided.report["elect"]
+    elect = decided.report.elect
     sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dir_moves)
     return Transition(replace(run, awaiting=sent), out.effects())
 

@@ -60,7 +60,7 @@ def observed(
         watched=[tp for tp, _ in state.in_flight()],
         recompute=recompute,
         done=lambda tp: counting and state[tp].status is Status.DONE,
-        dropped=decided.report["dropped"] if counting else (),
+        dropped=decided.report.dropped if counting else (),
         finished_copies=decided.finished_copies,
         produce=reading.produce,
         moving=not paused,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any
 
 from reassignd.engine.actions import Decision, ElectLeader, StartStep
 from reassignd.engine.decide import TOPIC_DELETED, acknowledge, decide
@@ -29,11 +29,6 @@ from reassignd.engine.state import ExecutionState, PartitionProgress
 from reassignd.model import ClusterSnapshot, TopicPartition, copy_of
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
-
-REPORTED: Final = ("completed", "aborted", "dropped", "recovered", "elect")
-"""What a decision reports happened, gathered over the observation's decisions."""
-CHANGES: Final = ("completed", "aborted", "dropped", "recovered")
-"""What a decision reports happened to partitions (their terms of the ETA change with them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +49,39 @@ class Round:
 
 
 @dataclass(frozen=True, slots=True)
+class Reported:
+    """What the observation's decisions report happened, over all of them."""
+
+    completed: tuple[TopicPartition, ...] = ()
+    aborted: tuple[TopicPartition, ...] = ()
+    dropped: tuple[TopicPartition, ...] = ()
+    recovered: tuple[TopicPartition, ...] = ()
+    elect: tuple[ElectLeader, ...] = ()
+
+    @classmethod
+    def of(cls, rounds: Collection[Round]) -> Reported:
+        decisions = [r.decision for r in rounds]
+        return cls(
+            tuple(tp for d in decisions for tp in d.completed),
+            tuple(tp for d in decisions for tp in d.aborted),
+            tuple(tp for d in decisions for tp in d.dropped),
+            tuple(tp for d in decisions for tp in d.recovered),
+            tuple(e for d in decisions for e in d.elect),
+        )
+
+    def changed(self) -> list[TopicPartition]:
+        """The partitions a step ended, dropped or recovered for (their rows and ETA terms change)."""
+        return [*self.completed, *self.aborted, *self.dropped, *self.recovered]
+
+
+@dataclass(frozen=True, slots=True)
 class Decided:
     """What the observation's decisions did, for the parts after scheduling."""
 
     rounds: tuple[Round, ...]
     changed: set[TopicPartition] | None
     """What the last decision reconciled (None: every partition, e.g. the cancel's first)."""
-    report: Mapping[str, tuple[Any, ...]]
+    report: Reported
     finished_copies: int
     """Bytes of the copies that finished."""
 
@@ -74,7 +95,7 @@ class Decided:
 
     def changed_partitions(self) -> set[TopicPartition]:
         """Every partition a decision reported a change of."""
-        return {tp for r in self.rounds for name in CHANGES for tp in getattr(r.decision, name)}
+        return set(self.report.changed())
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +145,14 @@ def decided(
         settled = _Rows(schedule, start, None, sight.now)
         rows = {
             tp: row
-            for tp, row in settled.changed(opening.settled, changed, _reported([opening.settled]), ()).items()
+            for tp, row in settled.changed(
+                opening.settled, changed, Reported.of([opening.settled]), ()
+            ).items()
             if tp not in opening.goals
         }
         execution, changed = opening.execution, None  # a new state: every row of the cancel is written
     rounds.append(Round(decide(sight.view, execution.plan, execution, limits, changed), execution))
-    report = _reported(rounds)
+    report = Reported.of(rounds)
     started_at, finished_copies = _journal_ends(rounds, sight, schedule.started_at, out)
     done = Decided(tuple(rounds), changed, report, finished_copies)
     schedule = replace(schedule, started_at=MappingProxyType(started_at))
@@ -137,10 +160,6 @@ def decided(
     out.rows.update(rows)
     out.reassign.update({s.tp: s.target for s in done.starts})
     return replace(schedule, execution=done.state, rows=MappingProxyType(copy_of(schedule.rows) | rows)), done
-
-
-def _reported(rounds: Collection[Round]) -> dict[str, tuple[Any, ...]]:
-    return {name: tuple(item for r in rounds for item in getattr(r.decision, name)) for name in REPORTED}
 
 
 def _journal_ends(
@@ -214,7 +233,7 @@ class _Rows:
         self,
         made: Round,
         changed: set[TopicPartition] | None,
-        report: Mapping[str, tuple[Any, ...]],
+        report: Reported,
         starts: tuple[StartStep, ...],
     ) -> dict[TopicPartition, PartitionRow]:
         """Rows to write: a record changes only where the decision reconciled (changed) or acted."""
@@ -222,7 +241,7 @@ class _Rows:
         if changed is None or not written:
             touched: set[TopicPartition] = set(state.plan.targets)
         else:
-            touched = set(changed).union((s.tp for s in starts), *(report[n] for n in CHANGES))
+            touched = set(changed).union((s.tp for s in starts), report.changed())
             touched |= {tp for tp in state.in_flight_set if tp not in previous.in_flight_set}
         out: dict[TopicPartition, PartitionRow] = {}
         for tp in touched:
