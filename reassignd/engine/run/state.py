@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from reassignd.engine.actions import ElectLeader, StartStep
 from reassignd.engine.lifecycle import PlanStatus
@@ -53,7 +53,7 @@ RunEvent = Observed | Answered | Unreachable | Command
 class Awaiting:
     """The writes of a transition waiting for Kafka's answer."""
 
-    stage: str  # "writes" | "elections"
+    stage: Literal["writes", "elections"]
     view: ClusterSnapshot
     starts: tuple[StartStep, ...] = ()
     reverts: tuple[TopicPartition, ...] = ()
