@@ -68,6 +68,12 @@ def test_drain_one_broker_under_load_is_exact_bounded_and_leaves_throttles_as_fo
     drain_and_judge(kafka_cluster, probe_of(kafka_cluster), tmp_path, "drain-orders")
 
 
+def foreign_throttle_changes(daemon: DaemonProcess) -> list[dict[str, Any]]:
+    """The daemon's "throttle changed by someone else" warnings. In a run where nobody else writes a
+    throttle, each is a read of the daemon's own write taken for an operator's change."""
+    return [r for r in daemon.log_records("warning") if r.get("event") == "throttle changed by someone else"]
+
+
 def drain_and_judge(cluster: KafkaCluster, probe: ClusterProbe, tmp_path: Path, topic: str) -> None:
     """Drains broker 4 of `cluster` through `reassignd run` under acks=all load and judges it from the
     brokers' side; shared with the ZooKeeper-mode run (test_zookeeper_mode.py)."""
@@ -95,6 +101,7 @@ def drain_and_judge(cluster: KafkaCluster, probe: ClusterProbe, tmp_path: Path, 
     finally:
         daemon.stop()
     assert daemon.log_records("error") == []
+    assert foreign_throttle_changes(daemon) == [], "nobody else touched a throttle"
 
     replicas = probe.replicas(topic)
     for partition, target in plan_targets(plan).items():

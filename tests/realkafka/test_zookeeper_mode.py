@@ -19,6 +19,7 @@ from tests.realkafka.test_drain import (
     PARTITIONS,
     drain_and_judge,
     drain_plan,
+    foreign_throttle_changes,
     loaded_topic,
     plan_targets,
 )
@@ -102,6 +103,10 @@ def test_cancel_inside_a_step_in_zookeeper_mode_ends_each_partition_on_its_pre_p
     assert probe.throttle_configs([topic]) == throttles_before
 
 
+def both_rates(rate: int) -> dict[str, int]:
+    return {"leader.reassignment.throttled.rate": rate, "follower.reassignment.throttled.rate": rate}
+
+
 def wait_mid_copy(
     probe: ClusterProbe, topic: str, targets: dict[int, list[int]], finished: int, timeout: float
 ) -> set[int]:
@@ -134,3 +139,42 @@ def stray_replicas(probe: ClusterProbe, topic: str, replicas: dict[int, list[int
     """(partition, broker) of every log of `topic` a broker holds outside the partition's replica list."""
     logs = probe.log_dirs(probe.brokers())
     return {(p, b) for (t, p, b) in logs if t == topic and b not in replicas[p]}
+
+
+def test_rates_changed_live_in_zookeeper_mode_leave_every_throttle_as_found(
+    zookeeper_kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+) -> None:
+    """Each rate change is written to every broker in use and read back a moment later. A ZooKeeper-mode
+    broker shows a dynamic config only once its change notification is processed: the first read after
+    the write was answered showed the old value 20 times in 20 (measured). Those reads are the daemon's
+    own writes under way; the plan must end with every throttle as it found it."""
+    cluster = zookeeper_kafka_cluster
+    probe = probe_of(cluster)
+    topic = "zk-live-rates"
+    assignment = loaded_topic(cluster, probe, topic)
+    broker, key, value = OPERATOR_BROKER
+    probe.set_broker_config(broker, key, value)
+    probe.set_topic_config(topic, *OPERATOR_TOPIC_LIST)
+    throttles_before = probe.throttle_configs([topic])
+    plan = drain_plan(topic, assignment, broker=4)
+    settings = {**SLOW_LIMITS, "controller.cycle.min.interval.seconds": 0}
+    daemon = DaemonProcess(tmp_path / "daemon", cluster.bootstrap_servers, settings).start()
+    try:
+        with RateProducer(cluster.bootstrap_servers, topic, range(PARTITIONS), 256 * 1024) as producer:
+            plan_id = daemon.submit(plan)
+            for n in range(12):  # each change wakes a cycle at once: it reads the brokers right after writing
+                time.sleep(0.4)
+                code, body = daemon.request("PATCH", "/v1/throttles", both_rates(1_000_000 + 1000 * n))
+                assert code == 200, body
+            assert daemon.status(plan_id)["state"] == "running", "the changes came while moves ran"
+            code, body = daemon.request("PATCH", "/v1/throttles", both_rates(50_000_000))  # then to the end
+            assert code == 200, body
+            status = daemon.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, timeout=180)
+            assert status["state"] == "completed", status
+    finally:
+        daemon.stop()
+    assert daemon.log_records("error") == []
+    assert not MIN_ISR_ERRORS & set(producer.report.errors), producer.report.errors
+    assert probe.replicas(topic) == {**assignment, **plan_targets(plan)}
+    assert probe.throttle_configs([topic]) == throttles_before
+    assert foreign_throttle_changes(daemon) == [], "nobody else touched a throttle"
