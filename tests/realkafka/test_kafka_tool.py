@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.realkafka.conftest import create_topic, wait_for
+from tests.realkafka.test_drain import foreign_throttle_changes
 from tests.services.daemon import DaemonProcess
 from tests.services.kafka import KafkaCluster
 from tests.services.kafka_load import RateProducer, fill
@@ -349,6 +350,7 @@ def test_a_rollback_file_from_submit_restores_every_pre_plan_list_in_order(
         daemon.stop()
         leave_clean(probe, tool, plan, [topic])
     assert daemon.log_records("error") == []
+    assert foreign_throttle_changes(daemon) == [], "nobody else touched a throttle"
 
 
 def plan_id_of(submitted: subprocess.CompletedProcess[str]) -> str:
@@ -424,3 +426,66 @@ def stray_replicas(probe: ClusterProbe, topic: str, replicas: dict[int, list[int
     """(partition, broker) of every log of `topic` a broker holds outside the partition's replica list."""
     logs = probe.log_dirs(probe.brokers())
     return {(p, b) for (t, p, b) in logs if t == topic and b not in replicas[p]}
+
+
+def test_the_stock_tools_cancel_wipes_every_throttle_mid_plan_and_reassignd_puts_its_own_back(
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+) -> None:
+    """The stock tool's --cancel clears the rates of every broker whatever it cancelled (here nothing: its
+    plan is another topic's), in the middle of reassignd's plan: reassignd says so, writes its own rates
+    again, finishes, and leaves what the stock tool left (the operator's rate it deleted stays deleted, the
+    operator's list on the plan's topic, which it did not touch, is restored)."""
+    probe = probe_of(kafka_cluster)
+    topic = "tool-wipe"
+    loaded_topic(kafka_cluster, probe, topic)
+    set_operator_throttles(probe, topic)
+    plan = document(topic, {0: [4, 2, 3], 1: [3, 4, 1]})  # copies to brokers 4 and 1
+    create_topic(probe, "tool-wipe-other", {0: [1, 2, 3]})
+    other = document("tool-wipe-other", {0: [2, 3, 4]})  # the stock tool's own plan file, of another topic
+    slow = {
+        **LIMITS,
+        "leader.reassignment.throttled.rate": SLOW,
+        "follower.reassignment.throttled.rate": SLOW,
+    }
+    tool = ReassignTool(kafka_cluster.bootstrap_servers, tmp_path / "tool")
+    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, slow).start()
+    try:
+        plan_id = daemon.submit(plan)
+        wait_for(lambda: our_rates(probe) != {}, 30, "reassignd's rates on the brokers")
+        wiped = tool.cancel(other)
+        assert "Clearing broker-level throttles on brokers 1,2,3,4" in wiped.stdout, wiped.stdout
+        assert daemon.status(plan_id)["state"] == "running", "the wipe came in the middle of the plan"
+        wait_for(lambda: foreign_throttle_changes(daemon) != [], 30, "reassignd saw the wipe")
+        wait_for(lambda: receivers_throttled(probe), 30, "reassignd's rates written again")
+
+        faster = reassignd(
+            "throttle", *client_args(daemon), "--leader-rate", "50MB/s", "--follower-rate", "50MB/s"
+        )
+        assert faster.returncode == 0, faster
+        status = daemon.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, 90)
+        assert status["state"] == "completed", status
+        assert probe.replicas(topic) == {**ASSIGNMENT, **{p: r for (_, p), r in targets_of(plan).items()}}
+        assert probe.throttle_configs([topic]) == {f"topic {topic}: {OPERATOR_TOPIC_LIST[0]}": "0:1"}
+    finally:
+        daemon.stop()
+        leave_clean(probe, tool, plan, [topic])
+    assert daemon.log_records("error") == []
+    changes = foreign_throttle_changes(daemon)
+    assert {r["found"] for r in changes} == {None}, changes  # deleted, every one
+
+
+SLOW = 200_000
+
+
+def receivers_throttled(probe: ClusterProbe) -> bool:
+    """Some replica is being added, and every broker receiving one has reassignd's follower rate."""
+    moving = probe.reassignments()
+    rates = probe.throttle_configs([])
+    receivers = {b for m in moving.values() for b in m.adding}
+    key = "follower.replication.throttled.rate"
+    return bool(receivers) and all(rates.get(f"broker {b}: {key}") == str(SLOW) for b in receivers)
+
+
+def our_rates(probe: ClusterProbe) -> dict[str, str]:
+    """The brokers' replication rates (reassignd's while its moves run)."""
+    return {k: v for k, v in probe.throttle_configs([]).items() if k.startswith("broker ")}
