@@ -135,6 +135,15 @@ def _settled(probe: ClusterProbe, name: str, assignment: Mapping[int, list[int]]
     )
 
 
+def stray_replicas(
+    probe: ClusterProbe, topic: str, replicas: Mapping[int, list[int]]
+) -> set[tuple[int, int]]:
+    """(partition, broker) of every log of `topic` a broker holds outside the partition's replica list: what a
+    finished or cancelled move must not leave behind (DescribeLogDirs of every broker)."""
+    logs = probe.log_dirs(probe.brokers())
+    return {(p, b) for (t, p, b) in logs if t == topic and b not in replicas[p]}
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -22,8 +22,13 @@ from typing import Any
 
 import pytest
 
-from tests.realkafka.conftest import create_topic, wait_for
-from tests.realkafka.test_drain import foreign_throttle_changes
+from tests.realkafka.conftest import create_topic, stray_replicas, wait_for
+from tests.realkafka.test_drain import (
+    MIN_ISR_ERRORS,
+    OPERATOR_BROKER,
+    OPERATOR_TOPIC_LIST,
+    foreign_throttle_changes,
+)
 from tests.services.daemon import DaemonProcess
 from tests.services.kafka import KafkaCluster
 from tests.services.kafka_load import RateProducer, fill
@@ -32,13 +37,14 @@ from tests.services.kafka_tools import ReassignTool, ToolRun
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
-PARTITION_BYTES = 2 * 1024 * 1024
-# A rate under which a 2 MiB copy takes many seconds (so a move is caught in flight), and one that ends it.
-CRAWL = 100_000
+# A rate under which a copy does not end before the test lifts it or cancels it, and one that ends it. KIP-73
+# holds back whole fetches: a follower takes ~1 MiB at once (a segment, replica.fetch.max.bytes), then waits
+# until that leaves the quota's 11 s window. Measured on 4.4, a 2 MiB copy took ~20 s at 100 KB/s and ~27 s at
+# 10 KB/s: about 1 MiB per 11 s whatever the bound, which a JVM start and three CLI calls outlasted on a loaded
+# box (a make test at load 65). So the partitions are 8 MiB: over a minute at this rate.
+PARTITION_BYTES = 8 * 1024 * 1024
+CRAWL = 10_000
 LIFTED = 100_000_000
-OPERATOR_BROKER = (2, "follower.replication.throttled.rate", "12345678")
-OPERATOR_TOPIC_LIST = ("leader.replication.throttled.replicas", "0:1")
-MIN_ISR_ERRORS = {"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"}
 LIMITS = {
     "reassignment.max.incoming.replica.movements.per.broker": 2,
     "reassignment.max.outgoing.replica.movements.per.broker": 2,
@@ -422,12 +428,6 @@ def replica_dirs(probe: ClusterProbe, topic: str) -> dict[tuple[int, int], str]:
     return {(p, b): d for (t, p, b), (d, _, future) in logs.items() if t == topic and not future}
 
 
-def stray_replicas(probe: ClusterProbe, topic: str, replicas: dict[int, list[int]]) -> set[tuple[int, int]]:
-    """(partition, broker) of every log of `topic` a broker holds outside the partition's replica list."""
-    logs = probe.log_dirs(probe.brokers())
-    return {(p, b) for (t, p, b) in logs if t == topic and b not in replicas[p]}
-
-
 def test_the_stock_tools_cancel_wipes_every_throttle_mid_plan_and_reassignd_puts_its_own_back(
     kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
 ) -> None:
@@ -444,8 +444,8 @@ def test_the_stock_tools_cancel_wipes_every_throttle_mid_plan_and_reassignd_puts
     other = document("tool-wipe-other", {0: [2, 3, 4]})  # the stock tool's own plan file, of another topic
     slow = {
         **LIMITS,
-        "leader.reassignment.throttled.rate": SLOW,
-        "follower.reassignment.throttled.rate": SLOW,
+        "leader.reassignment.throttled.rate": CRAWL,
+        "follower.reassignment.throttled.rate": CRAWL,
     }
     tool = ReassignTool(kafka_cluster.bootstrap_servers, tmp_path / "tool")
     daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, slow).start()
@@ -474,16 +474,13 @@ def test_the_stock_tools_cancel_wipes_every_throttle_mid_plan_and_reassignd_puts
     assert {r["found"] for r in changes} == {None}, changes  # deleted, every one
 
 
-SLOW = 200_000
-
-
 def receivers_throttled(probe: ClusterProbe) -> bool:
     """Some replica is being added, and every broker receiving one has reassignd's follower rate."""
     moving = probe.reassignments()
     rates = probe.throttle_configs([])
     receivers = {b for m in moving.values() for b in m.adding}
     key = "follower.replication.throttled.rate"
-    return bool(receivers) and all(rates.get(f"broker {b}: {key}") == str(SLOW) for b in receivers)
+    return bool(receivers) and all(rates.get(f"broker {b}: {key}") == str(CRAWL) for b in receivers)
 
 
 def our_rates(probe: ClusterProbe) -> dict[str, str]:
