@@ -38,4 +38,6 @@ fi
 scripts/fetch-kafka.sh
 # The JVM class-data archive that halves a Kafka node's start-up CPU (tests/services/kafka.py).
 .venv/bin/python -m tests.services.kafka class-archive
+# The same for Kafka's own reassignment tool (tests/services/kafka_tools.py): a short JVM the tests run often.
+.venv/bin/python -m tests.services.kafka_tools class-archive
 echo "setup: ready"

@@ -649,6 +649,16 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+# Another tool's throttles outlive the moves cancelled here: reassignd cannot tell them from an operator's, so
+# it leaves them; Kafka's tool SETs them on --execute --throttle and DELETEs every one on --verify/--cancel
+# (tests/realkafka/test_kafka_tool.py).
+FOREIGN_THROTTLES_NOTE = (
+    "throttles: none changed. The tool that started these moves may have set some:",
+    "its --verify (or --cancel) of the same plan file removes them, and with them",
+    "every other replication throttle of the cluster's brokers and of those topics.",
+)
+
+
 def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
     problems = []
     if not args.foreign:
@@ -675,6 +685,8 @@ def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
         lines.append(
             "no foreign reassignment to cancel" + (f" in topics {args.topics}" if args.topics else "")
         )
+    if answer["cancelled"]:
+        lines.extend(FOREIGN_THROTTLES_NOTE)
     _print_lines(lines)
     return EXIT_REFUSED if answer["failed"] else 0
 

@@ -1,6 +1,7 @@
 """Real Apache Kafka for the tests in this folder (docs/real-kafka.md).
 
 `kafka_cluster` is one 4-broker KRaft cluster shared by a module's tests (each test its own topics);
+`zookeeper_kafka_cluster` is the same in ZooKeeper mode (Kafka 3.9);
 `fresh_kafka_cluster` is a private one for a test that kills, stops or reconfigures brokers. A cluster whose
 tests failed leaves its brokers' logs under build/kafka-logs/ (the path is printed); otherwise its data goes.
 """
@@ -18,6 +19,7 @@ import pytest
 
 from tests.services.kafka import REPO, KafkaCluster
 from tests.services.kafka_probe import ClusterProbe
+from tests.services.zookeeper import ZooKeeperServer
 
 LOGS = REPO / "build" / "kafka-logs"
 FAILED = pytest.StashKey[bool]()
@@ -50,6 +52,22 @@ def kafka_cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[KafkaCluster]:
     cluster = KafkaCluster(tmp_path_factory.mktemp("kafka"))
+    with cluster:
+        try:
+            yield cluster
+        finally:
+            _finish(cluster, request.node.nodeid in _failed_modules, request.node.nodeid)
+
+
+@pytest.fixture(scope="module")
+def zookeeper_kafka_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, zookeeper: ZooKeeperServer
+) -> Iterator[KafkaCluster]:
+    """A module's 4-broker ZooKeeper-mode cluster (Kafka 3.9) under a chroot of its own on the session's
+    ZooKeeper server; the controller is one of the brokers."""
+    cluster = KafkaCluster(
+        tmp_path_factory.mktemp("kafka-zk"), mode="zookeeper", zookeeper_hosts=zookeeper.hosts
+    )
     with cluster:
         try:
             yield cluster
@@ -115,6 +133,15 @@ def _settled(probe: ClusterProbe, name: str, assignment: Mapping[int, list[int]]
         sorted(isr.get(p, [])) == sorted(replicas) and leaders.get(p, -1) == replicas[0]
         for p, replicas in assignment.items()
     )
+
+
+def stray_replicas(
+    probe: ClusterProbe, topic: str, replicas: Mapping[int, list[int]]
+) -> set[tuple[int, int]]:
+    """(partition, broker) of every log of `topic` a broker holds outside the partition's replica list: what a
+    finished or cancelled move must not leave behind (DescribeLogDirs of every broker)."""
+    logs = probe.log_dirs(probe.brokers())
+    return {(p, b) for (t, p, b) in logs if t == topic and b not in replicas[p]}
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
