@@ -39,9 +39,9 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 # A rate under which a copy does not end before the test lifts it or cancels it, and one that ends it. KIP-73
 # holds back whole fetches: a follower takes ~1 MiB at once (a segment, replica.fetch.max.bytes), then waits
-# until that leaves the quota's 11 s window. Measured on 4.4, a 2 MiB copy took ~20 s at 100 KB/s and ~27 s at
-# 10 KB/s: about 1 MiB per 11 s whatever the bound, which a JVM start and three CLI calls outlasted on a loaded
-# box (a make test at load 65). So the partitions are 8 MiB: over a minute at this rate.
+# until that leaves the quota's 11 s window. Measured on 4.4, a 2 MiB copy took ~20 s at 100 KB/s and ~27 s
+# at 10 KB/s: about 1 MiB per 11 s whatever the bound, which a JVM start and three CLI calls outlasted on a
+# loaded box (a make test at load 65). So the partitions are 8 MiB: over a minute at this rate.
 PARTITION_BYTES = 8 * 1024 * 1024
 CRAWL = 10_000
 LIFTED = 100_000_000
