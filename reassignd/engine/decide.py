@@ -296,6 +296,12 @@ class _Cycle:
                     self.mark_external(tp, p)
                 return
             if p.replicas == rec.target:
+                if any(b in self.online and b not in p.isr for b in rec.adding):
+                    # The other torn read: Kafka completes a move only once its whole target is in sync, so
+                    # Metadata with an added replica still out of the ISR is older than the reassignments
+                    # read (real KRaft brokers replay the controller's records a moment later). Read again:
+                    # taken as complete, the step's new preferred leader was never elected.
+                    return
                 self.completed.append(tp)
                 self.put(tp, PartitionProgress(Status.PENDING, rec.step + 1))
                 if rec.target == self.plan.targets[tp]:
