@@ -4,10 +4,13 @@ the receiving broker writes it (DescribeLogDirs, sampled by the test), and a rat
 
 How Kafka enforces it (ReplicationQuotaManager, KIP-73): every broker keeps one quota per direction, a
 `SimpleRate` over the last `replication.quota.window.num` x `replication.quota.window.size.seconds` (11 x 1 s,
-Kafka's defaults, kept here). The rate is the bytes of throttled replicas recorded since the oldest sample
-over the time since then, at least one window: a copy's first second may take one window's worth at once,
-after that the copy runs at the rate (a fetch of up to `replica.fetch.max.bytes`, 1 MiB, each time the
-quota is not exceeded). A raised bound applies at the next fetch: the window's history is below it.
+Kafka's defaults, kept here): the bytes recorded since the oldest sample over the time since then, at least
+one window. A receiving broker records only throttled partitions, so its quota starts afresh with our copy:
+the copy's first window may take one window's worth at once (3 MiB at 2 MB/s here, then a pause), after that
+it runs at the rate (a fetch of up to `replica.fetch.max.bytes`, 1 MiB, each time the quota is not exceeded).
+A leader records every follower fetch, throttled bytes or none, so its window always spans the last 11 s and
+would let about 11 s' worth through at once: the receiving side is what holds a copy's start (conftest.py,
+SHORT_QUOTA_WINDOW). A raised bound applies at the next fetch: the window's history is below it.
 """
 
 from __future__ import annotations
