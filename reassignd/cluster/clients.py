@@ -14,7 +14,7 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -94,6 +94,8 @@ class ClientCalls:
         confluent_config["allow.auto.create.topics"] = "false"
         self._ck = AdminClient(confluent_config)
         log.info("cluster admin created", settings=redact(confluent_config))
+        self._live: tuple[int, ...] = ()  # the brokers DescribeCluster listed last
+        self._answering: int | None = None  # where requests any broker answers go (_any_broker)
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -286,6 +288,7 @@ class ClientCalls:
         async def attempt() -> convert.ClusterView:
             result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
             controller = result.controller
+            self._live = tuple(sorted(int(n.id) for n in result.nodes))
             return convert.ClusterView(
                 cluster_id=result.cluster_id,
                 controller_id=None if controller is None or controller.id < 0 else int(controller.id),
@@ -293,6 +296,28 @@ class ClientCalls:
             )
 
         return await self._call("describe_cluster", attempt)
+
+    @contextlib.contextmanager
+    def _any_broker(self) -> Iterator[dict[str, int]]:
+        """`broker=` for a confluent-kafka request any broker answers (DescribeConfigs and
+        IncrementalAlterConfigs of topics): the broker that answered the last one, or after a failure the
+        next broker DescribeCluster lists.
+
+        librdkafka sends those requests to the controller its last Metadata named. A KRaft broker names a
+        random live broker there (clients cannot reach the KRaft controller), a killed broker stays live
+        until the controller fences it (broker.session.timeout.ms), and librdkafka waits the whole request
+        timeout for that broker on every retry: on a real KRaft cluster, a killed broker failed every
+        snapshot for 22 s with a 5 s timeout (2 minutes with the default 30 s) and the daemon reported the
+        cluster unreachable. Kafka's own admin client sends them to its least loaded broker."""
+        if self._answering not in self._live:
+            self._answering = self._live[0] if self._live else None
+        broker = self._answering
+        try:
+            yield {} if broker is None else {"broker": broker}
+        except BaseException:
+            if broker is not None and self._answering == broker and broker in self._live:
+                self._answering = self._live[(self._live.index(broker) + 1) % len(self._live)]
+            raise
 
     async def _live_brokers(self) -> frozenset[int]:
         return frozenset((await self._describe_cluster()).racks)

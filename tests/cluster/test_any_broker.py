@@ -1,0 +1,105 @@
+"""Requests any broker answers (configs of topics) go to a live broker, not to librdkafka's controller.
+
+librdkafka sends DescribeConfigs and IncrementalAlterConfigs of topics to the controller its last Metadata
+named; a KRaft broker names a random live broker there, and a broker killed a moment ago stays live until it
+is fenced. On a real KRaft cluster (tests/realkafka/test_failures.py) that broker failed every snapshot for
+22 s. The stand-in below answers as librdkafka does then: without `broker=` a request goes to the named
+controller, and a request to the killed broker times out.
+"""
+
+from __future__ import annotations
+
+import gc
+from concurrent.futures import Future
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from reassignd.cluster.api import LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ConfigOp
+from reassignd.cluster.errors import ClusterCallError
+from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+from reassignd.cluster.retry import RetryPolicy
+
+
+class KilledBrokerCluster:
+    """Brokers 1-4 listed live; broker `killed` (also the controller Metadata named) does not answer."""
+
+    def __init__(self, killed: int = 1) -> None:
+        self.killed = killed
+        self.asked: list[tuple[str, int | str]] = []
+
+    def describe_cluster(self, request_timeout: float) -> Future[Any]:
+        nodes = [SimpleNamespace(id=b, rack=None) for b in (1, 2, 3, 4)]
+        return _done(SimpleNamespace(cluster_id="c", controller=SimpleNamespace(id=self.killed), nodes=nodes))
+
+    def describe_configs(
+        self, resources: list[Any], request_timeout: float, broker: int = -1
+    ) -> dict[Any, Any]:
+        return {r: self._answer("describe_configs", broker, {}) for r in resources}
+
+    def incremental_alter_configs(
+        self, resources: list[Any], request_timeout: float, broker: int = -1
+    ) -> dict[Any, Any]:
+        target = int(resources[0].name) if resources[0].restype.name == "BROKER" else broker
+        return {r: self._answer("incremental_alter_configs", target, None) for r in resources}
+
+    def _answer(self, api: str, broker: int, result: Any) -> Future[Any]:
+        target = self.killed if broker == -1 else broker  # no broker=: the controller Metadata named
+        self.asked.append((api, target))
+        if target == self.killed:
+            future: Future[Any] = Future()
+            future.set_exception(
+                KafkaException(KafkaError(KafkaError._TIMED_OUT, "Failed while waiting for controller"))
+            )
+            return future
+        return _done(result)
+
+
+def _done(result: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(result)
+    return future
+
+
+@pytest.fixture
+async def admin_on_a_killed_broker() -> Any:
+    admin = KafkaClusterAdmin(
+        AdminSettings(
+            client={"bootstrap.servers": "127.0.0.1:9"},
+            request_timeout=1.0,
+            retry=RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02),
+        )
+    )
+    cluster = KilledBrokerCluster(killed=1)
+    admin._ck = cluster
+    try:
+        yield admin, cluster
+    finally:
+        await admin.close()
+        gc.collect()
+
+
+async def test_topic_configs_move_on_from_a_broker_that_does_not_answer_and_stay_there(
+    admin_on_a_killed_broker: Any,
+) -> None:
+    admin, cluster = admin_on_a_killed_broker
+    await admin.cluster_id()  # every snapshot asks DescribeCluster first
+    described = await admin.describe_topic_configs(["orders"], [LEADER_THROTTLED_REPLICAS])
+    assert described["orders"].error is None
+    await admin.alter_topic_configs("orders", [ConfigOp.append(LEADER_THROTTLED_REPLICAS, "0:2")])
+    assert cluster.asked == [
+        ("describe_configs", 1),  # the first live broker: killed, not fenced yet
+        ("describe_configs", 2),  # the retry asks the next one
+        ("incremental_alter_configs", 2),  # and the next request stays with the broker that answered
+    ]
+
+
+async def test_a_brokers_own_configs_still_go_to_that_broker(admin_on_a_killed_broker: Any) -> None:
+    admin, cluster = admin_on_a_killed_broker
+    await admin.cluster_id()
+    await admin.alter_broker_configs(3, [ConfigOp.set(LEADER_THROTTLED_RATE, "5")])
+    with pytest.raises(ClusterCallError):
+        await admin.alter_broker_configs(1, [ConfigOp.set(LEADER_THROTTLED_RATE, "5")])
+    assert cluster.asked == [("incremental_alter_configs", 3)] + [("incremental_alter_configs", 1)] * 3
