@@ -228,6 +228,9 @@ class _Cycle:
     def mark_done(self, tp: TopicPartition, p: PartitionState) -> None:
         self.put(tp, PartitionProgress(Status.DONE, self.record(tp).step))
         self.finished.append(tp)
+        self._elect_finished(tp, p)
+
+    def _elect_finished(self, tp: TopicPartition, p: PartitionState) -> None:
         preferred = p.replicas[0]
         if self.limits.elect_after_finish and p.leader != preferred and preferred in p.isr:
             self.elect.append(ElectLeader(tp, preferred, "finished"))
@@ -274,6 +277,10 @@ class _Cycle:
                 self.missing(tp)
             return
         if rec.status in ENDED:
+            if rec.status is Status.DONE and not p.is_reassigning and p.replicas == self.plan.targets[tp]:
+                # its preferred leader may have been down when it finished, or died since: elected once it
+                # is back in sync, while the plan runs (a real KRaft broker killed right after its step)
+                self._elect_finished(tp, p)
             return
         if rec.status is Status.STARTING:  # only after a restart: was the reassignment sent?
             sent = p.replicas == rec.target or (p.is_reassigning and p.target_replicas == rec.target)

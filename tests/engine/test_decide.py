@@ -308,6 +308,30 @@ def test_a_completed_step_whose_added_broker_stopped_is_complete() -> None:
     assert d2.elect == ()
 
 
+def test_a_finished_partition_whose_preferred_leader_died_is_elected_once_it_is_back_in_sync() -> None:
+    """Real KRaft (tests/realkafka/test_failures.py): a partition finished with its new preferred leader,
+    whose broker was killed a moment later; leadership went to another replica, and the broker's return put
+    it back in sync while the plan still ran, but nothing elected it: the plan completed with the partition
+    led by another replica (auto.leader.rebalance.enable=false, or for up to its 300 s check otherwise)."""
+    snapshot = cluster(6, {tp(0): (1, 0), tp(1): (3, 0)})
+    plan = ReassignmentPlan({tp(0): (1, 2), tp(1): (3, 4)})
+    limits = Limits()
+    d1 = first_decision(snapshot, plan, limits)
+    running = apply_starts(snapshot, d1.start)
+    state = acknowledge(running, d1.state, limits, {})
+    finished = complete(running, {tp(0)})
+    d2 = decide(finished, plan, state, limits, {tp(0)})
+    assert d2.state[tp(0)].status is Status.DONE and d2.elect == ()
+    died = finished.with_partitions([replace(finished.partitions[tp(0)], isr=(2,), leader=2)])
+    died = died.with_brokers([Broker(1, online=False)])
+    d3 = decide(died, plan, d2.state, limits, {tp(0)})
+    assert d3.elect == ()  # nothing to elect while it is away
+    back = died.with_partitions([replace(died.partitions[tp(0)], isr=(1, 2))]).with_brokers([Broker(1)])
+    d4 = decide(back, plan, d3.state, limits, {tp(0)})
+    assert [(e.tp, e.leader, e.reason) for e in d4.elect] == [(tp(0), 1, "finished")]
+    assert d4.state[tp(0)].status is Status.DONE
+
+
 def test_a_step_written_as_starting_is_sent_again_only_when_kafka_never_saw_it() -> None:
     snapshot = cluster(4, {tp(0): (0, 1)})
     plan = ReassignmentPlan({tp(0): (0, 2)})
