@@ -15,6 +15,7 @@ SHORT_QUOTA_WINDOW). A raised bound applies at the next fetch: the window's hist
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ TOLERANCE = 0.25
 QUOTA_WINDOW_SECONDS = 11 * 1.0  # replication.quota.window.num x replication.quota.window.size.seconds
 CYCLE_SECONDS = 0.2  # DaemonProcess's controller.cycle.interval.seconds
 FETCH_BYTES = 1024 * 1024  # replica.fetch.max.bytes: what one fetch may copy past the quota
+COPY_BYTES = 20 * 1024 * 1024  # 10 s at the rate: the samples' timing error is a small share of it
+DAEMON_START_SECONDS = 90.0  # `reassignd run` imports for tens of seconds on a box loaded 20 times over
 
 
 def one_partition_topic(
@@ -63,38 +66,62 @@ def figures(copy: Copy) -> str:
     return f"{copy.size} bytes in {copy.seconds:.2f} s = {copy.rate / 1e6:.2f} MB/s"
 
 
-def test_a_throttled_copy_runs_at_the_rate_and_an_unthrottled_one_is_several_times_faster(
-    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
-) -> None:
-    probe = probe_of(kafka_cluster)
-    size = 16 * 1024 * 1024
-    throttled_size = one_partition_topic(kafka_cluster, probe, "throttle-slow", [1, 2, 3], size)
-    control_size = one_partition_topic(kafka_cluster, probe, "throttle-control", [1, 2, 3], size)
-    topics = ["throttle-slow", "throttle-control"]
-    throttles_before = probe.throttle_configs(topics)
-
-    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, RATES).start()
+@pytest.fixture(scope="module")
+def unthrottled(kafka_cluster: KafkaCluster, tmp_path_factory: pytest.TempPathFactory) -> Copy:
+    """The control: the same move as the throttled one, through a daemon with no rate, measured the same
+    way. How fast this box copies now: a throttle cannot be told from a box that copies no faster."""
+    probe = ClusterProbe(kafka_cluster.bootstrap_servers)
     try:
-        throttled = CopySampler(probe, "throttle-slow", 0, 4)
-        status = run_plan(daemon, move("throttle-slow", [1, 2, 4]), throttled)
-        assert status["state"] == "completed", status
-        assert probe.throttle_configs(topics) == throttles_before, "throttles restored after the plan"
-
-        daemon.cli("throttle", "--leader-rate", "none", "--follower-rate", "none")
+        size = one_partition_topic(kafka_cluster, probe, "throttle-control", [1, 2, 3], COPY_BYTES)
+        daemon = DaemonProcess(tmp_path_factory.mktemp("control"), kafka_cluster.bootstrap_servers)
+        daemon.start(timeout=DAEMON_START_SECONDS)
         control = CopySampler(probe, "throttle-control", 0, 4)
-        status = run_plan(daemon, move("throttle-control", [1, 2, 4]), control)
+        try:
+            status = run_plan(daemon, move("throttle-control", [1, 2, 4]), control)
+        finally:
+            daemon.stop()
         assert status["state"] == "completed", status
+        assert daemon.log_records("error") == []
+        assert not control.errors, control.errors
+        return control.copy(size)
+    finally:
+        probe.close()
+
+
+def require_capacity(control: Copy, needed: float) -> None:
+    if control.rate < needed:
+        load = os.getloadavg()[0]
+        pytest.skip(
+            f"this box copied {control.rate / 1e6:.1f} MB/s unthrottled (load average {load:.0f}), under "
+            f"the {needed / 1e6:.0f} MB/s a {RATE / 1e6:.0f} MB/s throttle must be told from: re-run it "
+            "when the box is less loaded"
+        )
+
+
+def test_a_throttled_copy_runs_at_the_rate_and_an_unthrottled_one_is_several_times_faster(
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path, unthrottled: Copy
+) -> None:
+    require_capacity(unthrottled, 3 * RATE)
+    probe = probe_of(kafka_cluster)
+    topic = "throttle-slow"
+    size = one_partition_topic(kafka_cluster, probe, topic, [1, 2, 3], COPY_BYTES)
+    throttles_before = probe.throttle_configs([topic])
+
+    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, RATES)
+    daemon.start(timeout=DAEMON_START_SECONDS)
+    throttled = CopySampler(probe, topic, 0, 4)
+    try:
+        status = run_plan(daemon, move(topic, [1, 2, 4]), throttled)
     finally:
         daemon.stop()
+    assert status["state"] == "completed", status
     assert daemon.log_records("error") == []
-    assert probe.replicas("throttle-slow") == {0: [1, 2, 4]}
-    assert probe.replicas("throttle-control") == {0: [1, 2, 4]}
-    assert probe.throttle_configs(topics) == throttles_before
+    assert probe.replicas(topic) == {0: [1, 2, 4]}
+    assert probe.throttle_configs([topic]) == throttles_before
 
-    slow = throttled.copy(throttled_size)
-    fast = control.copy(control_size)
-    print(f"\nthrottled at {RATE / 1e6} MB/s: {figures(slow)}; unthrottled: {figures(fast)}")
-    assert not throttled.errors and not control.errors, (throttled.errors, control.errors)
+    slow = throttled.copy(size)
+    print(f"\nthrottled at {RATE / 1e6} MB/s: {figures(slow)}; unthrottled: {figures(unthrottled)}")
+    assert not throttled.errors, throttled.errors
     # Over the whole copy (its first window's burst included) and past that burst (steady state).
     assert abs(slow.rate - RATE) <= TOLERANCE * RATE, figures(slow)
     steady_from = slow.started + 2.0
@@ -105,19 +132,21 @@ def test_a_throttled_copy_runs_at_the_rate_and_an_unthrottled_one_is_several_tim
         if copied is not None and when > slow.started:
             allowed = RATE * (max(when - slow.started, 1.0) * (1 + TOLERANCE)) + FETCH_BYTES
             assert copied <= allowed, f"{copied} bytes copied {when - slow.started:.2f} s into the copy"
-    assert fast.rate >= 3 * RATE, f"unthrottled {figures(fast)} against throttled {figures(slow)}"
+    assert unthrottled.rate >= 3 * slow.rate, f"unthrottled {figures(unthrottled)}, throttled {figures(slow)}"
 
 
 def test_raising_the_rate_with_the_cli_mid_copy_speeds_the_copy_up_within_a_quota_window(
-    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path, unthrottled: Copy
 ) -> None:
     """Leader 2 and receiver 3: brokers whose quotas the other test's copy did not use."""
+    require_capacity(unthrottled, RAISED)
     probe = probe_of(kafka_cluster)
     topic = "throttle-raise"
     final_size = one_partition_topic(kafka_cluster, probe, topic, [2, 4, 1], 24 * 1024 * 1024)
     throttles_before = probe.throttle_configs([topic])
 
-    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, RATES).start()
+    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, RATES)
+    daemon.start(timeout=DAEMON_START_SECONDS)
     sampler = CopySampler(probe, topic, 0, 3)
     # Its own probe: the copy's samples keep their pace while configs are read.
     configs = ThrottleSampler(probe_of(kafka_cluster), (topic,), (2, 3))

@@ -316,7 +316,9 @@ class CopySampler:
             except Exception as exc:
                 self.errors.append(repr(exc))
             else:
-                self.samples.append((started - self._started, size))
+                # the broker read the size between asking and answering: on a loaded box a round trip
+                # takes a second or more, and either end alone would shift the copy's timing by it
+                self.samples.append(((started + time.monotonic()) / 2 - self._started, size))
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
 
     def copy(self, final_size: int) -> Copy:
