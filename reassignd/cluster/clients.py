@@ -14,7 +14,7 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -100,6 +100,9 @@ class ClientCalls:
         confluent_config["allow.auto.create.topics"] = "false"
         self._ck = AdminClient(confluent_config)
         log.info("cluster admin created", settings=redact(confluent_config))
+        self._live: tuple[int, ...] = ()  # the brokers DescribeCluster listed last
+        self._answering: int | None = None  # where requests any broker answers go (_any_broker)
+        self._steer_controller = False  # the next kafka-python client starts on _answering (_on_controller)
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -164,17 +167,38 @@ class ClientCalls:
                 raise _closed_error()
             if self._kp is None:
                 self._kp = KafkaAdminClient(**self._kp_config)
+                if self._steer_controller:
+                    self._steer_controller = False
+                    broker = self._answering_broker()
+                    if broker is not None:
+                        self._kp._controller_id = broker  # kafka-python's cached controller (pinned 3.0.12)
             return self._kp
 
     def _on_controller(self, call: Callable[[KafkaAdminClient], T]) -> T:
         """Run a controller-routed kafka-python call (on the pool). kafka-python caches the controller id
         and refreshes it only on a NOT_CONTROLLER answer; when the controller broker is down it keeps
         dialling the dead one (NodeNotReadyError, then UnknownBrokerIdError). So after a failure the broker
-        did not answer itself (no Kafka code) or NOT_CONTROLLER, the client is replaced: the retry
-        bootstraps a fresh one, which asks Metadata for the current controller."""
+        did not answer itself (no Kafka code) or NOT_CONTROLLER, the client is replaced.
+
+        The replacement starts on the broker requests any broker answers go to (`_any_broker`), moved past
+        the one that failed, rather than asking Metadata: a KRaft broker names a random live broker as the
+        controller (every broker forwards these requests to the real one), a broker killed a moment ago
+        stays live until it is fenced, and a fresh client knows nothing of the failure. On real KRaft,
+        four fresh clients in a row went back to the killed broker (its Metadata request or the controller
+        named) within a second, and the cycle failed. In ZooKeeper mode a broker that is not the controller
+        answers NOT_CONTROLLER, and kafka-python then asks Metadata for the real one."""
         return self._replacing_client(
-            call, lambda e: e.code is None or e.name == "NOT_CONTROLLER", "a controller failure"
+            call,
+            lambda e: e.code is None or e.name == "NOT_CONTROLLER",
+            "a controller failure",
+            on_stale=self._controller_failed,
         )
+
+    def _controller_failed(self, client: KafkaAdminClient) -> None:
+        failed = getattr(client, "_controller_id", None)
+        if isinstance(failed, int):
+            self._broker_failed(failed)
+        self._steer_controller = True
 
     def _on_broker(self, call: Callable[[KafkaAdminClient], T]) -> T:
         """Run a broker-routed kafka-python call (on the pool). kafka-python's metadata forgets a broker
@@ -260,9 +284,11 @@ class ClientCalls:
         why: str,
         *,
         again: bool = False,
+        on_stale: Callable[[KafkaAdminClient], None] | None = None,
     ) -> T:
         """`call` on the kafka-python client; a failure that says the client's view is `stale` replaces
-        the client, then raises (the caller's retry bootstraps a new one) or, `again`, calls once more."""
+        the client (`on_stale` sees the old one first), then raises (the caller's retry bootstraps a new
+        one) or, `again`, calls once more."""
         client = self._kafka_python()
         try:
             return call(client)
@@ -271,6 +297,8 @@ class ClientCalls:
         except Exception as exc:
             if not stale(from_exception(exc)):
                 raise
+            if on_stale is not None:
+                on_stale(client)
             self._discard_kafka_python(client, why)
             if not again:
                 raise
@@ -292,6 +320,7 @@ class ClientCalls:
         async def attempt() -> convert.ClusterView:
             result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
             controller = result.controller
+            self._live = tuple(sorted(int(n.id) for n in result.nodes))
             return convert.ClusterView(
                 cluster_id=result.cluster_id,
                 controller_id=None if controller is None or controller.id < 0 else int(controller.id),
@@ -299,6 +328,36 @@ class ClientCalls:
             )
 
         return await self._call("describe_cluster", attempt)
+
+    @contextlib.contextmanager
+    def _any_broker(self) -> Iterator[dict[str, int]]:
+        """`broker=` for a confluent-kafka request any broker answers (DescribeConfigs and
+        IncrementalAlterConfigs of topics): the broker that answered the last one, or after a failure the
+        next broker DescribeCluster lists.
+
+        librdkafka sends those requests to the controller its last Metadata named. A KRaft broker names a
+        random live broker there (clients cannot reach the KRaft controller), a killed broker stays live
+        until the controller fences it (broker.session.timeout.ms), and librdkafka waits the whole request
+        timeout for that broker on every retry: on a real KRaft cluster, a killed broker failed every
+        snapshot for 22 s with a 5 s timeout (2 minutes with the default 30 s) and the daemon reported the
+        cluster unreachable. Kafka's own admin client sends them to its least loaded broker."""
+        broker = self._answering_broker()
+        try:
+            yield {} if broker is None else {"broker": broker}
+        except BaseException:
+            if broker is not None:
+                self._broker_failed(broker)
+            raise
+
+    def _answering_broker(self) -> int | None:
+        if self._answering not in self._live:
+            self._answering = self._live[0] if self._live else None
+        return self._answering
+
+    def _broker_failed(self, broker: int) -> None:
+        """A request to `broker` failed: requests any broker answers go to the next live one from now."""
+        if self._answering == broker and broker in self._live:
+            self._answering = self._live[(self._live.index(broker) + 1) % len(self._live)]
 
     async def _live_brokers(self) -> frozenset[int]:
         return frozenset((await self._describe_cluster()).racks)

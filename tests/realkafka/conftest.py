@@ -51,7 +51,9 @@ def _safe(name: str) -> str:
 def kafka_cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[KafkaCluster]:
-    cluster = KafkaCluster(tmp_path_factory.mktemp("kafka"))
+    """The module's cluster; a module's own `KAFKA_BROKER_PROPERTIES` (a dict) are added to every broker's."""
+    properties = getattr(request.module, "KAFKA_BROKER_PROPERTIES", None)
+    cluster = KafkaCluster(tmp_path_factory.mktemp("kafka"), broker_properties=properties)
     with cluster:
         try:
             yield cluster
@@ -142,6 +144,16 @@ def stray_replicas(
     finished or cancelled move must not leave behind (DescribeLogDirs of every broker)."""
     logs = probe.log_dirs(probe.brokers())
     return {(p, b) for (t, p, b) in logs if t == topic and b not in replicas[p]}
+
+
+# Kafka's replication quota is a rate over its last `replication.quota.window.num` x
+# `replication.quota.window.size.seconds` (11 x 1 s by default), and a leader records every follower fetch
+# into it, throttled bytes or none: a throttle set on an idle leader lets about its rate x 11 s through at
+# once (measured: 10.8 MB of a 16 MiB copy in 0.5 s at 2 MB/s), and a follower that copied throttled within
+# the window starts with what the idle part of it allows. Tests that need a copy to stay in flight for a
+# few seconds at a small rate shorten the window to 2 x 1 s, so a copy starts with at most about two
+# seconds' worth (tests/realkafka/test_throttle.py measures Kafka's default).
+SHORT_QUOTA_WINDOW = {"replication.quota.window.num": "2", "replication.quota.window.size.seconds": "1"}
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:

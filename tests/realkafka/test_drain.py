@@ -15,7 +15,7 @@ import pytest
 from tests.realkafka.conftest import create_topic
 from tests.services.daemon import DaemonProcess
 from tests.services.kafka import KafkaCluster
-from tests.services.kafka_load import RateProducer, fill
+from tests.services.kafka_load import MIN_INSYNC_ERRORS, RateProducer, fill
 from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -31,7 +31,6 @@ LIMITS = {
 # An operator's own throttles, which must come through the plan byte-identical.
 OPERATOR_BROKER = (2, "follower.replication.throttled.rate", "12345678")
 OPERATOR_TOPIC_LIST = ("leader.replication.throttled.replicas", "0:1")
-MIN_ISR_ERRORS = {"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"}
 
 
 def initial_assignment(brokers: int = 4) -> dict[int, list[int]]:
@@ -111,7 +110,7 @@ def drain_and_judge(cluster: KafkaCluster, probe: ClusterProbe, tmp_path: Path, 
 
     report = producer.report
     assert report.acked_records > 0
-    assert not MIN_ISR_ERRORS & set(report.errors), report.errors
+    assert not MIN_INSYNC_ERRORS & set(report.errors), report.errors
 
     assert sampler.samples >= 3 and not sampler.errors, (sampler.samples, sampler.errors)
     assert max(sampler.peak_incoming.values(), default=0) <= 2, sampler.peak_incoming
