@@ -21,10 +21,11 @@ from confluent_kafka import KafkaError, KafkaException
 
 from reassignd.cluster import clients
 from reassignd.cluster._kafka_python import kafka_errors
-from reassignd.cluster.api import LEADER_THROTTLED_RATE, LEADER_THROTTLED_REPLICAS, ConfigOp
+from reassignd.cluster.api import ConfigOp
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
+from reassignd.config_keys import LEADER_REPLICATION_THROTTLED_RATE, LEADER_REPLICATION_THROTTLED_REPLICAS
 
 
 class KilledBrokerCluster:
@@ -95,9 +96,9 @@ async def test_topic_configs_move_on_from_a_broker_that_does_not_answer_and_stay
 ) -> None:
     admin, cluster = admin_on_a_killed_broker
     await admin.cluster_id()  # every snapshot asks DescribeCluster first
-    described = await admin.describe_topic_configs(["orders"], [LEADER_THROTTLED_REPLICAS])
+    described = await admin.describe_topic_configs(["orders"], [LEADER_REPLICATION_THROTTLED_REPLICAS])
     assert described["orders"].error is None
-    await admin.alter_topic_configs("orders", [ConfigOp.append(LEADER_THROTTLED_REPLICAS, "0:2")])
+    await admin.alter_topic_configs("orders", [ConfigOp.append(LEADER_REPLICATION_THROTTLED_REPLICAS, "0:2")])
     assert cluster.asked == [
         ("describe_configs", 1),  # the first live broker: killed, not fenced yet
         ("describe_configs", 2),  # the retry asks the next one
@@ -108,9 +109,9 @@ async def test_topic_configs_move_on_from_a_broker_that_does_not_answer_and_stay
 async def test_a_brokers_own_configs_still_go_to_that_broker(admin_on_a_killed_broker: Any) -> None:
     admin, cluster = admin_on_a_killed_broker
     await admin.cluster_id()
-    await admin.alter_broker_configs(3, [ConfigOp.set(LEADER_THROTTLED_RATE, "5")])
+    await admin.alter_broker_configs(3, [ConfigOp.set(LEADER_REPLICATION_THROTTLED_RATE, "5")])
     with pytest.raises(ClusterCallError):
-        await admin.alter_broker_configs(1, [ConfigOp.set(LEADER_THROTTLED_RATE, "5")])
+        await admin.alter_broker_configs(1, [ConfigOp.set(LEADER_REPLICATION_THROTTLED_RATE, "5")])
     assert cluster.asked == [("incremental_alter_configs", 3)] + [("incremental_alter_configs", 1)] * 3
 
 

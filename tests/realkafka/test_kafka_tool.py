@@ -24,7 +24,7 @@ import pytest
 
 from tests.realkafka.conftest import create_topic, stray_replicas, wait_for
 from tests.realkafka.test_drain import (
-    MIN_ISR_ERRORS,
+    MIN_INSYNC_ERRORS,
     OPERATOR_BROKER,
     OPERATOR_TOPIC_LIST,
     foreign_throttle_changes,
@@ -349,7 +349,7 @@ def test_a_rollback_file_from_submit_restores_every_pre_plan_list_in_order(
         assert probe.leaders(topic) == {p: r[0] for p, r in ASSIGNMENT.items()}
         assert reassignd("verify", str(rollback_file), *bootstrap).returncode == 0
         assert set(stock_states(tool.verify(pre_plan, preserve_throttles=True)).values()) == {"completed"}
-        assert not MIN_ISR_ERRORS & set(producer.report.errors), producer.report.errors
+        assert not MIN_INSYNC_ERRORS & set(producer.report.errors), producer.report.errors
         assert producer.report.acked_records > 0
         assert probe.throttle_configs([topic]) == throttles_before
     finally:

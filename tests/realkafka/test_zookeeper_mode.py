@@ -13,7 +13,7 @@ import pytest
 from tests.realkafka.conftest import stray_replicas, wait_for
 from tests.realkafka.test_drain import (
     LIMITS,
-    MIN_ISR_ERRORS,
+    MIN_INSYNC_ERRORS,
     OPERATOR_BROKER,
     OPERATOR_TOPIC_LIST,
     PARTITIONS,
@@ -96,7 +96,7 @@ def test_cancel_inside_a_step_in_zookeeper_mode_ends_each_partition_on_its_pre_p
 
     report = producer.report
     assert report.acked_records > 0
-    assert not MIN_ISR_ERRORS & set(report.errors), report.errors
+    assert not MIN_INSYNC_ERRORS & set(report.errors), report.errors
     assert sampler.samples >= 3 and not sampler.errors, (sampler.samples, sampler.errors)
     assert max(sampler.peak_incoming.values(), default=0) <= 2, sampler.peak_incoming
     assert max(sampler.peak_outgoing.values(), default=0) <= 2, sampler.peak_outgoing
@@ -168,7 +168,7 @@ def test_rates_changed_live_in_zookeeper_mode_leave_every_throttle_as_found(
     finally:
         daemon.stop()
     assert daemon.log_records("error") == []
-    assert not MIN_ISR_ERRORS & set(producer.report.errors), producer.report.errors
+    assert not MIN_INSYNC_ERRORS & set(producer.report.errors), producer.report.errors
     assert probe.replicas(topic) == {**assignment, **plan_targets(plan)}
     assert probe.throttle_configs([topic]) == throttles_before
     assert foreign_throttle_changes(daemon) == [], "nobody else touched a throttle"
