@@ -738,7 +738,7 @@ class Controller:
                 "reason": "cluster unreachable",
                 "role": "leader",
                 "leader": None,
-                "cluster": cluster_view(self.cluster_state.to_json()),
+                "cluster": cluster_view(self.cluster_state),
             }
         if not self._contact_ok and self.last_status in ("starting",):
             return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}

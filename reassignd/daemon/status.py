@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine import Status, WaitReason
-from reassignd.engine.run import RunState, summary_of
+from reassignd.engine.run import Reachability, RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
@@ -48,8 +48,10 @@ def _iso(ts: float | None) -> str | None:
     return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")
 
 
-def cluster_view(cluster: JSON) -> JSON:
-    return {**cluster, "since": _iso(cluster.get("since"))}
+def cluster_view(cluster: Reachability) -> JSON:
+    """Reachability for the API: since when, and why the cluster cannot be read (the cause and the setting
+    to check, as the cluster adapter words it) while it cannot."""
+    return {**cluster.to_json(), "since": _iso(cluster.since), "error": cluster.error}
 
 
 def _current_run(controller: Controller, record: PlanSummary) -> RunState | None:
@@ -158,7 +160,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
             LEADER_RATE_KEY: limits.leader_throttled_rate,
             FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
         },
-        "cluster": cluster_view(controller.cluster_state.to_json()),
+        "cluster": cluster_view(controller.cluster_state),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -167,7 +169,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = cluster_view(run.cluster.to_json())
+    status["cluster"] = cluster_view(run.cluster)
     incoming, outgoing = run.throttles.applied_rates()
     load = run.execution.load
     snapshot = run.last_view
