@@ -23,11 +23,14 @@ nothing the cluster trusts, for a client that must be refused.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.services.kafka import JVM_OPTIONS, jars
 
 TLS_LISTENER = "TLS"
 SCRAM_LISTENER = "SCRAM"
@@ -259,3 +262,32 @@ def listed(bootstrap: str) -> set[Acl]:
         for b in bindings
         if b.permission_type == AclPermissionType.ALLOW
     }
+
+
+def kafka_acls(bootstrap: str, command: str) -> str:
+    """Runs one `kafka-acls.sh ...` command line as an operator would (Kafka's own AclCommand, from the
+    kafka-tools jars), against `bootstrap` over PLAINTEXT: its --bootstrap-server is replaced and its
+    --command-config dropped (the test's principal is a super user). Returns the tool's output."""
+    args = shlex.split(command)
+    if args[:1] != ["kafka-acls.sh"]:
+        raise ValueError(f"not a kafka-acls.sh command: {command!r}")
+    kept: list[str] = []
+    rest = iter(args[1:])
+    for arg in rest:
+        if arg in ("--bootstrap-server", "--command-config"):
+            next(rest)
+            continue
+        kept.append(arg)
+    done = subprocess.run(
+        [
+            *("java", *JVM_OPTIONS, "-Dlog4j2.level=warn", "-cp", f"{jars('tools')}/*"),
+            *("org.apache.kafka.tools.AclCommand", "--bootstrap-server", bootstrap, *kept),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kafka-acls failed ({done.returncode}): {done.stdout} {done.stderr}")
+    return done.stdout
