@@ -63,6 +63,34 @@ def test_snapshot_of_an_unreachable_cluster_is_one_line_within_seconds(nobody: s
     assert not (tmp_path / "s.json").exists()
 
 
+@pytest.mark.parametrize("command", ["rehearse", "plan"])
+def test_rehearse_and_plan_from_an_unreachable_cluster_are_one_line(
+    command: str, nobody: str, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]}]})
+    )
+    args = {
+        "rehearse": ["rehearse", str(plan), "--bootstrap-servers", nobody],
+        "plan": [
+            "plan",
+            "--goal",
+            "drain",
+            "--brokers",
+            "1",
+            "--bootstrap-servers",
+            nobody,
+            "--out",
+            str(plan),
+        ],
+    }[command]
+    result, took = run(*args)
+    assert result.returncode == EXIT_UNREADABLE, result
+    assert_one_line(result.stderr, "connection refused", nobody)
+    assert took < DEADLINE, took
+
+
 def test_verify_against_an_unreachable_cluster_is_one_line_within_seconds(
     nobody: str, tmp_path: Path
 ) -> None:
