@@ -32,7 +32,6 @@ from reassignd.cluster import convert
 from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
 from reassignd.cluster.api import ClusterObserver
 from reassignd.cluster.connection import SCRUB, ConnectionMonitor, LibrdkafkaEvents, route_kafka_python_logs
-from reassignd.cluster.diagnosis import Cause
 from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import is_secret, redact, to_kafka_python, validate_settings
@@ -145,9 +144,7 @@ class ClientCalls:
                 raise ClusterCallError(api, from_exception(exc)) from exc
 
         def on_retry(error: BaseException, number: int, wait: float) -> None:
-            # a diagnosed connection problem is reported once, by whoever gets the call's final failure
-            diagnosed = isinstance(error, ClusterCallError) and error.name in Cause.__members__
-            (log.debug if diagnosed else log.warning)(
+            log.warning(
                 "cluster call failed, retrying",
                 api=api,
                 attempt=number,
