@@ -31,6 +31,9 @@ ALL_BROKERS_DOWN: Final = "_ALL_BROKERS_DOWN"
 # A problem seen before a contact check began is only blamed once the check had this long to succeed: the
 # brokers may be back (a rolling restart) and librdkafka reconnecting.
 SETTLE_SECONDS: Final = 1.0
+# Read from a disconnect alone: the listener's protocol when these settings were never served, a broker going
+# away (a restart, an outage) once they were.
+AMBIGUOUS_ONCE_SERVED: Final = frozenset({Cause.NOT_SASL_TO_SASL_LISTENER, Cause.NOT_TLS_TO_TLS_LISTENER})
 REPEAT_WINDOW_SECONDS: Final = 60.0
 
 
@@ -95,6 +98,7 @@ class ConnectionMonitor:
         self._problems: dict[str, tuple[float, ConnectionProblem]] = {}
         self._all_down_at: float | None = None
         self._in_contact = False
+        self._ever_in_contact = False
 
     @property
     def in_contact(self) -> bool:
@@ -103,6 +107,8 @@ class ConnectionMonitor:
 
     def problem(self, problem: ConnectionProblem, now: float) -> None:
         with self._lock:
+            if self._ever_in_contact and problem.cause in AMBIGUOUS_ONCE_SERVED:
+                problem = ConnectionProblem(Cause.BROKER_UNREACHABLE, problem.broker, problem.detail)
             self._problems[problem.broker] = (now, problem)
 
     def all_down(self, now: float) -> None:
@@ -113,7 +119,7 @@ class ConnectionMonitor:
     def contact(self) -> None:
         """A call answered: whatever failed before does not hold calls back any more."""
         with self._lock:
-            self._in_contact = True
+            self._in_contact = self._ever_in_contact = True
             self._all_down_at = None
             self._problems.clear()
 

@@ -119,6 +119,24 @@ def test_a_contact_check_gives_up_when_every_broker_is_down_with_the_worst_probl
     assert monitor.blocking(started=11.0, now=11.1) is None and monitor.in_contact
 
 
+def test_a_disconnect_after_these_settings_were_served_is_a_broker_going_away_not_a_protocol() -> None:
+    """The simulator's outage (and a broker shutting down) closes connections a moment after they came up,
+    as a SASL listener closes a PLAINTEXT client's."""
+    closing = classify(SEEN[Cause.NOT_SASL_TO_SASL_LISTENER])
+    assert closing is not None
+    fresh = ConnectionMonitor()
+    fresh.problem(closing, 1.0)
+    fresh.all_down(1.0)
+    assert fresh.last_problem() == closing
+    served = ConnectionMonitor()
+    served.contact()
+    served.problem(closing, 1.0)
+    served.all_down(1.0)
+    assert served.blocking(started=0.5, now=1.1) == ConnectionProblem(
+        Cause.BROKER_UNREACHABLE, closing.broker, closing.detail
+    )
+
+
 def test_brokers_down_before_the_check_began_get_a_moment_to_come_back() -> None:
     monitor = ConnectionMonitor()
     refused = classify(SEEN[Cause.CONNECTION_REFUSED])
