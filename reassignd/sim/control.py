@@ -9,17 +9,33 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from reassignd.model import snapshot_to_dict
 from reassignd.sim.errors import KafkaError
+from reassignd.sim.model import SimCluster
+from reassignd.sim.server import BrokerListeners
 
-if TYPE_CHECKING:
-    from reassignd.sim.runner import SimRuntime
 
-RUNTIME_KEY: web.AppKey[SimRuntime] = web.AppKey("runtime")
+class Runtime(Protocol):
+    """What the control API steers: the model, its clock's scale, the brokers' listeners (runner.py)."""
+
+    cluster: SimCluster
+    time_scale: float
+    listeners: BrokerListeners
+
+    def set_time_scale(self, scale: float) -> None: ...
+
+    def advance(self, seconds: float) -> None: ...
+
+    async def stop_broker(self, broker_id: int) -> None: ...
+
+    async def start_broker(self, broker_id: int) -> None: ...
+
+
+RUNTIME_KEY: web.AppKey[Runtime] = web.AppKey("runtime")
 
 
 class ControlError(Exception):
@@ -160,7 +176,7 @@ async def advance(request: web.Request) -> web.Response:
     return web.json_response({"now": runtime.cluster.now})
 
 
-def build_app(runtime: SimRuntime) -> web.Application:
+def build_app(runtime: Runtime) -> web.Application:
     app = web.Application(middlewares=[_errors])
     app[RUNTIME_KEY] = runtime
     app.router.add_get("/state", get_state)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
 from reassignd.sim import configs as cfg
 from reassignd.sim import errors
@@ -137,7 +138,7 @@ def _any_static(sim: ClusterCore) -> dict[str, str]:
 
 # Keys whose change can move a partition in or out of under-min-ISR or make it eligible for an unclean
 # election; any other key (throttle lists, rates) changes no partition's state.
-_PARTITION_STATE_KEYS = frozenset({cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
+_PARTITION_STATE_KEYS = frozenset({config_keys.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
 
 
 def incremental_alter_configs(
