@@ -365,7 +365,10 @@ def _restored(book: ThrottleBook, after: ClusterSnapshot) -> tuple[tuple[str, st
 
 
 def _ours_left(current: str | None, original: str | None, owned: frozenset[int]) -> bool:
-    """Whether `current` still holds entries of ours: not the operator's, for partitions we moved."""
+    """Whether `current` still holds entries of ours: not the operator's, for partitions we moved; or is the
+    empty value a SUBTRACT of all of them leaves, where the key was unset."""
+    if current == "" and original is None:
+        return True
     theirs = set(split_entries(original))
     for entry in split_entries(current):
         if entry in theirs or entry == "*":

@@ -204,3 +204,17 @@ def test_an_adopted_config_keeps_its_record_of_our_entries() -> None:
         config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
         (topic[config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS],),
     ) in sync.intents
+
+
+def test_a_list_kafka_left_empty_where_there_was_none_is_deleted_before_the_originals_go() -> None:
+    """Kafka keeps a list config that a SUBTRACT emptied, with the value "" (IncrementalAlterConfigs); on a
+    loaded real cluster a read lagging our own writes made the restore end there, and the plan left
+    follower.replication.throttled.replicas="" on a topic that had none. Unset before, unset after."""
+    book, during, _, _ = run(ThrottleBook(), cluster(), [MOVE])
+    key = config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS
+    assert during.topic_config("t", key)
+    topic = during.topics["t"]
+    emptied = replace(during, topics={"t": replace(topic, configs={**topic.configs, key: ""})})
+    book, after, _, restored = run(book, emptied, [])
+    assert after.topic_config("t", key) is None
+    assert restored and not book.holds_originals
