@@ -250,9 +250,16 @@ def _foreign_changes(book: ThrottleBook, snapshot: ClusterSnapshot) -> list[Fore
         if not snapshot.configs_known(kind, name):
             continue  # says nothing: a stopped broker kept what it had
         found = _config(snapshot, kind, name, config)
-        if found not in acceptable:
+        if not any(_same(kind, found, value) for value in acceptable):
             changed.append(ForeignChange(key, acceptable[-1], found, acceptable))
     return changed
+
+
+def _same(kind: str, found: str | None, value: str | None) -> bool:
+    """A topic's throttled-replicas list is a set: Kafka keeps its entries in an order of its own."""
+    if kind != "topic" or found is None or value is None:
+        return found == value
+    return sorted(split_entries(found)) == sorted(split_entries(value))
 
 
 def _adopt(

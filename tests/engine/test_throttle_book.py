@@ -218,3 +218,20 @@ def test_a_list_kafka_left_empty_where_there_was_none_is_deleted_before_the_orig
     book, after, _, restored = run(book, emptied, [])
     assert after.topic_config("t", key) is None
     assert restored and not book.holds_originals
+
+
+def test_our_entries_in_another_order_are_not_someone_elses_change() -> None:
+    """Kafka keeps a throttled-replicas list in its own order (seen on Kafka 4.4: our APPENDs read back as
+    '0:1,11:1,11:2,11:4,9:2,...' where we expected '0:1,9:2,...,11:4'): the same entries are no change."""
+    book, during, _, _ = run(
+        ThrottleBook(), cluster(topic={config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS: "5:1"}), [MOVE]
+    )
+    key = config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS
+    entries = during.topic_config("t", key).split(",")
+    assert len(entries) > 1
+    topic = during.topics["t"]
+    shuffled = replace(
+        during, topics={"t": replace(topic, configs={**topic.configs, key: ",".join(reversed(entries))})}
+    )
+    _, _, sync, _ = run(book, shuffled, [MOVE])
+    assert not sync.foreign and not sync.writes
