@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 EXIT_INVALID = 2
 EXIT_INTERNAL = 1
-_LOCAL_CODES = frozenset({"invalid_input", "unreachable"})
+EXIT_UNREADABLE = 3  # the cluster could not be read (verify, snapshot, rehearse and plan from a live cluster)
+_LOCAL_CODES = frozenset({"invalid_input", "unreachable", "cannot_start"})
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a reader closing the pipe early (`| head`) gives a C tool
 
 
@@ -69,6 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug: one line, the traceback only at --log-level debug
+        cluster_failure = _cluster_failure(exc)
+        if cluster_failure is not None:
+            return report_error("unreachable", cluster_failure, as_json=as_json, exit_code=EXIT_UNREADABLE)
         if args.log_level == "debug":
             traceback.print_exc()
         try:
@@ -80,6 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         except BrokenPipeError:
             return _pipe_closed()
+
+
+def _cluster_failure(exc: BaseException) -> str | None:
+    """A failed cluster call as its one line (the cause and the setting to check, diagnosis.py), else None.
+    Commands that never load the cluster adapter do not pay for importing it here."""
+    errors = sys.modules.get("reassignd.cluster.errors")
+    if errors is None or not isinstance(exc, errors.ClusterCallError):
+        return None
+    from reassignd.cluster.diagnosis import explain
+
+    return f"cannot read the cluster: {explain(exc)}"
 
 
 def report_error(

@@ -25,11 +25,15 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from reassignd.daemon.app import Daemon
+    from reassignd.cli import report_error
+    from reassignd.daemon.app import CannotStart, Daemon
 
     overrides = run_overrides(vars(args))
     config = load_config(args.config, dict(os.environ), overrides)
     if args.log_level == "info" and config[config_keys.LOG_LEVEL]:
         fmt = {"json": True, "console": False}.get(str(config[config_keys.LOG_FORMAT]))
         logs.configure(str(config[config_keys.LOG_LEVEL]), json=fmt)
-    return asyncio.run(Daemon(config, overrides=overrides).run())
+    try:
+        return asyncio.run(Daemon(config, overrides=overrides).run())
+    except CannotStart as exc:
+        return report_error("cannot_start", str(exc), as_json=False, exit_code=1)

@@ -426,6 +426,11 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 requests[broker] = log_dirs_request(by_topic)
 
         def read(broker: int, response: Any) -> Listing:
+            # v3+: a principal without DESCRIBE on CLUSTER gets an empty list and this code, which an empty
+            # list alone would read as "this broker hosts none of them"
+            code = getattr(response, "error_code", 0)
+            if code:
+                raise ClusterCallError("describe_log_dirs", error_for_code(code))
             return convert.log_dir_listing(broker, response.results, hosts[broker])
 
         outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()

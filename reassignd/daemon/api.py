@@ -243,7 +243,9 @@ class _Handlers:
         if report.get("ready"):
             return _json(report)
         reason = str(report.get("reason") or "not ready")
-        return _json({**report, "error": {"code": "unavailable", "message": reason}}, 503)
+        cause = (report.get("cluster") or {}).get("error")
+        message = f"{reason}: {cause}" if cause else reason
+        return _json({**report, "error": {"code": "unavailable", "message": message}}, 503)
 
     async def metrics(self, request: web.Request) -> web.StreamResponse:
         return await self.metrics_handler(request)

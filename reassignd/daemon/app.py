@@ -43,6 +43,11 @@ from reassignd.store.sqlite import SqliteStore
 log = logs.get_logger("reassignd.daemon")
 
 
+class CannotStart(Exception):
+    """The daemon cannot start for a reason its operator fixes (its API address in use): `reassignd run`
+    says it in one line and exits 1, without a traceback."""
+
+
 def auto_throttle_from(config: Config) -> AutoThrottle | None:
     if not config[config_keys.AUTO_THROTTLE_ENABLE]:
         return None
@@ -285,7 +290,14 @@ class Daemon:
             proposals=proposals,
         )
         host, port = parse_listen(str(config[config_keys.API_LISTEN]))
-        runner = await start_api(app, host, port, limits=server_limits)
+        try:
+            runner = await start_api(app, host, port, limits=server_limits)
+        except OSError as exc:
+            reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise CannotStart(
+                f"cannot serve the API on {host}:{port} (api.listen): {reason}; is another reassignd, or "
+                "another program, listening there?"
+            ) from None
         bound = [a for a in runner.addresses if isinstance(a, tuple)]
         self.api_address = (str(bound[0][0]), int(bound[0][1])) if bound else (host, port)
         return app, runner

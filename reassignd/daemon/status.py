@@ -13,7 +13,7 @@ from typing import Any
 
 from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.view import ControllerView, iso_time
+from reassignd.daemon.view import ControllerView, cluster_view, iso_time
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
@@ -36,10 +36,6 @@ _PROGRESS_KEYS = (
     "eta_seconds",
     "eta_reason",
 )
-
-
-def cluster_view(cluster: JSON) -> JSON:
-    return {**cluster, "since": iso_time(cluster.get("since"))}
 
 
 def _current_run(view: ControllerView, record: PlanSummary) -> RunState | None:
@@ -148,7 +144,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
             config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
             config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
         },
-        "cluster": cluster_view(view.cluster.to_json()),
+        "cluster": cluster_view(view.cluster),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -157,7 +153,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = cluster_view(run.cluster.to_json())
+    status["cluster"] = cluster_view(run.cluster)
     incoming, outgoing = run.throttles.applied_rates()
     load = run.execution.load
     snapshot = run.reading.last_view

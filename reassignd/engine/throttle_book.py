@@ -276,9 +276,16 @@ def _foreign_changes(book: ThrottleBook, snapshot: ClusterSnapshot) -> list[Fore
         if not snapshot.configs_known(kind, name):
             continue  # says nothing: a stopped broker kept what it had
         found = _config(snapshot, kind, name, config)
-        if found not in acceptable:
+        if not any(_same(kind, found, value) for value in acceptable):
             changed.append(ForeignChange(key, acceptable[-1], found, acceptable))
     return changed
+
+
+def _same(kind: str, found: str | None, value: str | None) -> bool:
+    """A topic's throttled-replicas list is a set: Kafka keeps its entries in an order of its own."""
+    if kind != "topic" or found is None or value is None:
+        return found == value
+    return sorted(split_entries(found)) == sorted(split_entries(value))
 
 
 def _adopt(
@@ -391,7 +398,10 @@ def _restored(book: ThrottleBook, after: ClusterSnapshot) -> tuple[tuple[str, st
 
 
 def _ours_left(current: str | None, original: str | None, owned: frozenset[int]) -> bool:
-    """Whether `current` still holds entries of ours: not the operator's, for partitions we moved."""
+    """Whether `current` still holds entries of ours: not the operator's, for partitions we moved; or is the
+    empty value a SUBTRACT of all of them leaves, where the key was unset."""
+    if current == "" and original is None:
+        return True
     theirs = set(split_entries(original))
     for entry in split_entries(current):
         if entry in theirs or entry == "*":

@@ -12,6 +12,7 @@ the killed broker by its own Metadata, as four in a row were within a second on 
 from __future__ import annotations
 
 import gc
+import time
 from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
@@ -34,6 +35,11 @@ class KilledBrokerCluster:
     def __init__(self, killed: int = 1) -> None:
         self.killed = killed
         self.asked: list[tuple[str, int | str]] = []
+
+    def poll(self, timeout: float) -> int:
+        """The admin's event thread polls its handle: this one has no events."""
+        time.sleep(timeout)
+        return 0
 
     def describe_cluster(self, request_timeout: float) -> Future[Any]:
         nodes = [SimpleNamespace(id=b, rack=None) for b in (1, 2, 3, 4)]

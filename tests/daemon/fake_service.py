@@ -547,6 +547,7 @@ class FakeControllerService:
             "cluster": {
                 "reachable": True,
                 "since": _iso(plan.submitted_at),
+                "error": None,
                 "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
             },
             "waiting": [

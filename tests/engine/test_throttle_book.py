@@ -243,3 +243,34 @@ def test_a_read_that_does_not_show_our_write_yet_is_not_someone_elses_change() -
         final.topic_config("t", FOLLOWER_REPLICATION_THROTTLED_REPLICAS) is None
         and final.topic_config("t", LEADER_REPLICATION_THROTTLED_REPLICAS) is None
     )
+
+
+def test_a_list_kafka_left_empty_where_there_was_none_is_deleted_before_the_originals_go() -> None:
+    """Kafka keeps a list config that a SUBTRACT emptied, with the value "" (IncrementalAlterConfigs); on a
+    loaded real cluster a read lagging our own writes made the restore end there, and the plan left
+    follower.replication.throttled.replicas="" on a topic that had none. Unset before, unset after."""
+    book, during, _, _ = run(ThrottleBook(), cluster(), [MOVE])
+    key = FOLLOWER_REPLICATION_THROTTLED_REPLICAS
+    assert during.topic_config("t", key)
+    topic = during.topics["t"]
+    emptied = replace(during, topics={"t": replace(topic, configs={**topic.configs, key: ""})})
+    book, after, _, restored = run(book, emptied, [])
+    assert after.topic_config("t", key) is None
+    assert restored and not book.holds_originals
+
+
+def test_our_entries_in_another_order_are_not_someone_elses_change() -> None:
+    """Kafka keeps a throttled-replicas list in its own order (seen on Kafka 4.4: our APPENDs read back as
+    '0:1,11:1,11:2,11:4,9:2,...' where we expected '0:1,9:2,...,11:4'): the same entries are no change."""
+    book, during, _, _ = run(
+        ThrottleBook(), cluster(topic={LEADER_REPLICATION_THROTTLED_REPLICAS: "5:1"}), [MOVE]
+    )
+    key = LEADER_REPLICATION_THROTTLED_REPLICAS
+    entries = during.topic_config("t", key).split(",")
+    assert len(entries) > 1
+    topic = during.topics["t"]
+    shuffled = replace(
+        during, topics={"t": replace(topic, configs={**topic.configs, key: ",".join(reversed(entries))})}
+    )
+    _, _, sync, _ = run(book, shuffled, [MOVE])
+    assert not sync.foreign and not sync.writes
