@@ -30,7 +30,7 @@ from reassignd.model import TopicPartition
 from tests.realkafka.conftest import _failed_modules, _finish, create_topic, wait_for
 from tests.realkafka.test_drain import (
     LIMITS,
-    MIN_ISR_ERRORS,
+    MIN_INSYNC_ERRORS,
     OPERATOR_BROKER,
     OPERATOR_TOPIC_LIST,
     drain_plan,
@@ -168,7 +168,7 @@ def drain_through(secured: Secured, client: dict[str, str], topic: str, tmp_path
             "leaders on the preferred replica"
         )
         assert producer.report.acked_records > 0
-        assert not MIN_ISR_ERRORS & set(producer.report.errors), producer.report.errors
+        assert not MIN_INSYNC_ERRORS & set(producer.report.errors), producer.report.errors
         assert sampler.samples >= 2 and not sampler.errors, (sampler.samples, sampler.errors)
         assert max(sampler.peak_incoming.values(), default=0) <= 2, sampler.peak_incoming
         assert max(sampler.peak_outgoing.values(), default=0) <= 2, sampler.peak_outgoing
