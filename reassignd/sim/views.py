@@ -3,7 +3,11 @@
 DescribeConfigs follows ConfigHelper.describeConfigs / createTopicConfigEntry / createBrokerConfigEntry
 (core/src/main/scala/kafka/server/ConfigHelper.scala): every known key with its effective value, the source
 of that value and its synonyms from highest precedence; broker configs that cannot change at runtime are
-read-only; the cluster-default broker resource (name "") lists only its dynamic entries.
+read-only; the cluster-default broker resource (name "") lists only its dynamic entries. A broker lists
+the keys of `allConfigs(config)`, KafkaConfig's values plus the properties set: the throttle rates are
+QuotaConfigs keys, not KafkaConfig ones, so a rate nobody set is not listed at all, and a set one has no
+DEFAULT synonym (KafkaConfig's defaults do not know it); measured on Kafka 4.4 (tests/realkafka/
+test_fidelity.py).
 """
 
 from __future__ import annotations
@@ -85,6 +89,10 @@ def describe_configs(
                     )
                 continue
             synonyms = _broker_synonyms(sim, broker_id, key.name)
+            if not key.in_kafka_config:  # a QuotaConfigs key: listed only where some level sets it
+                synonyms = [s for s in synonyms if s[2] != cfg.SOURCE_DEFAULT]
+                if not synonyms:
+                    continue
             value, source = synonyms[0][1], synonyms[0][2]
             entries.append(
                 ConfigEntry(key.name, value, not key.dynamic, source, False, tuple(synonyms), key.type)
