@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from reassignd.sim import configs as cfg
@@ -20,19 +22,64 @@ from reassignd.sim import log_dirs
 from reassignd.sim.entities import NO_LEADER, Clock, Lag, SimBroker, SimPartition, SimTopic
 from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
 from reassignd.sim.kafka_version import KafkaVersion
+from reassignd.sim.quota import QuotaWindow
 from reassignd.sim.reassignment import Election, PartitionChange, PartitionFields, build_change
 from reassignd.sim.replication import max_min_fair
 from reassignd.sim.zk_controller import ZkPartition
 
 _INF = float("inf")
 _EPS = 1e-9
+# Seconds a broker's Metadata trails the controller after a partition change (brokers replay the
+# controller's records a moment later). Measured on a 4.4 KRaft cluster on loopback: see docs/simulator.md.
+DEFAULT_METADATA_DELAY = 0.05
 # the broker config behind each throttle resource kind (see _flow_keys)
 _RATE_CONFIGS = {2: cfg.FOLLOWER_THROTTLED_RATE, 3: cfg.LEADER_THROTTLED_RATE, 4: cfg.ALTER_LOG_DIRS_RATE}
+_QUOTA_KINDS = frozenset(_RATE_CONFIGS)
+_LEADER_QUOTA = 3
+_ALTER_LOG_DIRS_QUOTA = 4
+# A quota that lets at least this many grants (fetches of replica.fetch.max.bytes) through per window of
+# samples is modelled as a continuous rate: Kafka's long-run rate is then within 1% of the bound (grants
+# computed with QuotaWindow: 7 grants per window, 1.004x); below it, grant by grant.
+GRANTS_PER_WINDOW = 8
+
+# How a quota is modelled now: shut (nothing gets through), a continuous rate, or grant by grant.
+SHUT, CONTINUOUS, GRANTS = "shut", "continuous", "grants"
+
+
+@dataclass(slots=True, eq=False)
+class GrantedFlow:
+    """A copy held by a quota in its grant regime: it moves only when a fetch finds every quota open."""
+
+    partition: SimPartition
+    broker: int  # the follower (or, for a copy between log dirs, the broker that copies)
+    progress: Lag
+    quotas: tuple[int, ...]  # the resource ids of its quotas in the grant regime
+    fetcher: tuple[int, int]  # (follower, leader) for a fetch; (broker, -1) for a copy between log dirs
+    copy: bool = False
+
+
+@dataclass(slots=True)
+class SlowFollower:
+    """An in-sync follower that fetches slower than its leader's log grows (Partition.isFollowerOutOfSync)."""
+
+    caught_up_at: float  # lastCaughtUpTimeMs: when it last held the leader's log end
+    behind: float  # bytes behind the log end at `t0`
+    t0: float
+    falls_behind: float  # bytes/s it loses: growth - its fetch rate
+
+
+# What a broker's Metadata shows of a partition: replicas, ISR, leader, leader epoch.
+PublishedPartition = tuple[tuple[int, ...], tuple[int, ...], int, int]
 
 
 class ClusterCore:
-    def __init__(self, kafka: KafkaVersion = DEFAULT_KAFKA) -> None:
+    def __init__(
+        self, kafka: KafkaVersion = DEFAULT_KAFKA, metadata_delay: float = DEFAULT_METADATA_DELAY
+    ) -> None:
         self.kafka = kafka  # the release and controller mode simulated
+        if not math.isfinite(metadata_delay) or metadata_delay < 0:
+            raise ValueError(f"metadata_delay must be a finite, non-negative number, got {metadata_delay}")
+        self.metadata_delay = metadata_delay
         self._clock = Clock()
         self.brokers: dict[int, SimBroker] = {}
         self.topics: dict[str, SimTopic] = {}
@@ -73,6 +120,24 @@ class ClusterCore:
         self._lagging_on: dict[int, set[SimPartition]] = {}  # broker -> partitions it holds out of the ISR
         # (topic, partition, broker) -> log dir chosen by AlterReplicaLogDirs before the replica existed
         self._preferred_dirs: dict[tuple[str, int, int], str] = {}
+        # quota resource id -> bytes/s of in-sync replication it records: Kafka counts every byte of a
+        # throttled partition, in sync or not (ReplicaFetcherThread.processPartitionData,
+        # KafkaApis.sizeOfThrottledPartitions), and holds back only replicas out of the ISR
+        self._quota_use: dict[int, float] = {}
+        self._windows: dict[int, QuotaWindow] = {}  # quota resource id -> its sampled rate (quota.py)
+        # resource id -> (regime, bytes/s left for copies), for the current allocation
+        self._quota_modes: dict[int, tuple[str, float]] = {}
+        self._quota_flow: dict[int, float] = {}  # resource id -> continuous bytes/s through it now
+        self._granted: list[GrantedFlow] = []
+        self._grant_at: dict[tuple[int, int], float] = {}  # fetcher -> time of its next granted fetch
+        self._next_grant = _INF
+        self._slow: dict[tuple[SimPartition, int], SlowFollower] = {}
+        # (when, partition, follower): in-sync followers due to leave the ISR
+        self._shrinks: list[tuple[float, SimPartition, int]] = []
+        # partition -> [(time of a change, what Metadata showed before it)] for changes brokers have not
+        # replayed yet (younger than metadata_delay), oldest first; and all of them in time order
+        self._unpublished: dict[SimPartition, list[tuple[float, PublishedPartition]]] = {}
+        self._unpublished_order: deque[tuple[float, SimPartition]] = deque()
 
     @property
     def now(self) -> float:
@@ -128,16 +193,28 @@ class ClusterCore:
     def _account(self, p: SimPartition, sign: int) -> None:
         """Add (+1) or remove (-1) what `p` contributes to the indexes and bandwidth reservations."""
         now = self._clock.now
+        if sign > 0:
+            p.growth = self._growth(p)
         leader = p.leader
-        rate = p.produce_bytes_per_sec
-        if leader != NO_LEADER and rate:
+        rate = p.growth  # 0 without a leader
+        if rate:
             followers = [r for r in p.isr if r != leader]
             self._reserved_in[leader] = self._reserved_in.get(leader, 0.0) + sign * rate
             self._reserved_out[leader] = self._reserved_out.get(leader, 0.0) + sign * rate * len(followers)
             for f in followers:
                 self._reserved_in[f] = self._reserved_in.get(f, 0.0) + sign * rate
+            topic = self.topics.get(p.topic)
+            if topic is not None and topic.throttles_any:
+                use = self._quota_use
+                if followers and topic.leader_throttled(p.index, leader):
+                    quota = 8 * leader + _LEADER_QUOTA
+                    use[quota] = use.get(quota, 0.0) + sign * rate * len(followers)
+                for f in followers:
+                    if topic.follower_throttled(p.index, f):
+                        quota = 8 * f + 2
+                        use[quota] = use.get(quota, 0.0) + sign * rate
         isr = p.isr
-        grows = rate if leader != NO_LEADER else 0.0  # p._end() is intercept + grows * now
+        grows = rate  # p._end() is intercept + grows * now
         intercept = p._size0 - grows * p._t0
         dirs = p.dirs
         for b in p.replicas:
@@ -188,6 +265,27 @@ class ClusterCore:
                 self._reassigning.discard(p)
             self._track_under_min(p)
         self._dirty = True
+
+    def _growth(self, p: SimPartition) -> float:
+        """Bytes/s the leader's log takes now: none without a leader, none from acks=all producers while the
+        ISR is below min.insync.replicas (Partition.appendRecordsToLeader: NotEnoughReplicasException)."""
+        if p.leader == NO_LEADER or not p.produce_bytes_per_sec:
+            return 0.0
+        if p.acks_all and len(p.isr) < self.min_insync_replicas(p.topic, p.leader):
+            return 0.0
+        return p.produce_bytes_per_sec
+
+    def reaccount(self, partitions: Iterable[SimPartition], change: Any = None) -> None:
+        """Take partitions out of the books, apply `change()` (a config change they depend on), and put them
+        back: what they reserve, record on quotas and grow by follows the new settings."""
+        parts = list(partitions)
+        for p in parts:
+            self._account(p, -1)
+        if change is not None:
+            change()
+        for p in parts:
+            p.rebase_log()
+            self._account(p, +1)
 
     def _track_under_min(self, p: SimPartition) -> None:
         under = len(p.isr) < self.min_insync_replicas(p.topic, p.leader)
@@ -266,6 +364,10 @@ class ClusterCore:
 
     def _apply(self, p: SimPartition, change: PartitionChange) -> None:
         now = self._clock.now
+        if self.metadata_delay > 0:
+            before = (tuple(p.replicas), tuple(p.isr), p.leader, p.leader_epoch)
+            self._unpublished.setdefault(p, []).append((now, before))
+            self._unpublished_order.append((now, p))
         after = change.after
         self._account(p, -1)
         p.rebase_log()
@@ -308,27 +410,64 @@ class ClusterCore:
         p.rebase_log()
         self._account(p, +1)
 
+    # -- what the brokers' Metadata shows -----------------------------------------------------------------
+
+    def published(self, p: SimPartition) -> PublishedPartition:
+        """The partition as brokers' Metadata shows it: as it was `metadata_delay` seconds ago. KRaft brokers
+        learn a change when they replay the controller's record (BrokerMetadataPublisher), ZooKeeper-mode
+        brokers from the controller's UpdateMetadata: both a moment after the controller answered."""
+        changes = self._unpublished.get(p) if self._unpublished else None
+        if changes:
+            horizon = self._clock.now - self.metadata_delay + _EPS
+            for when, before in changes:
+                if when > horizon:
+                    return before
+        return tuple(p.replicas), tuple(p.isr), p.leader, p.leader_epoch
+
+    def _publish(self) -> None:
+        """Forget the changes every broker has replayed by now."""
+        horizon = self._clock.now - self.metadata_delay + _EPS
+        order = self._unpublished_order
+        while order and order[0][0] <= horizon:
+            _when, p = order.popleft()
+            changes = self._unpublished.get(p)
+            if changes:
+                changes.pop(0)
+                if not changes:
+                    del self._unpublished[p]
+
     # -- virtual time --------------------------------------------------------------------------------------
 
     def advance(self, seconds: float) -> None:
-        """Move virtual time forward, applying every ISR join (and what follows from it) on the way."""
+        """Move virtual time forward, applying every ISR change and grant (and what follows) on the way."""
         if not math.isfinite(seconds) or seconds < 0:
             raise ValueError(f"seconds must be a finite, non-negative number, got {seconds}")
         end = self._clock.now + seconds
         while True:
             if self._dirty:
                 self._reallocate()
-            if self._next_event > end:
+            upcoming = min(self._next_event, self._next_grant)
+            if upcoming > end:
                 break
-            self._clock.now = max(self._clock.now, self._next_event)
-            self._complete_due()
+            self._clock.now = max(self._clock.now, upcoming)
+            if self._next_grant <= self._clock.now + _EPS:
+                self._grant_due()
+            if self._next_event <= self._clock.now + _EPS:
+                self._complete_due()
         self._clock.now = end
+        if self._unpublished_order:
+            self._publish()
 
     def next_event_time(self) -> float | None:
-        """Virtual time of the next ISR join under current rates, or None when nothing will catch up."""
+        """Virtual time of the next ISR change, or of the next grant to a copy that will catch up by grants,
+        under current rates; None when nothing will catch up or fall out of the ISR."""
         if self._dirty:
             self._reallocate()
-        return None if self._next_event == _INF else self._next_event
+        upcoming = self._next_event
+        for flow in self._granted:
+            if self._granted_rate(flow) > self._target(flow)[1]:
+                upcoming = min(upcoming, self._grant_at.get(flow.fetcher, _INF))
+        return None if upcoming == _INF else upcoming
 
     def advance_until_settled(self, max_seconds: float) -> bool:
         """Jump from event to event until no reassignment is in progress; False if `max_seconds` ran out.
@@ -347,10 +486,16 @@ class ClusterCore:
         return True
 
     def fetch_rates(self) -> list[tuple[str, int, int, int, float]]:
-        """(topic, partition, follower, leader, bytes/s) of every replica catching up now."""
+        """(topic, partition, follower, leader, bytes/s) of every replica catching up now; one a quota lets
+        through grant by grant shows the long-run rate of its grants."""
         if self._dirty:
             self._reallocate()
-        rows = [(p.topic, p.index, b, p.leader, p.lags[b].rate) for p, b in self._fetching]
+        granted = {(f.partition, f.broker): f for f in self._granted if not f.copy}
+        rows = []
+        for p, b in self._fetching:
+            flow = granted.get((p, b))
+            rate = p.lags[b].rate if flow is None else self._granted_rate(flow)
+            rows.append((p.topic, p.index, b, p.leader, rate))
         return sorted(rows)
 
     def fetch_limits(self) -> list[dict[str, Any]]:
@@ -360,12 +505,19 @@ class ClusterCore:
         no other flow gets more. Per replica: `resource` (`network_in` of the follower, `network_out` of
         the leader, `follower_throttle` of the follower, `leader_throttle` of the leader), its `broker`,
         its `capacity` in bytes/s (for a network: the link, of which `reserved` carries producers' writes
-        and their in-sync replication, which replication of new replicas never takes), and `shared_by`,
-        the catching-up replicas using it. A read-only view of the allocation `fetch_rates` reports.
+        and their in-sync replication, which replication of new replicas never takes; for a quota: its rate
+        less the in-sync replication it records), and `shared_by`, the catching-up replicas using it. A
+        replica held by a quota in its grant regime shows that quota and the long-run rate of its grants.
+        A read-only view of the allocation `fetch_rates` reports.
         """
         if self._dirty:
             self._reallocate()
-        flows = [(p, b, lag, lag.keys or self._flow_keys(p, b)) for (p, b), lag in self._fetching.items()]
+        granted = {(f.partition, f.broker): f for f in self._granted if not f.copy}
+        flows = [
+            (p, b, lag, lag.keys or self._flow_keys(p, b))
+            for (p, b), lag in self._fetching.items()
+            if (p, b) not in granted
+        ]
         used: dict[int, float] = {}
         peak: dict[int, float] = {}
         sharing: dict[int, int] = {}
@@ -374,8 +526,34 @@ class ClusterCore:
                 used[key] = used.get(key, 0.0) + lag.rate
                 peak[key] = max(peak.get(key, 0.0), lag.rate)
                 sharing[key] = sharing.get(key, 0) + 1
+        for flow in granted.values():
+            for key in flow.quotas:
+                sharing[key] = sharing.get(key, 0) + 1
         names = {0: "network_out", 1: "network_in", 2: "follower_throttle", 3: "leader_throttle"}
         found = []
+
+        def row(p: SimPartition, follower: int, rate: float, bound: int | None) -> dict[str, Any]:
+            entry: dict[str, Any] = {
+                "topic": p.topic,
+                "partition": p.index,
+                "follower": follower,
+                "leader": p.leader,
+                "rate": rate,
+                "resource": None,
+            }
+            if bound is not None:
+                broker, kind = divmod(bound, 8)
+                b = self.brokers[broker]
+                reserved = {0: self._reserved_out.get(broker, 0.0), 1: self._reserved_in.get(broker, 0.0)}
+                entry |= {
+                    "resource": names[kind],
+                    "broker": broker,
+                    "capacity": {0: b.network_out, 1: b.network_in}.get(kind, self._capacity(bound)),
+                    "reserved": max(0.0, reserved.get(kind, 0.0)),
+                    "shared_by": sharing[bound],
+                }
+            return entry
+
         for p, follower, lag, keys in flows:
             bound = None
             for key in keys:
@@ -385,26 +563,10 @@ class ClusterCore:
                 tighter = bound is None or capacity / sharing[key] < self._capacity(bound) / sharing[bound]
                 if saturated and largest and tighter:
                     bound = key
-            row: dict[str, Any] = {
-                "topic": p.topic,
-                "partition": p.index,
-                "follower": follower,
-                "leader": p.leader,
-                "rate": lag.rate,
-                "resource": None,
-            }
-            if bound is not None:
-                broker, kind = divmod(bound, 8)
-                b = self.brokers[broker]
-                reserved = {0: self._reserved_out.get(broker, 0.0), 1: self._reserved_in.get(broker, 0.0)}
-                row |= {
-                    "resource": names[kind],
-                    "broker": broker,
-                    "capacity": {0: b.network_out, 1: b.network_in}.get(kind, self._capacity(bound)),
-                    "reserved": max(0.0, reserved.get(kind, 0.0)),
-                    "shared_by": sharing[bound],
-                }
-            found.append(row)
+            found.append(row(p, follower, lag.rate, bound))
+        for flow in granted.values():
+            tightest = min(flow.quotas, key=self._capacity)
+            found.append(row(flow.partition, flow.broker, self._granted_rate(flow), tightest))
         return sorted(found, key=lambda r: (r["topic"], r["partition"], r["follower"]))
 
     def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
@@ -420,6 +582,8 @@ class ClusterCore:
         return tuple(keys)
 
     def _capacity(self, key: int) -> float:
+        """Bytes/s a resource offers the catching-up copies: a link's spare capacity, a disk's copy rate, or
+        what a quota's rate leaves after the in-sync replication it records."""
         broker, kind = divmod(key, 8)
         b = self.brokers[broker]
         if kind == 0:
@@ -428,41 +592,122 @@ class ClusterCore:
             return b.network_in - self._reserved_in.get(broker, 0.0)
         if kind == 5:
             return b.log_dir_copy_rate
+        return self._quota_mode(key)[1]
+
+    def _quota_rate(self, key: int) -> float:
         rate = self._rate_cache.get(key)
         if rate is None:
+            broker, kind = divmod(key, 8)
             name = _RATE_CONFIGS[kind]
             rate = self._rate_cache[key] = float(cfg.effective_long(self.broker_config(broker, name)))
         return rate
 
+    def _quota_mode(self, key: int) -> tuple[str, float]:
+        """(regime, bytes/s left for copies) of one quota now.
+
+        Shut when what it records without holding anything back (in-sync replication of throttled
+        partitions) already reaches its rate, and on the leader side at rate 0: every fetch response of a
+        throttled partition is recorded with its size, empty or not (KafkaApis.sizeOfThrottledPartitions),
+        so the measured rate never gets back to 0 (measured on 4.4: a leader rate of 0 stops a move). A
+        follower or alter-log-dirs quota records only the bytes of records, so at 0 it lets one grant
+        through each time its window has emptied. Continuous when it lets GRANTS_PER_WINDOW grants or more
+        through per window, else grant by grant.
+        """
+        mode = self._quota_modes.get(key)
+        if mode is not None:
+            return mode
+        broker, kind = divmod(key, 8)
+        rate = self._quota_rate(key)
+        use = self._quota_use.get(key, 0.0) if kind != _ALTER_LOG_DIRS_QUOTA else 0.0
+        left = max(0.0, rate - use)
+        if (kind == _LEADER_QUOTA and rate <= 0) or (use > _EPS and left <= _EPS):
+            mode = (SHUT, 0.0)
+        elif left * self._window(key).expiry >= GRANTS_PER_WINDOW * self._fetch_bytes(broker):
+            mode = (CONTINUOUS, left)
+        else:
+            mode = (GRANTS, left)
+        self._quota_modes[key] = mode
+        return mode
+
+    def _window(self, key: int) -> QuotaWindow:
+        window = self._windows.get(key)
+        if window is None:
+            broker, kind = divmod(key, 8)
+            if kind == _ALTER_LOG_DIRS_QUOTA:
+                num, size = cfg.ALTER_LOG_DIRS_QUOTA_WINDOW_NUM, cfg.ALTER_LOG_DIRS_QUOTA_WINDOW_SIZE_SECONDS
+            else:
+                num, size = cfg.QUOTA_WINDOW_NUM, cfg.QUOTA_WINDOW_SIZE_SECONDS
+            window = self._windows[key] = QuotaWindow(
+                int(cfg.effective_long(self.broker_config(broker, num), 11)),
+                float(cfg.effective_long(self.broker_config(broker, size), 1)),
+            )
+        return window
+
+    def _fetch_bytes(self, broker: int) -> float:
+        """replica.fetch.max.bytes: the most a fetch brings per partition (also for copies between dirs)."""
+        return float(max(1, cfg.effective_long(self.broker_config(broker, cfg.REPLICA_FETCH_MAX_BYTES), 1)))
+
+    def _target(self, flow: GrantedFlow) -> tuple[float, float]:
+        """(position, growth) of what a granted copy catches up with."""
+        if flow.copy:
+            return log_dirs.copy_target(flow.partition, flow.broker)
+        return flow.partition._end(), flow.partition.growth
+
+    def _granted_rate(self, flow: GrantedFlow) -> float:
+        """The long-run bytes/s of a granted copy: its quotas' rate, or one grant per window when that is
+        more (quota.py: Kafka's grants come out between the two)."""
+        rates = []
+        for key in flow.quotas:
+            mode, left = self._quota_mode(key)
+            grant = self._fetch_bytes(flow.broker) / self._window(key).expiry
+            rates.append(0.0 if mode == SHUT else max(left, grant))
+        return min(rates)
+
     def _reallocate(self) -> None:
-        """Recompute every fetch rate (max-min fair) and the time each catching-up replica joins the ISR."""
+        """Recompute every fetch rate (max-min fair), the time each catching-up replica joins the ISR, the
+        in-sync followers that fall behind, and the next grant of each quota in its grant regime."""
         self.reallocations += 1
         now = self._clock.now
         epoch = self._keys_epoch
+        previous = self._quota_modes
+        self._quota_modes = {}
         flows: list[tuple[SimPartition, int, Lag]] = []
         keys: list[tuple[int, ...]] = []
         used: set[int] = set()
+        granted: list[GrantedFlow] = []
         for (p, b), lag in self._fetching.items():
             if lag.keys is None or lag.keys_epoch != epoch:
                 lag.keys = self._flow_keys(p, b)
                 lag.keys_epoch = epoch
+            gates = tuple(k for k in lag.keys if k % 8 in _QUOTA_KINDS and self._quota_mode(k)[0] == GRANTS)
+            if gates:
+                granted.append(GrantedFlow(p, b, lag, gates, (b, p.leader)))
+                continue
             flows.append((p, b, lag))
             keys.append(lag.keys)
             used.update(lag.keys)
-        copies = log_dirs.active_copies(self) if self._futures else []
-        for _p, b, _future in copies:
-            copy_keys = (8 * b + 4, 8 * b + 5)
+        copies = []
+        for p, b, future in log_dirs.active_copies(self) if self._futures else []:
+            quota = 8 * b + _ALTER_LOG_DIRS_QUOTA
+            if self._quota_mode(quota)[0] == GRANTS:
+                granted.append(GrantedFlow(p, b, future.progress, (quota,), (b, -1), copy=True))
+                continue
+            copies.append((p, b, future))
+            copy_keys = (quota, 8 * b + 5)
             keys.append(copy_keys)
             used.update(copy_keys)
         capacity = {key: self._capacity(key) for key in used}
         rates = max_min_fair(keys, capacity)
         due: list[tuple[float, int]] = []
+        through: dict[int, float] = {}
         for i, (p, _b, lag) in enumerate(flows):
             rate = rates[i]
+            for key in keys[i]:
+                through[key] = through.get(key, 0.0) + rate
             pos = lag.pos0 + lag.rate * (now - lag.t0)
             lag.pos0, lag.t0, lag.rate = pos, now, rate
             behind = p._end() - pos
-            produce = p.produce_bytes_per_sec
+            produce = p.growth
             if behind <= 0:
                 lag.done_at = now
             elif rate > produce:
@@ -475,6 +720,8 @@ class ClusterCore:
             future.progress.rebase(now, 0.0)
         for j, (p, b, future) in enumerate(copies):
             rate = rates[len(flows) + j]
+            for key in keys[len(flows) + j]:
+                through[key] = through.get(key, 0.0) + rate
             progress = future.progress
             progress.rate = rate
             target, grows = log_dirs.copy_target(p, b)
@@ -487,15 +734,177 @@ class ClusterCore:
                 progress.done_at = _INF
                 continue
             due.append((progress.done_at, len(flows) + j))
+        for flow in granted:  # between grants they do not move
+            flow.progress.rebase(now, 0.0)
+            flow.progress.done_at = _INF
+        for key, (mode, _left) in previous.items():  # a quota that stops letting data through continuously
+            if mode == CONTINUOUS and self._quota_modes.get(key, (None,))[0] != CONTINUOUS:
+                self._window(key).seed(self._quota_flow.get(key, 0.0), now)
+        self._quota_flow = {k: v for k, v in through.items() if k % 8 in _QUOTA_KINDS}
+        self._track_slow_followers(now)
         heapq.heapify(due)
         self._due = due
         self._due_flows = flows
         self._due_copies = copies
-        self._next_event = due[0][0] if due else _INF
+        self._granted = granted
+        self._next_event = min(due[0][0] if due else _INF, self._shrinks[0][0] if self._shrinks else _INF)
+        self._schedule_grants(now)
         self._dirty = False
 
+    # -- quotas in their grant regime (quota.py) ---------------------------------------------------------
+
+    def _schedule_grants(self, now: float) -> None:
+        """When each fetcher with granted copies next finds the quotas of one of them open."""
+        opens: dict[int, float] = {}
+        at: dict[tuple[int, int], float] = {}
+        for flow in self._granted:
+            when = now if self._target(flow)[0] - flow.progress.at(now) <= _EPS else 0.0
+            for key in flow.quotas:
+                if key not in opens:
+                    opens[key] = self._window(key).opens_at(now, self._quota_mode(key)[1])
+                when = max(when, opens[key])
+            at[flow.fetcher] = min(at.get(flow.fetcher, _INF), when)
+        self._grant_at = at
+        self._next_grant = min(at.values(), default=_INF)
+
+    def _grant_due(self) -> None:
+        """The fetches due now: every granted copy whose quotas are all open gets up to
+        replica.fetch.max.bytes, at most replica.fetch.response.max.bytes per fetch; the quotas are checked
+        before and recorded after the fetch, as the fetcher and the leader do. A copy that reaches its
+        target joins the ISR (or, between log dirs, replaces the current log)."""
+        now = self._clock.now
+        due = sorted(f for f, when in self._grant_at.items() if when <= now + _EPS)
+        members: dict[tuple[int, int], list[GrantedFlow]] = {}
+        for flow in self._granted:
+            members.setdefault(flow.fetcher, []).append(flow)
+        recorded: dict[int, float] = {}
+        done: list[GrantedFlow] = []
+        for fetcher in due:
+            flows = sorted(members[fetcher], key=lambda f: (f.partition.topic, f.partition.index))
+            gates = {k for f in flows for k in f.quotas}
+            open_now = {k: not self._window(k).exceeded(now, self._quota_mode(k)[1]) for k in gates}
+            budget = (
+                _INF
+                if fetcher[1] < 0
+                else float(
+                    cfg.effective_long(
+                        self.broker_config(fetcher[0], cfg.REPLICA_FETCH_RESPONSE_MAX_BYTES), 10485760
+                    )
+                )
+            )
+            for flow in flows:
+                target, _grows = self._target(flow)
+                position = flow.progress.at(now)
+                behind = target - position
+                if behind <= _EPS:
+                    done.append(flow)
+                    continue
+                if not all(open_now[k] for k in flow.quotas) or budget <= 0:
+                    continue
+                amount = min(self._fetch_bytes(flow.broker), behind, budget)
+                budget -= amount
+                flow.progress.pos0, flow.progress.t0 = position + amount, now
+                for key in flow.quotas:
+                    recorded[key] = recorded.get(key, 0.0) + amount
+                if amount >= behind - _EPS:
+                    done.append(flow)
+        for key, amount in sorted(recorded.items()):
+            self._window(key).record(amount, now)
+        for flow in done:
+            p, b = flow.partition, flow.broker
+            if flow.copy:
+                if (p, b) in self._futures:
+                    log_dirs.promote(self, p, b)
+            elif (p, b) in self._fetching:
+                flow.progress.pos0 = p._end()
+                self.join_isr(p, b)
+        if done:
+            self._dirty = True
+        else:
+            self._schedule_grants(now)
+
+    # -- in-sync followers that fall behind ------------------------------------------------------------
+
+    def _track_slow_followers(self, now: float) -> None:
+        """In-sync followers whose fetches cannot keep up with their leader's log (a link that the in-sync
+        replication alone overcommits: each follower on it gets its share of the link) leave the ISR
+        `replica.lag.time.max.ms` (of the leader's broker) after they last held the log end: Partition.
+        maybeShrinkIsr / getOutOfSyncReplicas (the leader checks every half of that time, so a real broker
+        drops it up to half that later). One that is fast enough again before then is taken to catch up at
+        once."""
+        slow = self._slow_followers()
+        for key in [k for k in self._slow if k not in slow]:
+            del self._slow[key]
+        shrinks = []
+        for (p, f), rate in slow.items():
+            entry = self._slow.get((p, f))
+            falls = p.growth - rate
+            if entry is None:
+                entry = self._slow[(p, f)] = SlowFollower(now, 0.0, now, falls)
+            else:
+                entry.behind += entry.falls_behind * (now - entry.t0)
+                entry.t0, entry.falls_behind = now, falls
+            lag_max = cfg.effective_long(self.broker_config(p.leader, cfg.REPLICA_LAG_TIME_MAX_MS), 30000)
+            shrinks.append((entry.caught_up_at + lag_max / 1000.0, p.topic, p.index, f, p))
+        shrinks.sort(key=lambda s: s[:4])
+        self._shrinks = [(when, p, f) for when, _t, _i, f, p in shrinks]
+
+    def _slow_followers(self) -> dict[tuple[SimPartition, int], float]:
+        """{(partition, in-sync follower): its fetch rate} for followers slower than the log grows."""
+        scale_in: dict[int, float] = {}
+        scale_out: dict[int, float] = {}
+        for b, reserved in self._reserved_in.items():
+            broker = self.brokers.get(b)
+            if broker is None or reserved <= broker.network_in * (1 + 1e-9) + _EPS:
+                continue
+            ingress = sum(p.growth for p in self._replicas_on.get(b, ()) if p.leader == b)
+            fetching = reserved - ingress
+            if fetching > _EPS:
+                scale_in[b] = max(0.0, broker.network_in - ingress) / fetching
+        for b, reserved in self._reserved_out.items():
+            broker = self.brokers.get(b)
+            if broker is not None and reserved > broker.network_out * (1 + 1e-9) + _EPS:
+                scale_out[b] = broker.network_out / reserved
+        if not scale_in and not scale_out:
+            return {}
+        candidates: set[SimPartition] = set()
+        for b in [*scale_in, *scale_out]:
+            candidates.update(self._replicas_on.get(b, ()))
+        found: dict[tuple[SimPartition, int], float] = {}
+        for p in sorted(candidates, key=lambda q: (q.topic, q.index)):
+            if not p.growth:
+                continue
+            for f in p.isr:
+                if f == p.leader:
+                    continue
+                scale = min(scale_in.get(f, 1.0), scale_out.get(p.leader, 1.0))
+                if scale < 1 - 1e-9:
+                    found[(p, f)] = p.growth * scale
+        return found
+
+    def _shrink_due(self, now: float) -> None:
+        """The leader's AlterPartition taking out the followers out of sync since replica.lag.time.max.ms."""
+        while self._shrinks and self._shrinks[0][0] <= now + _EPS:
+            _when, p, f = self._shrinks.pop(0)
+            entry = self._slow.pop((p, f), None)
+            if entry is None or f not in p.isr or f == p.leader:
+                continue
+            behind = entry.behind + entry.falls_behind * (now - entry.t0)
+            position = max(0.0, p._end() - behind)
+            if self.kafka.zookeeper:
+                zp = self._zk(p)
+                zp.shrink_isr(f)
+                self._commit(p, zp)
+            else:
+                self._change(p, isr=[r for r in p.isr if r != f])
+            lag = p.lags.get(f)
+            if lag is not None:
+                lag.pos0, lag.t0 = position, now
+            self._dirty = True
+
     def _complete_due(self) -> None:
-        """Every replica that reached its leader's log end by now joins the ISR (in a stable order)."""
+        """Every replica that reached its leader's log end by now joins the ISR (in a stable order), and
+        every in-sync follower out of sync for too long leaves it."""
         now = self._clock.now
         ready: list[tuple[SimPartition, int]] = []
         copied: list[tuple[SimPartition, int]] = []
@@ -518,6 +927,7 @@ class ClusterCore:
             lag.rebase(now, lag.rate)
             lag.pos0 = p._end()
             self.join_isr(p, b)
+        self._shrink_due(now)
         if self.topics_to_delete:
             self._resume_deletions()
         self._dirty = True
@@ -603,9 +1013,29 @@ class ClusterCore:
         if broker_id not in self.brokers:
             raise KeyError(f"unknown broker id {broker_id}")
 
-    def set_produce_rate(self, topic: str, partition: int | None, bytes_per_sec: float) -> None:
+    def set_network(self, broker_id: int, network_in: float | None, network_out: float | None) -> None:
+        """A broker's network capacity in bytes/s each way, changed at runtime (None keeps it): a slow
+        follower, as a saturated link, a stalled disk or a long pause would make it."""
+        self._require_broker(broker_id)
+        for value in (network_in, network_out):
+            if value is not None and (not math.isfinite(value) or value < 0):
+                raise ValueError(f"network capacity must be a finite, non-negative number, got {value}")
+        broker = self.brokers[broker_id]
+        if network_in is not None:
+            broker.network_in = float(network_in)
+        if network_out is not None:
+            broker.network_out = float(network_out)
+        self._dirty = True
+
+    def set_produce_rate(
+        self, topic: str, partition: int | None, bytes_per_sec: float, acks: str | None = None
+    ) -> None:
+        """Producers' bytes/s into a partition (all of the topic's when None), and their acks ("all" or
+        "1"; None keeps them): acks=all producers are refused while the ISR is below min.insync.replicas."""
         if not math.isfinite(bytes_per_sec) or bytes_per_sec < 0:
             raise ValueError(f"bytes_per_sec must be a finite, non-negative number, got {bytes_per_sec}")
+        if acks not in (None, "all", "1"):
+            raise ValueError(f"acks must be 'all' or '1', got {acks!r}")
         t = self.topics.get(topic)
         if t is None:
             raise KeyError(f"unknown topic {topic!r}")
@@ -616,4 +1046,6 @@ class ClusterCore:
             self._account(p, -1)
             p.rebase_log()
             p.produce_bytes_per_sec = float(bytes_per_sec)
+            if acks is not None:
+                p.acks_all = acks == "all"
             self._account(p, +1)

@@ -146,6 +146,11 @@ def _any_static(sim: ClusterCore) -> dict[str, str]:
 # Keys whose change can move a partition in or out of under-min-ISR or make it eligible for an unclean
 # election; any other key (throttle lists, rates) changes no partition's state.
 _PARTITION_STATE_KEYS = frozenset({cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
+# Keys a partition's books depend on: how fast its log grows (acks=all producers below min.insync.replicas)
+# and what its in-sync replication records on throttle quotas (the throttled-replica lists).
+_ACCOUNTED_KEYS = frozenset(
+    {cfg.MIN_INSYNC_REPLICAS, cfg.LEADER_THROTTLED_REPLICAS, cfg.FOLLOWER_THROTTLED_REPLICAS}
+)
 
 
 def incremental_alter_configs(
@@ -233,8 +238,11 @@ def alter_configs(
 
 
 def _set_topic_configs(sim: ClusterCore, topic: Any, updated: dict[str, str], changed: set[str]) -> None:
-    topic.configs = updated
-    topic.refresh_throttles()
+    def apply() -> None:
+        topic.configs = updated
+        topic.refresh_throttles()
+
+    sim.reaccount(topic.partitions if changed & _ACCOUNTED_KEYS else (), apply)
     sim._keys_epoch += 1
     if changed & _PARTITION_STATE_KEYS:
         _after_config_change(sim, topic.partitions)
@@ -244,16 +252,22 @@ def _set_topic_configs(sim: ClusterCore, topic: Any, updated: dict[str, str], ch
 def _set_broker_configs(
     sim: ClusterCore, broker_id: int | None, updated: dict[str, str], changed: set[str]
 ) -> None:
-    if broker_id is None:
-        sim.cluster_configs = updated
-    else:
-        sim.brokers[broker_id].configs = updated
-    sim._rate_cache.clear()
+    affected: list[SimPartition] = []
     if changed & _PARTITION_STATE_KEYS:
         if broker_id is None:
             affected = [p for t in sim.topics.values() for p in t.partitions]
         else:
             affected = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
+
+    def apply() -> None:
+        if broker_id is None:
+            sim.cluster_configs = updated
+        else:
+            sim.brokers[broker_id].configs = updated
+
+    sim.reaccount(affected if cfg.MIN_INSYNC_REPLICAS in changed else (), apply)
+    sim._rate_cache.clear()
+    if affected:
         _after_config_change(sim, affected)
     sim._dirty = True
 
