@@ -37,25 +37,26 @@ _RATE_CONFIGS = {2: cfg.FOLLOWER_THROTTLED_RATE, 3: cfg.LEADER_THROTTLED_RATE, 4
 _QUOTA_KINDS = frozenset(_RATE_CONFIGS)
 _LEADER_QUOTA = 3
 _ALTER_LOG_DIRS_QUOTA = 4
-# A quota that lets at least this many grants (fetches of replica.fetch.max.bytes) through per window of
-# samples is modelled as a continuous rate: Kafka's long-run rate is then within 1% of the bound (grants
-# computed with QuotaWindow: 7 grants per window, 1.004x); below it, grant by grant.
-GRANTS_PER_WINDOW = 8
-
-# How a quota is modelled now: shut (nothing gets through), a continuous rate, or grant by grant.
-SHUT, CONTINUOUS, GRANTS = "shut", "continuous", "grants"
+# A quota rate at or above this is no quota (Kafka's default, Long.MAX_VALUE, lets everything through).
+_UNLIMITED = 1e15
+# Bytes/s a leader's quota records from the fetch responses of a throttled partition that carry no data
+# (KafkaApis.sizeOfThrottledPartitions counts a partition's entry, ~50 bytes, in each follower fetch): what
+# keeps a leader rate of 0 shut (measured on 4.4: a move at leader rate 0 never progressed).
+LEADER_RESPONSE_BYTES_PER_SEC = 100.0
 
 
 @dataclass(slots=True, eq=False)
-class GrantedFlow:
-    """A copy held by a quota in its grant regime: it moves only when a fetch finds every quota open."""
+class Gated:
+    """A copy (a catching-up replica, or a future log between dirs) behind finite throttle quotas: it runs at
+    full speed while all of them are open and stands still while one is shut."""
 
     partition: SimPartition
     broker: int  # the follower (or, for a copy between log dirs, the broker that copies)
     progress: Lag
-    quotas: tuple[int, ...]  # the resource ids of its quotas in the grant regime
+    quotas: tuple[int, ...]
     fetcher: tuple[int, int]  # (follower, leader) for a fetch; (broker, -1) for a copy between log dirs
     copy: bool = False
+    started: float | None = None  # its position when it last started to run (None: standing still)
 
 
 @dataclass(slots=True)
@@ -125,12 +126,11 @@ class ClusterCore:
         # KafkaApis.sizeOfThrottledPartitions), and holds back only replicas out of the ISR
         self._quota_use: dict[int, float] = {}
         self._windows: dict[int, QuotaWindow] = {}  # quota resource id -> its sampled rate (quota.py)
-        # resource id -> (regime, bytes/s left for copies), for the current allocation
-        self._quota_modes: dict[int, tuple[str, float]] = {}
-        self._quota_flow: dict[int, float] = {}  # resource id -> continuous bytes/s through it now
-        self._granted: list[GrantedFlow] = []
-        self._grant_at: dict[tuple[int, int], float] = {}  # fetcher -> time of its next granted fetch
-        self._next_grant = _INF
+        self._quota_open: dict[int, bool] = {}  # quota resource id -> lets fetches through now
+        self._quota_at: dict[int, float] = {}  # quota resource id -> when it next opens or shuts
+        self._next_quota = _INF
+        self._gated: dict[tuple[SimPartition, int, bool], Gated] = {}  # (partition, broker, copy) -> copy
+        self._long_run: dict[tuple[SimPartition, int], float] | None = None  # fetch_rates, cached
         self._slow: dict[tuple[SimPartition, int], SlowFollower] = {}
         # (when, partition, follower): in-sync followers due to leave the ISR
         self._shrinks: list[tuple[float, SimPartition, int]] = []
@@ -439,19 +439,19 @@ class ClusterCore:
     # -- virtual time --------------------------------------------------------------------------------------
 
     def advance(self, seconds: float) -> None:
-        """Move virtual time forward, applying every ISR change and grant (and what follows) on the way."""
+        """Move virtual time forward, applying every ISR change and quota opening or shutting on the way."""
         if not math.isfinite(seconds) or seconds < 0:
             raise ValueError(f"seconds must be a finite, non-negative number, got {seconds}")
         end = self._clock.now + seconds
         while True:
             if self._dirty:
                 self._reallocate()
-            upcoming = min(self._next_event, self._next_grant)
+            upcoming = min(self._next_event, self._next_quota)
             if upcoming > end:
                 break
             self._clock.now = max(self._clock.now, upcoming)
-            if self._next_grant <= self._clock.now + _EPS:
-                self._grant_due()
+            if self._next_quota <= self._clock.now + _EPS:
+                self._quotas_due()
             if self._next_event <= self._clock.now + _EPS:
                 self._complete_due()
         self._clock.now = end
@@ -459,14 +459,21 @@ class ClusterCore:
             self._publish()
 
     def next_event_time(self) -> float | None:
-        """Virtual time of the next ISR change, or of the next grant to a copy that will catch up by grants,
-        under current rates; None when nothing will catch up or fall out of the ISR."""
+        """Virtual time of the next ISR change, or of the next opening or shutting of a quota that a copy
+        which will catch up waits for, under current rates; None when nothing will catch up or fall out of
+        the ISR."""
         if self._dirty:
             self._reallocate()
         upcoming = self._next_event
-        for flow in self._granted:
-            if self._granted_rate(flow) > self._target(flow)[1]:
-                upcoming = min(upcoming, self._grant_at.get(flow.fetcher, _INF))
+        if self._gated:
+            rates = self._long_run_rates()
+            for flow in self._gated.values():
+                if flow.copy:
+                    rate = min(self._long_run_capacity(k) for k in flow.quotas)
+                else:
+                    rate = rates.get((flow.partition, flow.broker), 0.0)
+                if rate > self._target(flow)[1]:
+                    upcoming = min(upcoming, *(self._quota_at.get(k, _INF) for k in flow.quotas))
         return None if upcoming == _INF else upcoming
 
     def advance_until_settled(self, max_seconds: float) -> bool:
@@ -486,20 +493,16 @@ class ClusterCore:
         return True
 
     def fetch_rates(self) -> list[tuple[str, int, int, int, float]]:
-        """(topic, partition, follower, leader, bytes/s) of every replica catching up now; one a quota lets
-        through grant by grant shows the long-run rate of its grants."""
+        """(topic, partition, follower, leader, bytes/s) of every replica catching up now, in the long run: a
+        throttle quota counts as its rate less the in-sync replication it records (Kafka lets a throttled
+        copy through in bursts, see quota.py; this is their average)."""
         if self._dirty:
             self._reallocate()
-        granted = {(f.partition, f.broker): f for f in self._granted if not f.copy}
-        rows = []
-        for p, b in self._fetching:
-            flow = granted.get((p, b))
-            rate = p.lags[b].rate if flow is None else self._granted_rate(flow)
-            rows.append((p.topic, p.index, b, p.leader, rate))
-        return sorted(rows)
+        rates = self._long_run_rates()
+        return sorted((p.topic, p.index, b, p.leader, rates[(p, b)]) for p, b in self._fetching)
 
     def fetch_limits(self) -> list[dict[str, Any]]:
-        """What bounds each catching-up replica's fetch rate now: the resource it is a bottleneck flow of.
+        """What bounds each catching-up replica's long-run fetch rate: the resource it is a bottleneck of.
 
         Rates are max-min fair (replication.py), so a flow's rate is set by a saturated resource on which
         no other flow gets more. Per replica: `resource` (`network_in` of the follower, `network_out` of
@@ -507,33 +510,34 @@ class ClusterCore:
         its `capacity` in bytes/s (for a network: the link, of which `reserved` carries producers' writes
         and their in-sync replication, which replication of new replicas never takes; for a quota: its rate
         less the in-sync replication it records), and `shared_by`, the catching-up replicas using it. A
-        replica held by a quota in its grant regime shows that quota and the long-run rate of its grants.
-        A read-only view of the allocation `fetch_rates` reports.
+        read-only view of the allocation `fetch_rates` reports.
         """
         if self._dirty:
             self._reallocate()
-        granted = {(f.partition, f.broker): f for f in self._granted if not f.copy}
-        flows = [
-            (p, b, lag, lag.keys or self._flow_keys(p, b))
-            for (p, b), lag in self._fetching.items()
-            if (p, b) not in granted
-        ]
+        rates = self._long_run_rates()
+        flows = [(p, b, rates[(p, b)], self._flow_keys(p, b)) for p, b in self._fetching]
         used: dict[int, float] = {}
         peak: dict[int, float] = {}
         sharing: dict[int, int] = {}
-        for _p, _b, lag, keys in flows:
+        for _p, _b, rate, keys in flows:
             for key in keys:
-                used[key] = used.get(key, 0.0) + lag.rate
-                peak[key] = max(peak.get(key, 0.0), lag.rate)
-                sharing[key] = sharing.get(key, 0) + 1
-        for flow in granted.values():
-            for key in flow.quotas:
+                used[key] = used.get(key, 0.0) + rate
+                peak[key] = max(peak.get(key, 0.0), rate)
                 sharing[key] = sharing.get(key, 0) + 1
         names = {0: "network_out", 1: "network_in", 2: "follower_throttle", 3: "leader_throttle"}
         found = []
-
-        def row(p: SimPartition, follower: int, rate: float, bound: int | None) -> dict[str, Any]:
-            entry: dict[str, Any] = {
+        for p, follower, rate, keys in flows:
+            bound = None
+            for key in keys:
+                capacity = self._long_run_capacity(key)
+                saturated = used[key] >= capacity - max(1e-6, abs(capacity) * 1e-9)
+                largest = rate >= peak[key] - max(1e-6, peak[key] * 1e-9)
+                tighter = (
+                    bound is None or capacity / sharing[key] < self._long_run_capacity(bound) / sharing[bound]
+                )
+                if saturated and largest and tighter:
+                    bound = key
+            row: dict[str, Any] = {
                 "topic": p.topic,
                 "partition": p.index,
                 "follower": follower,
@@ -545,28 +549,14 @@ class ClusterCore:
                 broker, kind = divmod(bound, 8)
                 b = self.brokers[broker]
                 reserved = {0: self._reserved_out.get(broker, 0.0), 1: self._reserved_in.get(broker, 0.0)}
-                entry |= {
+                row |= {
                     "resource": names[kind],
                     "broker": broker,
-                    "capacity": {0: b.network_out, 1: b.network_in}.get(kind, self._capacity(bound)),
+                    "capacity": {0: b.network_out, 1: b.network_in}.get(kind, self._long_run_capacity(bound)),
                     "reserved": max(0.0, reserved.get(kind, 0.0)),
                     "shared_by": sharing[bound],
                 }
-            return entry
-
-        for p, follower, lag, keys in flows:
-            bound = None
-            for key in keys:
-                capacity = self._capacity(key)
-                saturated = used[key] >= capacity - max(1e-6, abs(capacity) * 1e-9)
-                largest = lag.rate >= peak[key] - max(1e-6, peak[key] * 1e-9)
-                tighter = bound is None or capacity / sharing[key] < self._capacity(bound) / sharing[bound]
-                if saturated and largest and tighter:
-                    bound = key
-            found.append(row(p, follower, lag.rate, bound))
-        for flow in granted.values():
-            tightest = min(flow.quotas, key=self._capacity)
-            found.append(row(flow.partition, flow.broker, self._granted_rate(flow), tightest))
+            found.append(row)
         return sorted(found, key=lambda r: (r["topic"], r["partition"], r["follower"]))
 
     def _flow_keys(self, p: SimPartition, broker: int) -> tuple[int, ...]:
@@ -582,8 +572,8 @@ class ClusterCore:
         return tuple(keys)
 
     def _capacity(self, key: int) -> float:
-        """Bytes/s a resource offers the catching-up copies: a link's spare capacity, a disk's copy rate, or
-        what a quota's rate leaves after the in-sync replication it records."""
+        """Bytes/s a link or disk offers the catching-up copies: a link's spare capacity, a disk's copy
+        rate. (Quotas are no capacity: they open and shut, see _reallocate.)"""
         broker, kind = divmod(key, 8)
         b = self.brokers[broker]
         if kind == 0:
@@ -592,7 +582,7 @@ class ClusterCore:
             return b.network_in - self._reserved_in.get(broker, 0.0)
         if kind == 5:
             return b.log_dir_copy_rate
-        return self._quota_mode(key)[1]
+        return _INF
 
     def _quota_rate(self, key: int) -> float:
         rate = self._rate_cache.get(key)
@@ -602,32 +592,38 @@ class ClusterCore:
             rate = self._rate_cache[key] = float(cfg.effective_long(self.broker_config(broker, name)))
         return rate
 
-    def _quota_mode(self, key: int) -> tuple[str, float]:
-        """(regime, bytes/s left for copies) of one quota now.
+    def _quota_inflow(self, key: int) -> float:
+        """Bytes/s a quota records without holding anything back: the in-sync replication of its throttled
+        partitions, and on a leader the size of every fetch response entry of one."""
+        kind = key % 8
+        if kind == _ALTER_LOG_DIRS_QUOTA:
+            return 0.0
+        use = max(0.0, self._quota_use.get(key, 0.0))
+        return use + LEADER_RESPONSE_BYTES_PER_SEC if kind == _LEADER_QUOTA else use
 
-        Shut when what it records without holding anything back (in-sync replication of throttled
-        partitions) already reaches its rate, and on the leader side at rate 0: every fetch response of a
-        throttled partition is recorded with its size, empty or not (KafkaApis.sizeOfThrottledPartitions),
-        so the measured rate never gets back to 0 (measured on 4.4: a leader rate of 0 stops a move). A
-        follower or alter-log-dirs quota records only the bytes of records, so at 0 it lets one grant
-        through each time its window has emptied. Continuous when it lets GRANTS_PER_WINDOW grants or more
-        through per window, else grant by grant.
-        """
-        mode = self._quota_modes.get(key)
-        if mode is not None:
-            return mode
+    def _long_run_capacity(self, key: int) -> float:
+        """What a resource gives the catching-up copies on average: a quota's rate less what in-sync
+        replication records on it; a follower or alter-log-dirs quota with nothing else recorded lets at
+        least one fetch through per window (quota.py: at rate 0, one every 11 s)."""
+        if key % 8 not in _QUOTA_KINDS:
+            return self._capacity(key)
         broker, kind = divmod(key, 8)
         rate = self._quota_rate(key)
-        use = self._quota_use.get(key, 0.0) if kind != _ALTER_LOG_DIRS_QUOTA else 0.0
-        left = max(0.0, rate - use)
-        if (kind == _LEADER_QUOTA and rate <= 0) or (use > _EPS and left <= _EPS):
-            mode = (SHUT, 0.0)
-        elif left * self._window(key).expiry >= GRANTS_PER_WINDOW * self._fetch_bytes(broker):
-            mode = (CONTINUOUS, left)
-        else:
-            mode = (GRANTS, left)
-        self._quota_modes[key] = mode
-        return mode
+        inflow = self._quota_inflow(key)
+        left = max(0.0, rate - inflow)
+        if kind != _LEADER_QUOTA and inflow <= _EPS:
+            left = max(left, self._fetch_bytes(broker) / self._window(key).expiry)
+        return left
+
+    def _long_run_rates(self) -> dict[tuple[SimPartition, int], float]:
+        """Max-min fair long-run rates of the catching-up replicas (quotas at _long_run_capacity)."""
+        if self._long_run is None:
+            pairs = list(self._fetching)
+            keys = [self._flow_keys(p, b) for p, b in pairs]
+            capacity = {key: self._long_run_capacity(key) for flow in keys for key in flow}
+            rates = max_min_fair(keys, capacity)
+            self._long_run = dict(zip(pairs, rates, strict=True))
+        return self._long_run
 
     def _window(self, key: int) -> QuotaWindow:
         window = self._windows.get(key)
@@ -637,73 +633,92 @@ class ClusterCore:
                 num, size = cfg.ALTER_LOG_DIRS_QUOTA_WINDOW_NUM, cfg.ALTER_LOG_DIRS_QUOTA_WINDOW_SIZE_SECONDS
             else:
                 num, size = cfg.QUOTA_WINDOW_NUM, cfg.QUOTA_WINDOW_SIZE_SECONDS
-            window = self._windows[key] = QuotaWindow(
+            window = QuotaWindow(
                 int(cfg.effective_long(self.broker_config(broker, num), 11)),
                 float(cfg.effective_long(self.broker_config(broker, size), 1)),
+                warm=kind == _LEADER_QUOTA,
+                now=self._clock.now,
             )
+            inflow = self._quota_inflow(key)
+            if inflow > 0:  # recorded for as long as the window reaches back
+                start = self._clock.now - (window.num + 1) * window.size
+                window = QuotaWindow(window.num, window.size, warm=window.warm, now=start)
+                window.set_inflow(inflow, start)
+            self._windows[key] = window
         return window
 
     def _fetch_bytes(self, broker: int) -> float:
         """replica.fetch.max.bytes: the most a fetch brings per partition (also for copies between dirs)."""
         return float(max(1, cfg.effective_long(self.broker_config(broker, cfg.REPLICA_FETCH_MAX_BYTES), 1)))
 
-    def _target(self, flow: GrantedFlow) -> tuple[float, float]:
-        """(position, growth) of what a granted copy catches up with."""
+    def _target(self, flow: Gated) -> tuple[float, float]:
+        """(position, growth) of what a gated copy catches up with."""
         if flow.copy:
             return log_dirs.copy_target(flow.partition, flow.broker)
         return flow.partition._end(), flow.partition.growth
 
-    def _granted_rate(self, flow: GrantedFlow) -> float:
-        """The long-run bytes/s of a granted copy: its quotas' rate, or one grant per window when that is
-        more (quota.py: Kafka's grants come out between the two)."""
-        rates = []
-        for key in flow.quotas:
-            mode, left = self._quota_mode(key)
-            grant = self._fetch_bytes(flow.broker) / self._window(key).expiry
-            rates.append(0.0 if mode == SHUT else max(left, grant))
-        return min(rates)
-
     def _reallocate(self) -> None:
-        """Recompute every fetch rate (max-min fair), the time each catching-up replica joins the ISR, the
-        in-sync followers that fall behind, and the next grant of each quota in its grant regime."""
+        """Recompute every fetch rate (max-min fair over the links), the time each catching-up replica joins
+        the ISR, the in-sync followers that fall behind, and when each quota in use next opens or shuts."""
         self.reallocations += 1
         now = self._clock.now
         epoch = self._keys_epoch
-        previous = self._quota_modes
-        self._quota_modes = {}
+        self._long_run = None
         flows: list[tuple[SimPartition, int, Lag]] = []
         keys: list[tuple[int, ...]] = []
         used: set[int] = set()
-        granted: list[GrantedFlow] = []
+        gated: dict[tuple[SimPartition, int, bool], Gated] = {}
+        running: list[Gated] = []
+
+        def gate(
+            p: SimPartition, b: int, lag: Lag, quotas: tuple[int, ...], fetcher: tuple[int, int]
+        ) -> bool:
+            """Registers a copy behind quotas; True when all of them are open now."""
+            copy = fetcher[1] < 0
+            flow = self._gated.get((p, b, copy))
+            if flow is None or flow.progress is not lag:
+                flow = Gated(p, b, lag, quotas, fetcher, copy)
+            flow.quotas, flow.fetcher = quotas, fetcher
+            gated[(p, b, copy)] = flow
+            for key in quotas:
+                if key not in self._quota_open:  # in use again: checked before each fetch from now on
+                    window = self._window(key)
+                    window.resume(now)
+                    self._quota_open[key] = not window.exceeded(now, self._quota_rate(key))
+            if all(self._quota_open[k] for k in quotas):
+                if flow.started is None:
+                    flow.started = lag.at(now)
+                running.append(flow)
+                return True
+            flow.started = None
+            return False
+
         for (p, b), lag in self._fetching.items():
             if lag.keys is None or lag.keys_epoch != epoch:
                 lag.keys = self._flow_keys(p, b)
                 lag.keys_epoch = epoch
-            gates = tuple(k for k in lag.keys if k % 8 in _QUOTA_KINDS and self._quota_mode(k)[0] == GRANTS)
-            if gates:
-                granted.append(GrantedFlow(p, b, lag, gates, (b, p.leader)))
-                continue
+            quotas = tuple(k for k in lag.keys if k % 8 in _QUOTA_KINDS and self._quota_rate(k) < _UNLIMITED)
+            links = tuple(k for k in lag.keys if k % 8 not in _QUOTA_KINDS)
+            if quotas and not gate(p, b, lag, quotas, (b, p.leader)):
+                links = ()
             flows.append((p, b, lag))
-            keys.append(lag.keys)
-            used.update(lag.keys)
+            keys.append(links)
+            used.update(links)
         copies = []
         for p, b, future in log_dirs.active_copies(self) if self._futures else []:
             quota = 8 * b + _ALTER_LOG_DIRS_QUOTA
-            if self._quota_mode(quota)[0] == GRANTS:
-                granted.append(GrantedFlow(p, b, future.progress, (quota,), (b, -1), copy=True))
-                continue
+            disk: tuple[int, ...] = (8 * b + 5,)
+            if self._quota_rate(quota) < _UNLIMITED and not gate(p, b, future.progress, (quota,), (b, -1)):
+                disk = ()
             copies.append((p, b, future))
-            copy_keys = (quota, 8 * b + 5)
-            keys.append(copy_keys)
-            used.update(copy_keys)
+            keys.append(disk)
+            used.update(disk)
+        self._gated = gated
         capacity = {key: self._capacity(key) for key in used}
         rates = max_min_fair(keys, capacity)
         due: list[tuple[float, int]] = []
-        through: dict[int, float] = {}
         for i, (p, _b, lag) in enumerate(flows):
             rate = rates[i]
-            for key in keys[i]:
-                through[key] = through.get(key, 0.0) + rate
             pos = lag.pos0 + lag.rate * (now - lag.t0)
             lag.pos0, lag.t0, lag.rate = pos, now, rate
             behind = p._end() - pos
@@ -720,8 +735,6 @@ class ClusterCore:
             future.progress.rebase(now, 0.0)
         for j, (p, b, future) in enumerate(copies):
             rate = rates[len(flows) + j]
-            for key in keys[len(flows) + j]:
-                through[key] = through.get(key, 0.0) + rate
             progress = future.progress
             progress.rate = rate
             target, grows = log_dirs.copy_target(p, b)
@@ -734,82 +747,96 @@ class ClusterCore:
                 progress.done_at = _INF
                 continue
             due.append((progress.done_at, len(flows) + j))
-        for flow in granted:  # between grants they do not move
-            flow.progress.rebase(now, 0.0)
-            flow.progress.done_at = _INF
-        for key, (mode, _left) in previous.items():  # a quota that stops letting data through continuously
-            if mode == CONTINUOUS and self._quota_modes.get(key, (None,))[0] != CONTINUOUS:
-                self._window(key).seed(self._quota_flow.get(key, 0.0), now)
-        self._quota_flow = {k: v for k, v in through.items() if k % 8 in _QUOTA_KINDS}
         self._track_slow_followers(now)
         heapq.heapify(due)
         self._due = due
         self._due_flows = flows
         self._due_copies = copies
-        self._granted = granted
         self._next_event = min(due[0][0] if due else _INF, self._shrinks[0][0] if self._shrinks else _INF)
-        self._schedule_grants(now)
+        self._schedule_quotas(now, running)
         self._dirty = False
 
-    # -- quotas in their grant regime (quota.py) ---------------------------------------------------------
+    # -- throttle quotas opening and shutting (quota.py) ---------------------------------------------------
 
-    def _schedule_grants(self, now: float) -> None:
-        """When each fetcher with granted copies next finds the quotas of one of them open."""
-        opens: dict[int, float] = {}
-        at: dict[tuple[int, int], float] = {}
-        for flow in self._granted:
-            when = now if self._target(flow)[0] - flow.progress.at(now) <= _EPS else 0.0
+    def _schedule_quotas(self, now: float, running: list[Gated]) -> None:
+        """Each window records what goes through its quota from now on; each quota in use next shuts when
+        its measured rate passes its rate, or opens when it is back under it."""
+        through: dict[int, float] = {}
+        for flow in running:
             for key in flow.quotas:
-                if key not in opens:
-                    opens[key] = self._window(key).opens_at(now, self._quota_mode(key)[1])
-                when = max(when, opens[key])
-            at[flow.fetcher] = min(at.get(flow.fetcher, _INF), when)
-        self._grant_at = at
-        self._next_grant = min(at.values(), default=_INF)
+                through[key] = through.get(key, 0.0) + flow.progress.rate
+        in_use = {k for flow in self._gated.values() for k in flow.quotas}
+        at: dict[int, float] = {}
+        for key, window in self._windows.items():
+            inflow = self._quota_inflow(key) + through.get(key, 0.0)
+            if window.inflow != inflow:
+                window.set_inflow(inflow, now)
+            if key not in in_use:
+                self._quota_open.pop(key, None)
+                continue
+            rate = self._quota_rate(key)
+            if self._quota_open.get(key, True):
+                at[key] = window.closes_at(now, rate) if inflow > rate else _INF
+            else:
+                at[key] = window.opens_at(now, rate)
+        self._quota_at = at
+        self._next_quota = min(at.values(), default=_INF)
 
-    def _grant_due(self) -> None:
-        """The fetches due now: every granted copy whose quotas are all open gets up to
-        replica.fetch.max.bytes, at most replica.fetch.response.max.bytes per fetch; the quotas are checked
-        before and recorded after the fetch, as the fetcher and the leader do. A copy that reaches its
-        target joins the ISR (or, between log dirs, replaces the current log)."""
+    def _quotas_due(self) -> None:
+        """Quotas whose time has come open or shut. When one shuts, each copy running through it finishes
+        the fetch it is in: its bytes since it started to run are rounded up to whole fetches of
+        replica.fetch.max.bytes (at least one), at most replica.fetch.response.max.bytes per fetcher, as
+        Kafka checks the quota before a fetch and records its bytes after."""
         now = self._clock.now
-        due = sorted(f for f, when in self._grant_at.items() if when <= now + _EPS)
-        members: dict[tuple[int, int], list[GrantedFlow]] = {}
-        for flow in self._granted:
-            members.setdefault(flow.fetcher, []).append(flow)
-        recorded: dict[int, float] = {}
-        done: list[GrantedFlow] = []
-        for fetcher in due:
-            flows = sorted(members[fetcher], key=lambda f: (f.partition.topic, f.partition.index))
-            gates = {k for f in flows for k in f.quotas}
-            open_now = {k: not self._window(k).exceeded(now, self._quota_mode(k)[1]) for k in gates}
-            budget = (
-                _INF
-                if fetcher[1] < 0
-                else float(
-                    cfg.effective_long(
-                        self.broker_config(fetcher[0], cfg.REPLICA_FETCH_RESPONSE_MAX_BYTES), 10485760
-                    )
-                )
+        shutting = sorted(
+            k for k, when in self._quota_at.items() if when <= now + _EPS and self._quota_open[k]
+        )
+        opening = sorted(
+            k for k, when in self._quota_at.items() if when <= now + _EPS and not self._quota_open[k]
+        )
+        for key in opening:
+            self._quota_open[key] = True
+        done: list[Gated] = []
+        if shutting:
+            budget: dict[tuple[int, int], float] = {}
+            recorded: dict[int, float] = {}
+            flows = sorted(
+                self._gated.values(), key=lambda f: (f.partition.topic, f.partition.index, f.broker)
             )
             for flow in flows:
-                target, _grows = self._target(flow)
+                if flow.started is None or not set(flow.quotas) & set(shutting):
+                    continue
                 position = flow.progress.at(now)
-                behind = target - position
-                if behind <= _EPS:
-                    done.append(flow)
-                    continue
-                if not all(open_now[k] for k in flow.quotas) or budget <= 0:
-                    continue
-                amount = min(self._fetch_bytes(flow.broker), behind, budget)
-                budget -= amount
-                flow.progress.pos0, flow.progress.t0 = position + amount, now
+                target, _grows = self._target(flow)
+                fetch = self._fetch_bytes(flow.broker)
+                moved = max(0.0, position - flow.started)
+                whole = max(1, math.ceil(moved / fetch - 1e-9)) * fetch
+                left = budget.get(flow.fetcher)
+                if left is None:
+                    left = (
+                        _INF
+                        if flow.copy
+                        else float(
+                            cfg.effective_long(
+                                self.broker_config(flow.broker, cfg.REPLICA_FETCH_RESPONSE_MAX_BYTES),
+                                10485760,
+                            )
+                        )
+                    )
+                extra = max(0.0, min(whole - moved, target - position, left))
+                budget[flow.fetcher] = left - extra
+                flow.progress.rebase(now, 0.0)
+                flow.progress.pos0 = position + extra
+                flow.started = None
                 for key in flow.quotas:
-                    recorded[key] = recorded.get(key, 0.0) + amount
-                if amount >= behind - _EPS:
+                    recorded[key] = recorded.get(key, 0.0) + extra
+                if position + extra >= target - _EPS:
                     done.append(flow)
-        for key, amount in sorted(recorded.items()):
-            self._window(key).record(amount, now)
+            for key in shutting:
+                self._quota_open[key] = False
+            for key, amount in sorted(recorded.items()):
+                if amount > 0:
+                    self._window(key).record(amount, now)
         for flow in done:
             p, b = flow.partition, flow.broker
             if flow.copy:
@@ -818,10 +845,7 @@ class ClusterCore:
             elif (p, b) in self._fetching:
                 flow.progress.pos0 = p._end()
                 self.join_isr(p, b)
-        if done:
-            self._dirty = True
-        else:
-            self._schedule_grants(now)
+        self._dirty = True
 
     # -- in-sync followers that fall behind ------------------------------------------------------------
 
@@ -992,6 +1016,9 @@ class ClusterCore:
         self._require_broker(broker_id)
         if self.brokers[broker_id].online:
             return
+        for kind in _QUOTA_KINDS:  # a new process: its quotas' sensors start empty
+            self._windows.pop(8 * broker_id + kind, None)
+            self._quota_open.pop(8 * broker_id + kind, None)
         for p in self._set_online(broker_id, True):
             if self.kafka.zookeeper:  # KafkaController.onBrokerStartup
                 zp = self._zk(p)

@@ -118,7 +118,7 @@ def test_in_sync_replication_of_a_throttled_partition_uses_the_leader_quota(
         broker_configs={"1": {"leader.replication.throttled.rate": str(3 * MB)}},
     )
     sim.alter_partition_reassignment("t", 0, [4, 2, 3])
-    assert sim.fetch_rates() == [("t", 0, 4, 1, pytest.approx(rate))]
+    assert sim.fetch_rates() == [("t", 0, 4, 1, pytest.approx(rate, abs=200))]
 
 
 def test_in_sync_replication_uses_the_follower_quota_of_the_broker_it_names() -> None:
@@ -154,7 +154,7 @@ def test_a_copy_between_log_dirs_at_rate_zero_trickles_too() -> None:
     assert sim.dir_of(sim.topics["t"].partitions[0], 1) == other
 
 
-def test_a_quota_that_was_continuous_keeps_its_history_when_it_drops_to_grants() -> None:
+def test_a_quota_keeps_what_went_through_for_its_window_when_its_rate_drops() -> None:
     sim = _cluster(
         size=100 * MB,
         topic_configs={"follower.replication.throttled.replicas": "0:4"},
@@ -163,12 +163,15 @@ def test_a_quota_that_was_continuous_keeps_its_history_when_it_drops_to_grants()
     sim.alter_partition_reassignment("t", 0, [4, 2, 3])
     sim.advance(5.0)
     p = sim.topics["t"].partitions[0]
-    assert p.position(4) == pytest.approx(50 * MB, rel=1e-6)
+    assert p.position(4) == pytest.approx(50 * MB, abs=MIB), "10 MB/s, in whole fetches"
     sim.incremental_alter_configs(4, "4", [("follower.replication.throttled.rate", 0, "0")], False)
-    sim.advance(10.5)  # 10 MB/s recorded over the last 11 s: shut until that has expired
-    assert p.position(4) == pytest.approx(50 * MB, rel=1e-6)
-    sim.advance(1.0)
-    assert p.position(4) == pytest.approx(50 * MB + MIB, rel=1e-6)
+    sim.advance(0.0)
+    stopped = p.position(4)
+    assert stopped % MIB == 0, "the fetch in flight completes"
+    sim.advance(10.5)  # what went through in the last 11 s keeps the measured rate above 0
+    assert p.position(4) == stopped
+    sim.advance(1.0)  # the last sample written before the change has expired: one fetch
+    assert p.position(4) == stopped + MIB
 
 
 # ---------------------------------------------------------------------------------------------------------
