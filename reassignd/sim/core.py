@@ -39,6 +39,18 @@ _LEADER_QUOTA = 3
 _ALTER_LOG_DIRS_QUOTA = 4
 # A quota rate at or above this is no quota (Kafka's default, Long.MAX_VALUE, lets everything through).
 _UNLIMITED = 1e15
+# How a quota in use is modelled (docs/simulator.md, "Throttle quotas"): SHUT lets nothing through (what it
+# records anyway reaches its rate); GRANTS, fetch by fetch, opening and shutting with its window (fewer
+# than GRANTS_PER_WINDOW fetches of replica.fetch.max.bytes fit in a window at its rate: a handful of
+# events per window); WINDOW, a burst at full speed while the window is under the rate, then its rate
+# less what in-sync replication records, shared fairly (the fetch-by-fetch detail of a saturated window
+# would cost an event per fetch; its average is that rate, within 1% from 7 fetches per window on).
+SHUT, GRANTS, WINDOW = "shut", "grants", "window"
+GRANTS_PER_WINDOW = 8
+# The phase of a quota in use: GRANTS quotas are OPEN or SHUT; WINDOW quotas BURST, then PAUSE while the
+# burst keeps the measured rate above the bound (a window younger than one sample counts as one sample
+# long), then let their RATE through.
+OPEN, BURST, PAUSE, RATE = "open", "burst", "pause", "rate"
 # Bytes/s a leader's quota records from the fetch responses of a throttled partition that carry no data
 # (KafkaApis.sizeOfThrottledPartitions counts a partition's entry, ~50 bytes, in each follower fetch): what
 # keeps a leader rate of 0 shut (measured on 4.4: a move at leader rate 0 never progressed).
@@ -126,7 +138,8 @@ class ClusterCore:
         # KafkaApis.sizeOfThrottledPartitions), and holds back only replicas out of the ISR
         self._quota_use: dict[int, float] = {}
         self._windows: dict[int, QuotaWindow] = {}  # quota resource id -> its sampled rate (quota.py)
-        self._quota_open: dict[int, bool] = {}  # quota resource id -> lets fetches through now
+        # quota resource id -> (regime, phase) of a quota in use
+        self._quota_state: dict[int, tuple[str, str]] = {}
         self._quota_at: dict[int, float] = {}  # quota resource id -> when it next opens or shuts
         self._next_quota = _INF
         self._gated: dict[tuple[SimPartition, int, bool], Gated] = {}  # (partition, broker, copy) -> copy
@@ -572,8 +585,8 @@ class ClusterCore:
         return tuple(keys)
 
     def _capacity(self, key: int) -> float:
-        """Bytes/s a link or disk offers the catching-up copies: a link's spare capacity, a disk's copy
-        rate. (Quotas are no capacity: they open and shut, see _reallocate.)"""
+        """Bytes/s a resource offers the catching-up copies: a link's spare capacity, a disk's copy rate, a
+        WINDOW quota past its burst its rate less what in-sync replication records on it."""
         broker, kind = divmod(key, 8)
         b = self.brokers[broker]
         if kind == 0:
@@ -582,7 +595,7 @@ class ClusterCore:
             return b.network_in - self._reserved_in.get(broker, 0.0)
         if kind == 5:
             return b.log_dir_copy_rate
-        return _INF
+        return max(0.0, self._quota_rate(key) - self._quota_inflow(key))
 
     def _quota_rate(self, key: int) -> float:
         rate = self._rate_cache.get(key)
@@ -614,6 +627,33 @@ class ClusterCore:
         if kind != _LEADER_QUOTA and inflow <= _EPS:
             left = max(left, self._fetch_bytes(broker) / self._window(key).expiry)
         return left
+
+    def _regime(self, key: int) -> str:
+        broker = key // 8
+        rate = self._quota_rate(key)
+        inflow = self._quota_inflow(key)
+        if inflow > _EPS and rate <= inflow:
+            return SHUT
+        left = rate - inflow
+        if left * self._window(key).expiry < GRANTS_PER_WINDOW * self._fetch_bytes(broker):
+            return GRANTS
+        return WINDOW
+
+    def _quota_state_now(self, key: int, now: float) -> tuple[str, str]:
+        """The regime of a quota in use, and its phase: kept while the regime holds, else found from its
+        window (the first check after a time nobody checked resets the expired samples then)."""
+        regime = self._regime(key)
+        state = self._quota_state.get(key)
+        if state is None or state[0] != regime:
+            window = self._window(key)
+            if state is None:
+                window.resume(now)
+            under = not window.exceeded(now, self._quota_rate(key))
+            phase = {(GRANTS, True): OPEN, (GRANTS, False): SHUT, (WINDOW, True): BURST}.get(
+                (regime, under), PAUSE
+            )
+            state = self._quota_state[key] = (regime, phase)
+        return state
 
     def _long_run_rates(self) -> dict[tuple[SimPartition, int], float]:
         """Max-min fair long-run rates of the catching-up replicas (quotas at _long_run_capacity)."""
@@ -672,26 +712,30 @@ class ClusterCore:
 
         def gate(
             p: SimPartition, b: int, lag: Lag, quotas: tuple[int, ...], fetcher: tuple[int, int]
-        ) -> bool:
-            """Registers a copy behind quotas; True when all of them are open now."""
+        ) -> tuple[int, ...] | None:
+            """Registers a copy behind quotas: None when one of them holds it back now, else the quotas
+            that bound its rate now (WINDOW quotas past their burst)."""
             copy = fetcher[1] < 0
             flow = self._gated.get((p, b, copy))
             if flow is None or flow.progress is not lag:
                 flow = Gated(p, b, lag, quotas, fetcher, copy)
             flow.quotas, flow.fetcher = quotas, fetcher
             gated[(p, b, copy)] = flow
+            bounding = []
+            held = False
             for key in quotas:
-                if key not in self._quota_open:  # in use again: checked before each fetch from now on
-                    window = self._window(key)
-                    window.resume(now)
-                    self._quota_open[key] = not window.exceeded(now, self._quota_rate(key))
-            if all(self._quota_open[k] for k in quotas):
-                if flow.started is None:
-                    flow.started = lag.at(now)
-                running.append(flow)
-                return True
-            flow.started = None
-            return False
+                regime, phase = self._quota_state_now(key, now)
+                if regime == SHUT or phase in (SHUT, PAUSE):
+                    held = True
+                elif phase == RATE:
+                    bounding.append(key)
+            if held:
+                flow.started = None
+                return None
+            if flow.started is None:
+                flow.started = lag.at(now)
+            running.append(flow)
+            return tuple(bounding)
 
         for (p, b), lag in self._fetching.items():
             if lag.keys is None or lag.keys_epoch != epoch:
@@ -699,8 +743,9 @@ class ClusterCore:
                 lag.keys_epoch = epoch
             quotas = tuple(k for k in lag.keys if k % 8 in _QUOTA_KINDS and self._quota_rate(k) < _UNLIMITED)
             links = tuple(k for k in lag.keys if k % 8 not in _QUOTA_KINDS)
-            if quotas and not gate(p, b, lag, quotas, (b, p.leader)):
-                links = ()
+            if quotas:
+                bounding = gate(p, b, lag, quotas, (b, p.leader))
+                links = () if bounding is None else links + bounding
             flows.append((p, b, lag))
             keys.append(links)
             used.update(links)
@@ -708,8 +753,9 @@ class ClusterCore:
         for p, b, future in log_dirs.active_copies(self) if self._futures else []:
             quota = 8 * b + _ALTER_LOG_DIRS_QUOTA
             disk: tuple[int, ...] = (8 * b + 5,)
-            if self._quota_rate(quota) < _UNLIMITED and not gate(p, b, future.progress, (quota,), (b, -1)):
-                disk = ()
+            if self._quota_rate(quota) < _UNLIMITED:
+                bounding = gate(p, b, future.progress, (quota,), (b, -1))
+                disk = () if bounding is None else disk + bounding
             copies.append((p, b, future))
             keys.append(disk)
             used.update(disk)
@@ -759,8 +805,9 @@ class ClusterCore:
     # -- throttle quotas opening and shutting (quota.py) ---------------------------------------------------
 
     def _schedule_quotas(self, now: float, running: list[Gated]) -> None:
-        """Each window records what goes through its quota from now on; each quota in use next shuts when
-        its measured rate passes its rate, or opens when it is back under it."""
+        """Each window records what goes through its quota from now on. A GRANTS quota next shuts when its
+        measured rate passes its rate, or opens when it is back under it; a WINDOW quota ends its burst
+        when its measured rate reaches its rate."""
         through: dict[int, float] = {}
         for flow in running:
             for key in flow.quotas:
@@ -771,12 +818,18 @@ class ClusterCore:
             inflow = self._quota_inflow(key) + through.get(key, 0.0)
             if window.inflow != inflow:
                 window.set_inflow(inflow, now)
-            if key not in in_use:
-                self._quota_open.pop(key, None)
+            state = self._quota_state.get(key)
+            if key not in in_use or state is None:
+                self._quota_state.pop(key, None)  # its next use finds its state from its window
                 continue
+            regime, phase = state
             rate = self._quota_rate(key)
-            if self._quota_open.get(key, True):
+            if regime == SHUT or phase == RATE:
+                continue
+            if phase in (OPEN, BURST):
                 at[key] = window.closes_at(now, rate) if inflow > rate else _INF
+            elif phase == PAUSE:  # the rate can only be let through once the window grows with time
+                at[key] = max(window.opens_at(now, rate), window.full_from(now))
             else:
                 at[key] = window.opens_at(now, rate)
         self._quota_at = at
@@ -788,14 +841,12 @@ class ClusterCore:
         replica.fetch.max.bytes (at least one), at most replica.fetch.response.max.bytes per fetcher, as
         Kafka checks the quota before a fetch and records its bytes after."""
         now = self._clock.now
-        shutting = sorted(
-            k for k, when in self._quota_at.items() if when <= now + _EPS and self._quota_open[k]
-        )
-        opening = sorted(
-            k for k, when in self._quota_at.items() if when <= now + _EPS and not self._quota_open[k]
-        )
-        for key in opening:
-            self._quota_open[key] = True
+        due = sorted(k for k, when in self._quota_at.items() if when <= now + _EPS)
+        shutting = [k for k in due if self._quota_state[k] == (GRANTS, OPEN)]
+        following = {OPEN: SHUT, SHUT: OPEN, BURST: PAUSE, PAUSE: RATE}
+        for key in due:
+            regime, phase = self._quota_state[key]
+            self._quota_state[key] = (regime, following[phase])
         done: list[Gated] = []
         if shutting:
             budget: dict[tuple[int, int], float] = {}
@@ -833,7 +884,7 @@ class ClusterCore:
                 if position + extra >= target - _EPS:
                     done.append(flow)
             for key in shutting:
-                self._quota_open[key] = False
+                self._quota_state[key] = (GRANTS, SHUT)
             for key, amount in sorted(recorded.items()):
                 if amount > 0:
                     self._window(key).record(amount, now)
@@ -1018,7 +1069,7 @@ class ClusterCore:
             return
         for kind in _QUOTA_KINDS:  # a new process: its quotas' sensors start empty
             self._windows.pop(8 * broker_id + kind, None)
-            self._quota_open.pop(8 * broker_id + kind, None)
+            self._quota_state.pop(8 * broker_id + kind, None)
         for p in self._set_online(broker_id, True):
             if self.kafka.zookeeper:  # KafkaController.onBrokerStartup
                 zp = self._zk(p)

@@ -168,6 +168,13 @@ class QuotaWindow:
         total, oldest = self._totals(now)
         return total / max(now - oldest, self.size)
 
+    def full_from(self, now: float) -> float:
+        """When the window measured at `now` stops counting as one sample long: the oldest sample's start
+        plus one sample (SimpleRate.windowSize). Before then more bytes only raise the measured rate."""
+        w = self.copy()
+        w._advance(now)
+        return w._totals(now)[1] + self.size
+
     def resume(self, now: float) -> None:
         """The first measure after a time nobody measured (no throttled copy was fetched): expired samples
         are reset now, not when they expired, so the window starts afresh (one sample long)."""
