@@ -1105,6 +1105,32 @@ class ClusterCore:
             broker.network_out = float(network_out)
         self._dirty = True
 
+    def append(self, topic: str, partition: int | None, size: float) -> dict[int, int]:
+        """`size` bytes written at once to the leader of a partition (each of the topic's when None), as a
+        bulk fill would: in-sync followers hold them too, acks=all writes are refused below
+        min.insync.replicas and nothing is written without a leader. The bytes written, by partition."""
+        if not math.isfinite(size) or size < 0:
+            raise ValueError(f"size must be a finite, non-negative number, got {size}")
+        t = self.topics.get(topic)
+        if t is None:
+            raise KeyError(f"unknown topic {topic!r}")
+        if partition is not None and not 0 <= partition < len(t.partitions):
+            raise KeyError(f"unknown partition {topic}-{partition}")
+        parts: Iterable[SimPartition] = t.partitions if partition is None else [t.partitions[partition]]
+        written = {}
+        for p in parts:
+            refused = p.leader == NO_LEADER or (
+                p.acks_all and len(p.isr) < self.min_insync_replicas(p.topic, p.leader)
+            )
+            written[p.index] = 0 if refused else round(size)
+            if refused or not size:
+                continue
+            self._account(p, -1)
+            p.rebase_log()
+            p.truncate_log(p._size0 + size)  # the leader's log end moves on by `size`
+            self._account(p, +1)
+        return written
+
     def set_produce_rate(
         self, topic: str, partition: int | None, bytes_per_sec: float, acks: str | None = None
     ) -> None:
