@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup demo test check lint format typecheck pytest bench bench-quick clean
+.PHONY: setup demo test check lint format typecheck structure pytest bench bench-quick clean
 
 setup:
 	@scripts/setup.sh
@@ -14,7 +14,7 @@ demo: setup
 
 test: setup check pytest
 
-check: setup lint typecheck
+check: setup lint typecheck structure
 
 lint:
 	$(VENV)/bin/ruff check .
@@ -26,6 +26,11 @@ format: setup
 
 typecheck:
 	$(VENV)/bin/mypy reassignd
+
+# No import circle inside the package; no function over 80 lines in the engine and the daemon.
+structure:
+	$(PY) scripts/import_circles.py reassignd
+	$(PY) scripts/long_functions.py --limit 80 reassignd/engine reassignd/daemon
 
 pytest:
 	$(VENV)/bin/pytest

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reassignd.cluster.api import BROKER_THROTTLE_KEYS, MIN_INSYNC_REPLICAS, TOPIC_THROTTLE_KEYS
+from reassignd import config_keys
+from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.model import TopicPartition
 from tests.services.simulator import SimProcess
@@ -71,12 +72,12 @@ async def _measure(bootstrap: str, plans: dict[str, list[TopicPartition]], runs:
                 "metadata+sizes(10% in flight)+configs": {
                     "with_sizes": in_flight,
                     "broker_config_keys": BROKER_THROTTLE_KEYS,
-                    "topic_config_keys": (*TOPIC_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
+                    "topic_config_keys": (*TOPIC_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
                 },
                 "metadata+sizes+configs": {
                     "with_sizes": True,
                     "broker_config_keys": BROKER_THROTTLE_KEYS,
-                    "topic_config_keys": (*TOPIC_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
+                    "topic_config_keys": (*TOPIC_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
                 },
             }
             for variant, kwargs in variants.items():

@@ -40,7 +40,7 @@ def measure(name: str) -> dict[str, Any]:
     seen: list[tuple[float, float, float | None]] = []
 
     def on_run(run: RunState, elapsed: float) -> None:
-        seen.append((elapsed, run.tracking.percent, run.tracking.eta))
+        seen.append((elapsed, run.progress.tracking.percent, run.progress.tracking.eta))
 
     result = rehearse(
         meter.sim, case.plan, case.limits, cycle_interval=case.cycle_interval, on_run=on_run, every_cycle=True

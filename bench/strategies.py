@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.engine import Limits
-from reassignd.engine.throttle import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.rehearsal import rehearse
 from reassignd.sim import SimCluster, load_scenario
@@ -285,12 +285,17 @@ def run_stock(case: Case, max_seconds: float) -> Run:
         )
     if throttle is not None:
         for topic in sorted(leader_entries):
-            ops = [(LEADER_REPLICAS, 0, ",".join(leader_entries[topic]))]
-            ops.append((FOLLOWER_REPLICAS, 0, ",".join(follower_entries[topic])))
+            ops = [(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, 0, ",".join(leader_entries[topic]))]
+            ops.append(
+                (config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, 0, ",".join(follower_entries[topic]))
+            )
             sim.incremental_alter_configs(TOPIC, topic, ops)
         for broker in sorted(brokers):
             if sim.brokers[broker].online:
-                rates = [(LEADER_RATE, 0, str(throttle)), (FOLLOWER_RATE, 0, str(throttle))]
+                rates = [
+                    (config_keys.LEADER_REPLICATION_THROTTLED_RATE, 0, str(throttle)),
+                    (config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, 0, str(throttle)),
+                ]
                 sim.incremental_alter_configs(BROKER, str(broker), rates)
     for tp, target in sorted(case.plan.targets.items()):
         sim.alter_partition_reassignment(tp.topic, tp.partition, list(target))
@@ -301,10 +306,20 @@ def run_stock(case: Case, max_seconds: float) -> Run:
     finished = not meter.moving()
     if throttle is not None:
         for topic in sorted(leader_entries):
-            clear = [(LEADER_REPLICAS, 1, None), (FOLLOWER_REPLICAS, 1, None)]
+            clear = [
+                (config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, 1, None),
+                (config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, 1, None),
+            ]
             sim.incremental_alter_configs(TOPIC, topic, clear)
         for broker in sorted(b for b in sim.brokers if sim.brokers[b].online):
-            clear = [(key, 1, None) for key in (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)]
+            clear = [
+                (key, 1, None)
+                for key in (
+                    config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+                    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+                    LOG_DIR_RATE,
+                )
+            ]
             sim.incremental_alter_configs(BROKER, str(broker), clear)
     if meter.events:
         meter.advance_to(meter.events[-1].at)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
 
+from reassignd import config_keys
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
 from reassignd.placement.rules import move_violation
 from reassignd.placement.topology import Topology
@@ -227,7 +228,7 @@ class DaemonProcess:
 
     @property
     def token_file(self) -> Path:
-        return self.workdir / "api.token"
+        return self.workdir / config_keys.API_TOKEN
 
     @property
     def log_path(self) -> Path:
@@ -241,11 +242,11 @@ class DaemonProcess:
         self.token_file.write_text(self.token, encoding="utf-8")
         self.token_file.chmod(0o600)
         config = {
-            "cluster.bootstrap.servers": self.bootstrap_servers,
-            "api.listen": f"127.0.0.1:{self.port}",
-            "api.token.file": str(self.token_file),
-            "state.dir": str(self.workdir / "state"),
-            "log.format": "json",
+            config_keys.CLUSTER_BOOTSTRAP_SERVERS: self.bootstrap_servers,
+            config_keys.API_LISTEN: f"127.0.0.1:{self.port}",
+            config_keys.API_TOKEN_FILE: str(self.token_file),
+            config_keys.STATE_DIR: str(self.workdir / "state"),
+            config_keys.LOG_FORMAT: "json",
             **self.settings,
         }
         config_path = self.workdir / "reassignd.toml"
@@ -283,11 +284,11 @@ class DaemonProcess:
 
 
 DEMO_LIMITS: Mapping[str, Any] = {
-    "reassignment.parallel.replica.count": 1,
-    "reassignment.max.incoming.replica.movements.per.broker": 2,
-    "reassignment.max.outgoing.replica.movements.per.broker": 2,
-    "leader.reassignment.throttled.rate": 50_000_000,
-    "follower.reassignment.throttled.rate": 50_000_000,
+    config_keys.REASSIGNMENT_PARALLEL_REPLICA_COUNT: 1,
+    config_keys.REASSIGNMENT_MAX_INCOMING_REPLICA_MOVEMENTS_PER_BROKER: 2,
+    config_keys.REASSIGNMENT_MAX_OUTGOING_REPLICA_MOVEMENTS_PER_BROKER: 2,
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: 50_000_000,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: 50_000_000,
 }
 CYCLE_SECONDS = 0.5  # wall seconds between daemon cycles
 
@@ -364,8 +365,8 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
             sim.bootstrap_servers,
             {
                 **options.limits,
-                "controller.cycle.interval.seconds": CYCLE_SECONDS,
-                "controller.cycle.min.interval.seconds": 0.1,
+                config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS: CYCLE_SECONDS,
+                config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS: 0.1,
             },
         ).start()
         _say(

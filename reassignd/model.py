@@ -11,10 +11,14 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
+
+from reassignd import config_keys
+from reassignd.problems import InvalidInputError as InvalidInputError  # noqa: PLC0414 (handed on)
+from reassignd.problems import Problem as Problem  # noqa: PLC0414 (handed on)
 
 PLAN_VERSION: Final = 1
 SNAPSHOT_VERSION: Final = 1
@@ -84,28 +88,6 @@ def copy_of(mapping: Mapping[K, V]) -> dict[K, V]:
 
 # ---------------------------------------------------------------------------------------------------------
 # Errors
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with an input, located precisely enough to fix without reading the code."""
-
-    where: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.field}: {self.message}"
-
-
-class InvalidInputError(ValueError):
-    """Raised with every problem found, never with a half-parsed value."""
-
-    def __init__(self, what: str, problems: Iterable[Problem]) -> None:
-        self.what = what
-        self.problems: tuple[Problem, ...] = tuple(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"invalid {what} ({len(self.problems)} problem(s)):\n{lines}")
 
 
 class _Problems:
@@ -222,10 +204,6 @@ class PartitionState:
     @property
     def has_leader(self) -> bool:
         return self.leader != NO_LEADER
-
-    @property
-    def preferred_leader(self) -> int | None:
-        return self.replicas[0] if self.replicas else None
 
     @property
     def target_replicas(self) -> tuple[int, ...]:
@@ -349,8 +327,8 @@ class ClusterSnapshot:
 
     def min_insync_replicas(self, topic: str) -> int:
         """The topic's min.insync.replicas, falling back to the cluster default and then Kafka's (1)."""
-        value = self.topic_config(topic, "min.insync.replicas") or self.cluster_configs.get(
-            "min.insync.replicas"
+        value = self.topic_config(topic, config_keys.MIN_INSYNC_REPLICAS) or self.cluster_configs.get(
+            config_keys.MIN_INSYNC_REPLICAS
         )
         try:
             return max(1, int(value)) if value is not None else 1
@@ -367,9 +345,6 @@ class ClusterSnapshot:
         if kind == "broker":
             return int(name) in self.broker_configs
         return name in self.topics
-
-    def partitions_of(self, topic: str) -> Iterator[PartitionState]:
-        return (p for p in self.partitions.values() if p.tp.topic == topic)
 
     def with_partitions(self, updated: Iterable[PartitionState]) -> ClusterSnapshot:
         # one C-level copy of the private dict (a mapping proxy's copy() copies the dict under it), wrapped

@@ -27,7 +27,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
-from reassignd.model import InvalidInputError, Problem
+from reassignd.problems import InvalidInputError, Problem
 
 MAX_DEPTH: Final = 32
 MAX_NUMBER_DIGITS: Final = 100

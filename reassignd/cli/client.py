@@ -21,10 +21,9 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.cli._common import load_plan, print_json
 from reassignd.cli.watch import (
-    FOLLOWER_RATE,
-    LEADER_RATE,
     UNLIMITED,
     format_bytes,
     format_duration,
@@ -114,8 +113,12 @@ def register(subparsers: Any) -> None:
     throttle = add(
         "throttle", _throttle, "show or change the throttle rates (50MB/s, 10MiB, 1e6; none removes)"
     )
-    throttle.add_argument("--leader-rate", type=_rate_arg, help="leader.reassignment.throttled.rate")
-    throttle.add_argument("--follower-rate", type=_rate_arg, help="follower.reassignment.throttled.rate")
+    throttle.add_argument(
+        "--leader-rate", type=_rate_arg, help=config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE
+    )
+    throttle.add_argument(
+        "--follower-rate", type=_rate_arg, help=config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE
+    )
     reassignments = add(
         "reassignments", _reassignments, "reassignments the cluster reports, ours and foreign"
     )
@@ -178,7 +181,7 @@ def parse_rate(text: str) -> int:
 
 
 CLEAR = "none"
-RATE_KEYS = (LEADER_RATE, FOLLOWER_RATE)
+RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
 
 
 def _rate_arg(text: str) -> int | str:
@@ -522,7 +525,10 @@ def config_lines(key: str, value: Any, width: int = 80) -> list[str]:
 def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
     changes = {
         key: None if value == CLEAR else value
-        for key, value in ((LEADER_RATE, args.leader_rate), (FOLLOWER_RATE, args.follower_rate))
+        for key, value in (
+            (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, args.leader_rate),
+            (config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE, args.follower_rate),
+        )
         if value is not None
     }
     before = client.throttles() if changes else None
@@ -565,7 +571,10 @@ def _until_applied(
     """The daemon applies new rates in its next cycle (which the change wakes): wait for it, a few
     seconds at most, so the reply shows the rates in force rather than the old ones."""
     deadline = time.monotonic() + min(timeout, 10.0)
-    columns = {LEADER_RATE: "leader", FOLLOWER_RATE: "follower"}
+    columns = {
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
+    }
     while True:
         applied = throttles.get("applied") or {}
         stale = [

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.cli._common import load_plan, load_snapshot, print_json
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem
 
@@ -98,11 +99,13 @@ def _config(args: argparse.Namespace) -> Any:
     from reassignd.config import load_config
 
     if args.bootstrap_servers:
-        return load_config(args.config, os.environ, {"cluster.bootstrap.servers": args.bootstrap_servers})
+        return load_config(
+            args.config, os.environ, {config_keys.CLUSTER_BOOTSTRAP_SERVERS: args.bootstrap_servers}
+        )
     try:
         return load_config(args.config, os.environ)
     except InvalidInputError as exc:
-        if not any(p.field == "cluster.bootstrap.servers" for p in exc.problems):
+        if not any(p.field == config_keys.CLUSTER_BOOTSTRAP_SERVERS for p in exc.problems):
             raise
         if not args.snapshot:
             raise InvalidInputError(
@@ -116,19 +119,19 @@ def _config(args: argparse.Namespace) -> Any:
                 ],
             ) from None
         return load_config(
-            args.config, os.environ, {"cluster.bootstrap.servers": "snapshot-only.invalid:9092"}
+            args.config, os.environ, {config_keys.CLUSTER_BOOTSTRAP_SERVERS: "snapshot-only.invalid:9092"}
         )
 
 
 async def _read_live(config: Any, seconds: float) -> tuple[ClusterSnapshot, ClusterSnapshot, float]:
-    from reassignd.cluster.api import BROKER_THROTTLE_KEYS, MIN_INSYNC_REPLICAS, TOPIC_THROTTLE_KEYS
+    from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
     from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 
     admin = KafkaClusterAdmin(AdminSettings.from_config(config))
     keys: dict[str, Any] = {
         "with_sizes": True,
-        "broker_config_keys": (*BROKER_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
-        "topic_config_keys": (*TOPIC_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
+        "broker_config_keys": (*BROKER_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
+        "topic_config_keys": (*TOPIC_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
     }
     try:
         # Sizes are read somewhere within each snapshot call, which takes longer on a loaded cluster: the
@@ -166,7 +169,7 @@ def _run(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan)
     everywhere, per_topic = parse_produce_rates(args.produce_rate)
     config = _config(args)
-    interval = args.cycle_interval or float(config["controller.cycle.interval.seconds"])
+    interval = args.cycle_interval or float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS])
     if not interval > 0:
         raise InvalidInputError(
             "arguments", [Problem("rehearse", "--cycle-interval", f"must be > 0, got {interval}")]
@@ -181,7 +184,8 @@ def _run(args: argparse.Namespace) -> int:
         plan,
         snapshot,
         ongoing=ongoing,
-        allow_rf_change=args.allow_rf_change or bool(config["reassignment.allow.replication.factor.change"]),
+        allow_rf_change=args.allow_rf_change
+        or bool(config[config_keys.REASSIGNMENT_ALLOW_REPLICATION_FACTOR_CHANGE]),
     )
     if problems:
         raise InvalidInputError("reassignment plan", problems)

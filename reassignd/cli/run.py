@@ -7,7 +7,7 @@ import asyncio
 import os
 from typing import Any
 
-from reassignd import logs
+from reassignd import config_keys, logs
 from reassignd.config import load_config
 from reassignd.config.loader import run_overrides
 
@@ -29,7 +29,7 @@ def _run(args: argparse.Namespace) -> int:
 
     overrides = run_overrides(vars(args))
     config = load_config(args.config, dict(os.environ), overrides)
-    if args.log_level == "info" and config["log.level"]:
-        fmt = {"json": True, "console": False}.get(str(config["log.format"]))
-        logs.configure(str(config["log.level"]), json=fmt)
+    if args.log_level == "info" and config[config_keys.LOG_LEVEL]:
+        fmt = {"json": True, "console": False}.get(str(config[config_keys.LOG_FORMAT]))
+        logs.configure(str(config[config_keys.LOG_LEVEL]), json=fmt)
     return asyncio.run(Daemon(config, overrides=overrides).run())

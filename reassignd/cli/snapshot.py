@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.model import InvalidInputError, Problem, TopicPartition, snapshot_to_json
 
 
@@ -57,7 +58,7 @@ def _settings(args: argparse.Namespace, command: str = "snapshot") -> Any:
 
 
 async def _read(args: argparse.Namespace) -> Any:
-    from reassignd.cluster.api import BROKER_THROTTLE_KEYS, MIN_INSYNC_REPLICAS, TOPIC_THROTTLE_KEYS
+    from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
     from reassignd.cluster.kafka import KafkaClusterAdmin
 
     admin = KafkaClusterAdmin(_settings(args))
@@ -69,8 +70,8 @@ async def _read(args: argparse.Namespace) -> Any:
         return await admin.snapshot_with_errors(
             partitions,
             with_sizes=not args.no_sizes,
-            broker_config_keys=(*BROKER_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
-            topic_config_keys=(*TOPIC_THROTTLE_KEYS, MIN_INSYNC_REPLICAS),
+            broker_config_keys=(*BROKER_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
+            topic_config_keys=(*TOPIC_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
         )
     finally:
         await admin.close()

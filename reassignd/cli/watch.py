@@ -26,11 +26,10 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.text import Text
 
+from reassignd import config_keys
 from reassignd.client import ApiUnreachable
 
 Status = Mapping[str, Any]
-LEADER_RATE = "leader.reassignment.throttled.rate"
-FOLLOWER_RATE = "follower.reassignment.throttled.rate"
 FINISHED = {"completed": 0, "cancelled": 1, "failed": 1}
 UNLIMITED = 2**31 - 1  # Kafka's int: a movement limit at this value never binds
 _STATE_STYLE = {"running": "green", "paused": "yellow", "completed": "bold green", "cancelled": "magenta"}
@@ -237,7 +236,10 @@ def _stalled_text(entry: Mapping[str, Any]) -> str:
 
 def _throttle_text(status: Status) -> str:
     rates = status.get("throttles") or {}
-    leader, follower = format_rate(rates.get(LEADER_RATE)), format_rate(rates.get(FOLLOWER_RATE))
+    leader, follower = (
+        format_rate(rates.get(config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE)),
+        format_rate(rates.get(config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)),
+    )
     return f"throttle: leader {leader}, follower {follower}"
 
 

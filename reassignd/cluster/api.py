@@ -14,18 +14,20 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Protocol, runtime_checkable
 
+from reassignd import config_keys
 from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, TopicPartition
 
 # KIP-73 / KIP-542 throttle configs, and what snapshot decisions need besides.
-LEADER_THROTTLED_RATE: Final = "leader.replication.throttled.rate"
-FOLLOWER_THROTTLED_RATE: Final = "follower.replication.throttled.rate"
-ALTER_LOG_DIRS_RATE: Final = "replica.alter.log.dirs.io.max.bytes.per.second"
-LEADER_THROTTLED_REPLICAS: Final = "leader.replication.throttled.replicas"
-FOLLOWER_THROTTLED_REPLICAS: Final = "follower.replication.throttled.replicas"
-MIN_INSYNC_REPLICAS: Final = "min.insync.replicas"
-BROKER_THROTTLE_KEYS: Final = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE, ALTER_LOG_DIRS_RATE)
-TOPIC_THROTTLE_KEYS: Final = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS)
+BROKER_THROTTLE_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+    config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+)
+TOPIC_THROTTLE_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+)
 
 
 class ConfigSource(enum.IntEnum):

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import structlog
 from confluent_kafka.admin import AdminClient
 
+from reassignd import config_keys
 from reassignd.cluster import convert
 from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
 from reassignd.cluster.api import ClusterObserver
@@ -49,11 +50,11 @@ class AdminSettings:
         """From a loaded reassignd config (reassignd.config.Config: `cluster.*` keys)."""
         return cls(
             client=config.client_settings(),
-            request_timeout=float(config["cluster.request.timeout.seconds"]),
+            request_timeout=float(config[config_keys.CLUSTER_REQUEST_TIMEOUT_SECONDS]),
             retry=RetryPolicy(
-                attempts=int(config["cluster.retries"]) + 1,
-                base_delay=float(config["cluster.retry.backoff.seconds"]),
-                max_delay=float(config["cluster.retry.backoff.max.seconds"]),
+                attempts=int(config[config_keys.CLUSTER_RETRIES]) + 1,
+                base_delay=float(config[config_keys.CLUSTER_RETRY_BACKOFF_SECONDS]),
+                max_delay=float(config[config_keys.CLUSTER_RETRY_BACKOFF_MAX_SECONDS]),
             ),
         )
 
@@ -61,12 +62,17 @@ class AdminSettings:
 class ClientCalls:
     """Owns the clients and runs calls on them; KafkaClusterAdmin adds the admin operations."""
 
-    def __init__(self, settings: AdminSettings, observer: ClusterObserver | None = None) -> None:
+    def __init__(
+        self,
+        settings: AdminSettings,
+        observer: ClusterObserver | None = None,
+        write_fence: Callable[[], None] | None = None,
+    ) -> None:
         validate_settings(settings.client)
         # Called (no I/O) right before each write leaves: with HA, it refuses (raising WriteFenced) once the
         # leadership lease has run out, so a write delayed by a pause or a retry cannot land after a standby
         # took over. Kafka's admin API takes no fencing token, so this check is the last line.
-        self.write_fence: Callable[[], None] | None = None
+        self.write_fence = write_fence
         self._settings = settings
         self._observer = observer
         self._timeout = settings.request_timeout

@@ -10,14 +10,24 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from reassignd import config_keys
+
 Values = Mapping[str, Any]
 Finding = tuple[str, str]
 
-_RATES = ("leader.reassignment.throttled.rate", "follower.reassignment.throttled.rate")
+_RATES = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
 _SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 _SSL_PROTOCOLS = ("SSL", "SASL_SSL")
-_SSL_FILES = ("cluster.ssl.ca.location", "cluster.ssl.certificate.location", "cluster.ssl.key.location")
-_MQTT_TLS_FILES = ("mqtt.tls.ca.file", "mqtt.tls.certificate.file", "mqtt.tls.key.file")
+_SSL_FILES = (
+    config_keys.CLUSTER_SSL_CA_LOCATION,
+    config_keys.CLUSTER_SSL_CERTIFICATE_LOCATION,
+    config_keys.CLUSTER_SSL_KEY_LOCATION,
+)
+_MQTT_TLS_FILES = (
+    config_keys.MQTT_TLS_CA_FILE,
+    config_keys.MQTT_TLS_CERTIFICATE_FILE,
+    config_keys.MQTT_TLS_KEY_FILE,
+)
 
 
 def _set(values: Values, key: str) -> bool:
@@ -25,13 +35,13 @@ def _set(values: Values, key: str) -> bool:
 
 
 def _state_and_ha(v: Values) -> Iterator[Finding]:
-    if v["state.store"] == "zookeeper" and not _set(v, "ha.zookeeper.connect"):
-        yield "state.store", "state.store = 'zookeeper' needs ha.zookeeper.connect"
-    if v["ha.enable"] and not _set(v, "ha.zookeeper.connect"):
-        yield "ha.enable", "ha.enable = true needs ha.zookeeper.connect"
-    if v["ha.enable"] and v["state.store"] != "zookeeper":
+    if v[config_keys.STATE_STORE] == "zookeeper" and not _set(v, config_keys.HA_ZOOKEEPER_CONNECT):
+        yield config_keys.STATE_STORE, "state.store = 'zookeeper' needs ha.zookeeper.connect"
+    if v[config_keys.HA_ENABLE] and not _set(v, config_keys.HA_ZOOKEEPER_CONNECT):
+        yield config_keys.HA_ENABLE, "ha.enable = true needs ha.zookeeper.connect"
+    if v[config_keys.HA_ENABLE] and v[config_keys.STATE_STORE] != "zookeeper":
         yield (
-            "ha.enable",
+            config_keys.HA_ENABLE,
             (
                 f"ha.enable = true needs state.store = 'zookeeper' (got {v['state.store']!r}): "
                 "a standby could not resume the leader's plan from a local SQLite file"
@@ -46,28 +56,37 @@ def _not_above(v: Values, smaller: str, larger: str) -> Iterator[Finding]:
 
 
 def _api_roles(v: Values) -> Iterator[Finding]:
-    read, operator = v.get("api.read.token"), v.get("api.token")
+    read, operator = v.get(config_keys.API_READ_TOKEN), v.get(config_keys.API_TOKEN)
     if read is not None and read == operator:
-        yield "api.read.token", "must differ from api.token: a reader could otherwise change everything"
-    if read is not None and v.get("api.read.open"):
-        yield "api.read.token", "has no effect with api.read.open = true (reads need no token then)"
+        yield (
+            config_keys.API_READ_TOKEN,
+            "must differ from api.token: a reader could otherwise change everything",
+        )
+    if read is not None and v.get(config_keys.API_READ_OPEN):
+        yield config_keys.API_READ_TOKEN, "has no effect with api.read.open = true (reads need no token then)"
 
 
 def _timing(v: Values) -> Iterator[Finding]:
-    yield from _not_above(v, "controller.cycle.min.interval.seconds", "controller.cycle.interval.seconds")
-    yield from _not_above(v, "cluster.retry.backoff.seconds", "cluster.retry.backoff.max.seconds")
+    yield from _not_above(
+        v, config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS, config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS
+    )
+    yield from _not_above(
+        v, config_keys.CLUSTER_RETRY_BACKOFF_SECONDS, config_keys.CLUSTER_RETRY_BACKOFF_MAX_SECONDS
+    )
 
 
 def _auto_throttle(v: Values) -> Iterator[Finding]:
-    ceiling = v["auto.throttle.max.bytes.per.second"]
-    yield from _not_above(v, "auto.throttle.step.bytes.per.second", "auto.throttle.max.bytes.per.second")
-    if not v["auto.throttle.enable"]:
+    ceiling = v[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND]
+    yield from _not_above(
+        v, config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND, config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND
+    )
+    if not v[config_keys.AUTO_THROTTLE_ENABLE]:
         return
     for rate_key in _RATES:
         rate = v.get(rate_key)
         if isinstance(rate, int | float) and not isinstance(rate, bool) and rate > ceiling:
             yield (
-                "auto.throttle.max.bytes.per.second",
+                config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND,
                 (
                     f"auto.throttle.max.bytes.per.second = {ceiling} is below {rate_key} = {rate}: "
                     "auto-throttle could only lower the rate it is meant to raise"
@@ -76,24 +95,31 @@ def _auto_throttle(v: Values) -> Iterator[Finding]:
 
 
 def _cluster_security(v: Values) -> Iterator[Finding]:
-    protocol = v["cluster.security.protocol"]
+    protocol = v[config_keys.CLUSTER_SECURITY_PROTOCOL]
     if protocol in _SASL_PROTOCOLS:
-        mechanism = v.get("cluster.sasl.mechanism")
-        if not _set(v, "cluster.sasl.mechanism"):
-            yield "cluster.sasl.mechanism", f"is required with cluster.security.protocol = {protocol}"
+        mechanism = v.get(config_keys.CLUSTER_SASL_MECHANISM)
+        if not _set(v, config_keys.CLUSTER_SASL_MECHANISM):
+            yield (
+                config_keys.CLUSTER_SASL_MECHANISM,
+                f"is required with cluster.security.protocol = {protocol}",
+            )
         elif str(mechanism).upper() in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
-            for needed in ("cluster.sasl.username", "cluster.sasl.password"):
+            for needed in (config_keys.CLUSTER_SASL_USERNAME, config_keys.CLUSTER_SASL_PASSWORD):
                 if not _set(v, needed):
                     yield needed, f"is required with cluster.sasl.mechanism = {mechanism}"
     else:
-        for key in ("cluster.sasl.mechanism", "cluster.sasl.username", "cluster.sasl.password"):
+        for key in (
+            config_keys.CLUSTER_SASL_MECHANISM,
+            config_keys.CLUSTER_SASL_USERNAME,
+            config_keys.CLUSTER_SASL_PASSWORD,
+        ):
             if _set(v, key):
                 yield key, f"has no effect with cluster.security.protocol = {protocol} (use SASL_SSL?)"
     if protocol not in _SSL_PROTOCOLS:
-        for key in (*_SSL_FILES, "cluster.ssl.key.password"):
+        for key in (*_SSL_FILES, config_keys.CLUSTER_SSL_KEY_PASSWORD):
             if _set(v, key):
                 yield key, f"has no effect with cluster.security.protocol = {protocol} (use SSL or SASL_SSL?)"
-    yield from _pair(v, "cluster.ssl.certificate.location", "cluster.ssl.key.location")
+    yield from _pair(v, config_keys.CLUSTER_SSL_CERTIFICATE_LOCATION, config_keys.CLUSTER_SSL_KEY_LOCATION)
     yield from _readable(v, _SSL_FILES)
     yield from _shadowed_pass_through(v)
 
@@ -110,13 +136,13 @@ def _shadowed_pass_through(v: Values) -> Iterator[Finding]:
 
 
 def _mqtt(v: Values) -> Iterator[Finding]:
-    if _set(v, "mqtt.password") and not _set(v, "mqtt.username"):
-        yield "mqtt.password", "is set but mqtt.username is not"
-    if not v["mqtt.tls.enable"]:
+    if _set(v, config_keys.MQTT_PASSWORD) and not _set(v, config_keys.MQTT_USERNAME):
+        yield config_keys.MQTT_PASSWORD, "is set but mqtt.username is not"
+    if not v[config_keys.MQTT_TLS_ENABLE]:
         for key in _MQTT_TLS_FILES:
             if _set(v, key):
                 yield key, "has no effect with mqtt.tls.enable = false"
-    yield from _pair(v, "mqtt.tls.certificate.file", "mqtt.tls.key.file")
+    yield from _pair(v, config_keys.MQTT_TLS_CERTIFICATE_FILE, config_keys.MQTT_TLS_KEY_FILE)
     yield from _readable(v, _MQTT_TLS_FILES)
 
 

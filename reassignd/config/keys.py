@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.config.schema import (
     BOOL,
     FLOAT,
@@ -59,7 +60,7 @@ def _k(section: str, name: str, value_type: ValueType, doc: str, **options: Any)
 CLUSTER_KEYS: Final = (
     _k(
         "cluster",
-        "cluster.bootstrap.servers",
+        config_keys.CLUSTER_BOOTSTRAP_SERVERS,
         STRING_LIST,
         "Kafka brokers to bootstrap from, HOST:PORT each (a TOML array, or comma-separated in the "
         "environment). `reassignd run --bootstrap-servers` overrides it.",
@@ -69,7 +70,7 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.id",
+        config_keys.CLUSTER_ID,
         STRING,
         "A short label for this cluster in metrics, MQTT topics and the ZooKeeper path. Empty: the "
         "cluster id Kafka reports.",
@@ -78,7 +79,7 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.request.timeout.seconds",
+        config_keys.CLUSTER_REQUEST_TIMEOUT_SECONDS,
         FLOAT,
         "Timeout of one admin request to Kafka.",
         default=30.0,
@@ -87,7 +88,7 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.retries",
+        config_keys.CLUSTER_RETRIES,
         INT,
         "How many times a failed admin request is retried (with backoff and jitter) before the cycle gives "
         "up and reports the error.",
@@ -97,7 +98,7 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.retry.backoff.seconds",
+        config_keys.CLUSTER_RETRY_BACKOFF_SECONDS,
         FLOAT,
         "First retry delay; it doubles per attempt, with full jitter.",
         default=0.5,
@@ -106,7 +107,7 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.retry.backoff.max.seconds",
+        config_keys.CLUSTER_RETRY_BACKOFF_MAX_SECONDS,
         FLOAT,
         "Upper bound of the retry delay.",
         default=10.0,
@@ -115,14 +116,14 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.security.protocol",
+        config_keys.CLUSTER_SECURITY_PROTOCOL,
         enum("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
         "Protocol to talk to the brokers (librdkafka `security.protocol`).",
         default="PLAINTEXT",
     ),
     _k(
         "cluster",
-        "cluster.ssl.ca.location",
+        config_keys.CLUSTER_SSL_CA_LOCATION,
         PATH,
         "CA certificate(s) in PEM to verify the brokers (librdkafka `ssl.ca.location`). Unset: the "
         "system's trust store.",
@@ -130,56 +131,56 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
-        "cluster.ssl.certificate.location",
+        config_keys.CLUSTER_SSL_CERTIFICATE_LOCATION,
         PATH,
         "Client certificate in PEM for mutual TLS (librdkafka `ssl.certificate.location`).",
         example="/etc/reassignd/client.pem",
     ),
     _k(
         "cluster",
-        "cluster.ssl.key.location",
+        config_keys.CLUSTER_SSL_KEY_LOCATION,
         PATH,
         "Private key in PEM of the client certificate (librdkafka `ssl.key.location`).",
         example="/etc/reassignd/client.key",
     ),
     _k(
         "cluster",
-        "cluster.ssl.key.password",
+        config_keys.CLUSTER_SSL_KEY_PASSWORD,
         STRING,
         "Password of the private key, if it is encrypted (librdkafka `ssl.key.password`).",
         secret=True,
     ),
     _k(
         "cluster",
-        "cluster.ssl.endpoint.identification.algorithm",
+        config_keys.CLUSTER_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM,
         enum("https", "none"),
         "`https` checks that the broker certificate matches its host name; `none` disables the check.",
         default="https",
     ),
     _k(
         "cluster",
-        "cluster.sasl.mechanism",
+        config_keys.CLUSTER_SASL_MECHANISM,
         enum("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER", case_sensitive=False),
         "SASL mechanism, required with SASL_PLAINTEXT or SASL_SSL (librdkafka `sasl.mechanism`).",
         example="SCRAM-SHA-512",
     ),
     _k(
         "cluster",
-        "cluster.sasl.username",
+        config_keys.CLUSTER_SASL_USERNAME,
         STRING,
         "SASL user name for PLAIN and SCRAM (librdkafka `sasl.username`).",
         example="reassignd",
     ),
     _k(
         "cluster",
-        "cluster.sasl.password",
+        config_keys.CLUSTER_SASL_PASSWORD,
         STRING,
         "SASL password for PLAIN and SCRAM (librdkafka `sasl.password`).",
         secret=True,
     ),
     _k(
         "cluster",
-        "cluster.client",
+        config_keys.CLUSTER_CLIENT,
         STRING,
         'Pass-through: any `cluster.client.<property> = "value"` is handed verbatim to librdkafka (for '
         'example `cluster.client."socket.keepalive.enable" = "true"`). Not settable from the '
@@ -191,7 +192,7 @@ CLUSTER_KEYS: Final = (
 BEHAVIOUR_KEYS: Final = (
     _k(
         "reassignment",
-        "reassignment.allow.replication.factor.change",
+        config_keys.REASSIGNMENT_ALLOW_REPLICATION_FACTOR_CHANGE,
         BOOL,
         "Accept plans that change a partition's replication factor. Off, such a plan is rejected whole.",
         default=False,
@@ -199,7 +200,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "auto.throttle",
-        "auto.throttle.enable",
+        config_keys.AUTO_THROTTLE_ENABLE,
         BOOL,
         "When a move is stalled (its follower catches up no faster than producers write), raise that "
         "broker's throttle rate step by step up to the ceiling until it converges.",
@@ -208,7 +209,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "auto.throttle",
-        "auto.throttle.step.bytes.per.second",
+        config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND,
         INT,
         "How much one auto-throttle step raises a broker's rate (bytes/s, a Kafka LONG).",
         default=10 * 1024 * 1024,
@@ -217,7 +218,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "auto.throttle",
-        "auto.throttle.max.bytes.per.second",
+        config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND,
         INT,
         "The ceiling auto-throttle never raises a rate beyond (bytes/s, a Kafka LONG).",
         default=200 * 1024 * 1024,
@@ -226,7 +227,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "controller",
-        "controller.cycle.interval.seconds",
+        config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS,
         FLOAT,
         "Time between the starts of two controller cycles (a cycle reads the cluster, decides, applies).",
         default=5.0,
@@ -235,7 +236,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "controller",
-        "controller.cycle.min.interval.seconds",
+        config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS,
         FLOAT,
         "Shortest time between two cycles when a cycle is woken early (API call, finished step).",
         default=0.5,
@@ -244,7 +245,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "controller",
-        "controller.error.backoff.max.seconds",
+        config_keys.CONTROLLER_ERROR_BACKOFF_MAX_SECONDS,
         FLOAT,
         "After failed cycles the next one is delayed, doubling up to this bound.",
         default=60.0,
@@ -253,7 +254,7 @@ BEHAVIOUR_KEYS: Final = (
     ),
     _k(
         "controller",
-        "controller.shutdown.timeout.seconds",
+        config_keys.CONTROLLER_SHUTDOWN_TIMEOUT_SECONDS,
         FLOAT,
         "On SIGTERM, how long to wait for the running cycle to finish and state to be persisted before "
         "exiting anyway. In-flight moves are left to Kafka either way; a second signal exits at once.",
@@ -265,7 +266,7 @@ BEHAVIOUR_KEYS: Final = (
 SERVICE_KEYS: Final = (
     _k(
         "api",
-        "api.listen",
+        config_keys.API_LISTEN,
         STRING,
         "HOST:PORT of the HTTP API and /metrics. Loopback by default: expose it deliberately.",
         default="127.0.0.1:8080",
@@ -273,7 +274,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.token",
+        config_keys.API_TOKEN,
         STRING,
         "The operator token (role `operator`): every call that changes something (submit, pause, resume, "
         "cancel, limits, throttles, placements) needs `Authorization: Bearer <token>`, and the token also "
@@ -286,7 +287,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.read.token",
+        config_keys.API_READ_TOKEN,
         STRING,
         "The read token (role `reader`): GET calls (`/v1/status`, `/v1/plans`, `/v1/limits`, "
         "`/v1/throttles`, `/v1/reassignments`) and `/metrics` need it or the operator token, unless "
@@ -299,7 +300,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.read.open",
+        config_keys.API_READ_OPEN,
         BOOL,
         "Serve the GET calls and `/metrics` without any token (for a daemon that listens on a trusted "
         "network only). Off: reads need the read token or the operator token.",
@@ -308,7 +309,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.max.body.bytes",
+        config_keys.API_MAX_BODY_BYTES,
         INT,
         "Largest request body accepted (a 100,000-partition plan is about 8 MB); a larger one is answered "
         "413 at once, from its Content-Length, without reading it.",
@@ -317,7 +318,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.max.connections",
+        config_keys.API_MAX_CONNECTIONS,
         INT,
         "Open client connections served at once; a connection beyond it is answered 503 and closed.",
         default=256,
@@ -325,7 +326,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.header.timeout.seconds",
+        config_keys.API_HEADER_TIMEOUT_SECONDS,
         FLOAT,
         "A new connection must send its first request line and headers within this time, or it is closed "
         "(slow clients cannot hold connections open).",
@@ -334,7 +335,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.body.timeout.seconds",
+        config_keys.API_BODY_TIMEOUT_SECONDS,
         FLOAT,
         "A request body must arrive completely within this time of the handler starting to read it; "
         "otherwise the answer is 408 `request_timeout`.",
@@ -343,7 +344,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "api",
-        "api.idle.timeout.seconds",
+        config_keys.API_IDLE_TIMEOUT_SECONDS,
         FLOAT,
         "A kept-alive connection with no complete next request within this time is closed.",
         default=30.0,
@@ -351,14 +352,14 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "state",
-        "state.dir",
+        config_keys.STATE_DIR,
         PATH,
         "Directory of the embedded state store (SQLite database `reassignd.db`).",
         default="/var/lib/reassignd",
     ),
     _k(
         "state",
-        "state.store",
+        config_keys.STATE_STORE,
         enum("sqlite", "zookeeper"),
         "Where plans, progress, original configs and the journal live: `sqlite` (embedded, one daemon) "
         "or `zookeeper` (shared by HA daemons; needs `ha.zookeeper.connect`).",
@@ -366,7 +367,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "state",
-        "store.retention.days",
+        config_keys.STORE_RETENTION_DAYS,
         FLOAT,
         "Ended plans (completed, cancelled) are kept this long after they ended, with their journal and "
         "partition rows, then pruned a few at a time in the background. Unfinished plans are never pruned.",
@@ -376,7 +377,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "state",
-        "store.retention.plans",
+        config_keys.STORE_RETENTION_PLANS,
         INT,
         "At most this many ended plans are kept (the newest); older ones are pruned like expired ones.",
         default=500,
@@ -385,14 +386,14 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "ha",
-        "ha.enable",
+        config_keys.HA_ENABLE,
         BOOL,
         "Elect one active daemon among those configured for the same cluster; the others stand by.",
         default=False,
     ),
     _k(
         "ha",
-        "ha.zookeeper.connect",
+        config_keys.HA_ZOOKEEPER_CONNECT,
         STRING,
         "ZooKeeper connection string, `host:port[,host:port...]` with an optional chroot.",
         validator=matches(r"[^,\s]+:\d+(,[^,\s]+:\d+)*(/\S*)?", "host:port[,host:port...][/chroot]"),
@@ -400,7 +401,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "ha",
-        "ha.zookeeper.path",
+        config_keys.HA_ZOOKEEPER_PATH,
         STRING,
         "ZooKeeper path under which daemons elect a leader and keep state (per cluster id below it).",
         default="/reassignd",
@@ -408,7 +409,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "ha",
-        "ha.session.timeout.seconds",
+        config_keys.HA_SESSION_TIMEOUT_SECONDS,
         FLOAT,
         "ZooKeeper session timeout: a leader that loses its session stops acting at once; a standby takes "
         "over after about this long.",
@@ -417,7 +418,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "ha",
-        "ha.node.id",
+        config_keys.HA_NODE_ID,
         STRING,
         "This daemon's name in the election. Empty: the host name.",
         default="",
@@ -425,42 +426,49 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "ha",
-        "ha.advertised.url",
+        config_keys.HA_ADVERTISED_URL,
         STRING,
         "URL of this daemon's API that standbys report as the leader's address. Empty: built from "
         "`api.listen`.",
         default="",
     ),
-    _k("mqtt", "mqtt.enable", BOOL, "Publish events and accept commands over MQTT.", default=False),
-    _k("mqtt", "mqtt.host", STRING, "MQTT broker host.", default="localhost"),
-    _k("mqtt", "mqtt.port", INT, "MQTT broker port (8883 is usual with TLS).", default=1883, validator=_PORT),
-    _k("mqtt", "mqtt.tls.enable", BOOL, "Connect to the MQTT broker over TLS.", default=False),
+    _k("mqtt", config_keys.MQTT_ENABLE, BOOL, "Publish events and accept commands over MQTT.", default=False),
+    _k("mqtt", config_keys.MQTT_HOST, STRING, "MQTT broker host.", default="localhost"),
     _k(
         "mqtt",
-        "mqtt.tls.ca.file",
+        config_keys.MQTT_PORT,
+        INT,
+        "MQTT broker port (8883 is usual with TLS).",
+        default=1883,
+        validator=_PORT,
+    ),
+    _k("mqtt", config_keys.MQTT_TLS_ENABLE, BOOL, "Connect to the MQTT broker over TLS.", default=False),
+    _k(
+        "mqtt",
+        config_keys.MQTT_TLS_CA_FILE,
         PATH,
         "CA certificate(s) in PEM for the MQTT broker; unset: system CAs.",
         example="/etc/reassignd/mqtt-ca.pem",
     ),
     _k(
         "mqtt",
-        "mqtt.tls.certificate.file",
+        config_keys.MQTT_TLS_CERTIFICATE_FILE,
         PATH,
         "Client certificate in PEM for mutual TLS.",
         example="/etc/reassignd/mqtt-client.pem",
     ),
     _k(
         "mqtt",
-        "mqtt.tls.key.file",
+        config_keys.MQTT_TLS_KEY_FILE,
         PATH,
         "Private key in PEM of the client certificate.",
         example="/etc/reassignd/mqtt-client.key",
     ),
-    _k("mqtt", "mqtt.username", STRING, "MQTT user name.", example="reassignd"),
-    _k("mqtt", "mqtt.password", STRING, "MQTT password.", secret=True),
+    _k("mqtt", config_keys.MQTT_USERNAME, STRING, "MQTT user name.", example="reassignd"),
+    _k("mqtt", config_keys.MQTT_PASSWORD, STRING, "MQTT password.", secret=True),
     _k(
         "mqtt",
-        "mqtt.client.id",
+        config_keys.MQTT_CLIENT_ID,
         STRING,
         "MQTT client id. Empty: `reassignd-<cluster>-<node>`.",
         default="",
@@ -468,7 +476,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "mqtt",
-        "mqtt.topic.prefix",
+        config_keys.MQTT_TOPIC_PREFIX,
         STRING,
         "Topics are `<prefix>/<cluster>/events`, `.../status` and `.../commands`.",
         default="reassignd",
@@ -476,7 +484,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "mqtt",
-        "mqtt.keepalive.seconds",
+        config_keys.MQTT_KEEPALIVE_SECONDS,
         INT,
         "MQTT keep-alive interval.",
         default=30,
@@ -484,14 +492,14 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "mqtt",
-        "mqtt.command.hmac.secret",
+        config_keys.MQTT_COMMAND_HMAC_SECRET,
         STRING,
         "Shared secret of the HMAC-SHA256 that signs commands. Unset: every command is rejected.",
         secret=True,
     ),
     _k(
         "mqtt",
-        "mqtt.command.replay.window.seconds",
+        config_keys.MQTT_COMMAND_REPLAY_WINDOW_SECONDS,
         FLOAT,
         "A command whose timestamp is further than this from now is rejected as a replay.",
         default=30.0,
@@ -500,7 +508,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "mqtt",
-        "mqtt.queue.max.events",
+        config_keys.MQTT_QUEUE_MAX_EVENTS,
         INT,
         "Events kept while the MQTT broker is unreachable; beyond that the oldest are dropped (and counted).",
         default=10000,
@@ -508,7 +516,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "mqtt",
-        "mqtt.status.min.interval.seconds",
+        config_keys.MQTT_STATUS_MIN_INTERVAL_SECONDS,
         FLOAT,
         "Shortest time between two updates of the retained status document.",
         default=5.0,
@@ -517,7 +525,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "proposals",
-        "proposals.enable",
+        config_keys.PROPOSALS_ENABLE,
         BOOL,
         "Serve plan proposals (`POST /v1/proposals`, `reassignd propose`) from the live cluster view, "
         "planned on one Spark session the daemon keeps warm (needs the `pipeline` extra; the JVM starts "
@@ -526,14 +534,14 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "proposals",
-        "proposals.spark.master",
+        config_keys.PROPOSALS_SPARK_MASTER,
         STRING,
         "Spark master URL of the proposal planner's session.",
         default="local[*]",
     ),
     _k(
         "proposals",
-        "proposals.capacity.file",
+        config_keys.PROPOSALS_CAPACITY_FILE,
         PATH,
         "Broker capacities (disk, network in/out) for the planner's hard goals, in reassignd's or Cruise "
         "Control's format (docs/planner.md); a request's own `capacity` replaces it.",
@@ -541,7 +549,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "log",
-        "log.level",
+        config_keys.LOG_LEVEL,
         enum("debug", "info", "warning", "error"),
         "Least severe log level written.",
         default="info",
@@ -549,7 +557,7 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "log",
-        "log.format",
+        config_keys.LOG_FORMAT,
         enum("auto", "json", "console"),
         "`json` lines for log collectors, `console` for people; `auto` picks console on a terminal.",
         default="auto",

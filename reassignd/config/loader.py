@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.config.checks import cross_field_problems
 from reassignd.config.keys import schema
 from reassignd.config.schema import ENV_PREFIX, BadValue, ConfigKey, Secret
@@ -100,7 +101,9 @@ class Config(Mapping[str, Any]):
 
     def client_settings(self) -> dict[str, str]:
         """librdkafka-style client properties, secrets revealed: for the cluster adapter only, never log."""
-        settings: dict[str, str] = {"bootstrap.servers": ",".join(self._values["cluster.bootstrap.servers"])}
+        settings: dict[str, str] = {
+            "bootstrap.servers": ",".join(self._values[config_keys.CLUSTER_BOOTSTRAP_SERVERS])
+        }
         for key in schema().values():
             if key.section != "cluster" or key.prefix or key.name.endswith(".file"):
                 continue
@@ -114,7 +117,7 @@ class Config(Mapping[str, Any]):
             )
         if settings["security.protocol"] in ("PLAINTEXT", "SASL_PLAINTEXT"):
             settings.pop("ssl.endpoint.identification.algorithm", None)
-        settings.update({k: str(v) for k, v in self.with_prefix("cluster.client").items()})
+        settings.update({k: str(v) for k, v in self.with_prefix(config_keys.CLUSTER_CLIENT).items()})
         return settings
 
     def redacted(self) -> dict[str, Any]:
@@ -236,10 +239,10 @@ MAX_SECRET_BYTES: Final = 64 * 1024
 
 #: `reassignd run` flags (argparse dest) -> the keys they override.
 RUN_FLAG_KEYS: Final = {
-    "bootstrap_servers": "cluster.bootstrap.servers",
-    "api_listen": "api.listen",
-    "state_dir": "state.dir",
-    "api_token_file": "api.token.file",
+    "bootstrap_servers": config_keys.CLUSTER_BOOTSTRAP_SERVERS,
+    "api_listen": config_keys.API_LISTEN,
+    "state_dir": config_keys.STATE_DIR,
+    "api_token_file": config_keys.API_TOKEN_FILE,
 }
 
 

@@ -152,10 +152,6 @@ def enum(*choices: str, case_sensitive: bool = False) -> ValueType:
 # Validators (run on typed values)
 
 
-def at_least(low: float) -> Validator:
-    return lambda v: None if v >= low else f"must be >= {low:g}, got {v!r}"
-
-
 def between(low: float, high: float) -> Validator:
     return lambda v: None if low <= v <= high else f"must be between {low:g} and {high:g}, got {v!r}"
 

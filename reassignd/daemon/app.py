@@ -1,9 +1,11 @@
 """`reassignd run`: builds the daemon from its config and runs it until a signal stops it.
 
-Everything long-running sits under one Supervisor: the controller's fixed-rate loop, the API server and
-the signal watchers. SIGHUP reloads the config (validated first; the old one stays on error), SIGTERM or
-SIGINT stops gracefully within `controller.shutdown.timeout.seconds` — the current cycle finishes, state is
-persisted, in-flight moves are left to Kafka — and a second signal forces the exit.
+In uvicorn's shape: `startup` builds every collaborator in the order they need each other, each given
+what it uses when it is made; `main_loop` runs the long-running tasks under one Supervisor (the
+controller's fixed-rate loop, the API server, HA, MQTT, the signal watchers) until a signal or a failure;
+`shutdown` closes what startup opened. SIGHUP reloads the config (validated first; the old one stays on
+error), SIGTERM or SIGINT stops gracefully within `controller.shutdown.timeout.seconds` (the current cycle
+finishes, state is persisted, in-flight moves are left to Kafka) and a second signal forces the exit.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reassignd import logs
+from aiohttp import web
+
+from reassignd import config_keys, logs
 from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
@@ -24,11 +28,11 @@ from reassignd.config.reload import reload_config
 from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
 from reassignd.daemon.collector import Pacer, tune_collector
 from reassignd.daemon.controller import AutoThrottle, Controller
-from reassignd.daemon.ha import cluster_label, node_name, open_ha_store, refresh_while_standby
+from reassignd.daemon.ha import HaParts, cluster_label, node_name, open_ha_store, refresh_while_standby
 from reassignd.daemon.http_limits import ServerLimits
 from reassignd.daemon.metrics import DaemonMetrics
-from reassignd.daemon.mqtt import build_bridge
-from reassignd.daemon.proposals import start_proposals
+from reassignd.daemon.mqtt import EventQueue, MqttBridge, build_bridge
+from reassignd.daemon.proposals import ProposalService, start_proposals
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
@@ -40,11 +44,11 @@ log = logs.get_logger("reassignd.daemon")
 
 
 def auto_throttle_from(config: Config) -> AutoThrottle | None:
-    if not config["auto.throttle.enable"]:
+    if not config[config_keys.AUTO_THROTTLE_ENABLE]:
         return None
     return AutoThrottle(
-        step=int(config["auto.throttle.step.bytes.per.second"]),
-        ceiling=int(config["auto.throttle.max.bytes.per.second"]),
+        step=int(config[config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND]),
+        ceiling=int(config[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND]),
     )
 
 
@@ -53,8 +57,8 @@ def file_settings_from(config: Config) -> FileSettings:
     return FileSettings(
         config.limits(),
         auto_throttle_from(config),
-        int(config["auto.throttle.step.bytes.per.second"]),
-        int(config["auto.throttle.max.bytes.per.second"]),
+        int(config[config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND]),
+        int(config[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND]),
     )
 
 
@@ -65,7 +69,10 @@ async def prune_history(controller: Controller, config: Callable[[], Config], in
         await asyncio.sleep(interval)
         if not controller.is_leader:
             continue
-        days, keep = float(config()["store.retention.days"]), int(config()["store.retention.plans"])
+        days, keep = (
+            float(config()[config_keys.STORE_RETENTION_DAYS]),
+            int(config()[config_keys.STORE_RETENTION_PLANS]),
+        )
         try:
             pruned = await controller.store.prune(controller.clock() - days * 86400, keep, limit=5)
         except StoreError as exc:
@@ -89,6 +96,60 @@ class MetricsObserver:
         self.metrics.cluster_call(api, ok=True, at=wall_time)
 
 
+class CycleWatch:
+    """systemd's view of the controller loop: STATUS after each good cycle, WATCHDOG=1 while they keep
+    coming (a hung loop stops the pings)."""
+
+    def __init__(self, notifier: SystemdNotifier) -> None:
+        self.notifier = notifier
+        self.last_ok = asyncio.get_running_loop().time()
+
+    def on_cycle(self, status: str | None, seconds: float, error: BaseException | None) -> None:
+        if error is None:
+            self.last_ok = asyncio.get_running_loop().time()
+            self.notifier.status(status or "")
+
+    async def feed(self, loop: FixedRateLoop) -> None:
+        assert self.notifier.watchdog_seconds is not None
+        period = self.notifier.watchdog_seconds / 2
+        stale_after = max(self.notifier.watchdog_seconds, 3 * loop.interval)
+        while True:
+            if asyncio.get_running_loop().time() - self.last_ok < stale_after:
+                self.notifier.watchdog()
+            await asyncio.sleep(period)
+
+
+def metrics_endpoint(metrics: DaemonMetrics) -> Callable[[web.Request], Any]:
+    async def handler(request: web.Request) -> web.Response:
+        body, content_type = metrics.exposition(request.headers.get("Accept"))
+        response = web.Response(body=body)
+        response.headers["Content-Type"] = content_type
+        return response
+
+    return handler
+
+
+@dataclass
+class Started:
+    """What startup made, for main_loop and shutdown."""
+
+    cluster: KafkaClusterAdmin
+    store: AsyncStore
+    controller: Controller
+    loop: FixedRateLoop
+    runner: web.AppRunner
+    app: web.Application
+    notifier: SystemdNotifier
+    watch: CycleWatch
+    flags: SignalFlags
+    pacer: Pacer
+    proposals: ProposalService | None = None
+    ha: HaParts | None = None
+    bridge: MqttBridge | None = None
+    stop_requested: asyncio.Event = field(default_factory=asyncio.Event)
+    labeller: asyncio.Task[None] | None = None
+
+
 @dataclass
 class Daemon:
     config: Config
@@ -98,216 +159,282 @@ class Daemon:
     api_address: tuple[str, int] | None = None
 
     async def run(self) -> int:
+        started = await self.startup()
+        exit_code = 0
+        try:
+            exit_code = await self.main_loop(started)
+        finally:
+            exit_code = await self.shutdown(started, exit_code)
+        return exit_code
+
+    # -- startup ------------------------------------------------------------------------------------
+
+    async def startup(self) -> Started:
         tune_collector()
         config = self.config
-        state_dir = Path(str(config["state.dir"]))
-        cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics))
-        proposals = await start_proposals(config, cluster)  # first: its JVM starts while nothing else runs
-        ha_parts = await open_ha_store(config, cluster) if config["state.store"] == "zookeeper" else None
-        if ha_parts is None:
-            await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
-            store = AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
-        else:
-            store = AsyncStore(ha_parts.store)
-        if ha_parts is not None:
-            self.metrics.cluster = ha_parts.cluster
-        elif config["cluster.id"]:
-            self.metrics.cluster = str(config["cluster.id"])
+        ha = await _open_ha(config)
+        fence = ha.coordinator.write_fence if ha and ha.coordinator else None
+        cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics), fence)
+        proposals = await start_proposals(config, cluster)  # early: its JVM starts while little else runs
+        store = await self._store(ha)
+        if ha is not None or config[config_keys.CLUSTER_ID]:
+            self.metrics.cluster = ha.cluster if ha else str(config[config_keys.CLUSTER_ID])
+        events = (
+            EventQueue.from_config(config, node_name(config), self.metrics)
+            if config[config_keys.MQTT_ENABLE]
+            else None
+        )
+        wakeup = asyncio.Event()
         controller = Controller(
             cluster,
             store,
             config.limits(),
             metrics=self.metrics,
-            allow_rf_change=bool(config["reassignment.allow.replication.factor.change"]),
+            allow_rf_change=bool(config[config_keys.REASSIGNMENT_ALLOW_REPLICATION_FACTOR_CHANGE]),
             auto_throttle=auto_throttle_from(config),
             file_settings=file_settings_from(config),
+            events=events.sink if events else None,
+            wake=wakeup.set,
+            guard=ha.coordinator.guard if ha and ha.coordinator else None,
         )
         bridge = None
-        if config["mqtt.enable"]:
-            label = ha_parts.cluster if ha_parts else await cluster_label(config, cluster)
-            bridge = build_bridge(config, controller, self.metrics, label, node_name(config))
-            controller.events = bridge.sink
-        if ha_parts is not None and ha_parts.coordinator is not None:
-            controller.guard = ha_parts.coordinator.guard
-            cluster.write_fence = ha_parts.coordinator.write_fence
+        if events is not None:
+            label = ha.cluster if ha else await cluster_label(config, cluster)
+            bridge = build_bridge(config, controller, self.metrics, label, events)
+        if ha is not None and ha.coordinator is not None:
             await controller.leadership_changed(False, None)  # a standby until elected
         else:
             self.metrics.set_leader(True)
         await controller.start()
+        return await self._serving(
+            controller, wakeup, cluster=cluster, store=store, proposals=proposals, ha=ha, bridge=bridge
+        )
+
+    async def _store(self, ha: HaParts | None) -> AsyncStore:
+        if ha is not None:
+            return AsyncStore(ha.store)
+        state_dir = Path(str(self.config[config_keys.STATE_DIR]))
+        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
+        return AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
+
+    async def _serving(
+        self,
+        controller: Controller,
+        wakeup: asyncio.Event,
+        *,
+        cluster: KafkaClusterAdmin,
+        store: AsyncStore,
+        proposals: ProposalService | None,
+        ha: HaParts | None,
+        bridge: MqttBridge | None,
+    ) -> Started:
+        """The controller's loop, the signal handlers and the API, serving."""
+        config = self.config
         notifier = SystemdNotifier(self.env)
-        last_cycle_ok = [asyncio.get_running_loop().time()]
-
-        def on_cycle(status: str | None, seconds: float, error: BaseException | None) -> None:
-            if error is None:
-                last_cycle_ok[0] = asyncio.get_running_loop().time()
-                notifier.status(status or "")
-
-        pacer = Pacer()
+        watch, pacer = CycleWatch(notifier), Pacer()
         loop = FixedRateLoop(
             pacer.paced(controller.cycle),
-            float(config["controller.cycle.interval.seconds"]),
-            min_interval=float(config["controller.cycle.min.interval.seconds"]),
-            on_result=on_cycle,
-            backoff_max=float(config["controller.error.backoff.max.seconds"]),
+            float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS]),
+            min_interval=float(config[config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS]),
+            on_result=watch.on_cycle,
+            backoff_max=float(config[config_keys.CONTROLLER_ERROR_BACKOFF_MAX_SECONDS]),
+            wakeup=wakeup,
         )
-        controller.wake = loop.wake
         flags = SignalFlags()
         flags.install(asyncio.get_running_loop())
+        app, runner = await self._api(controller, proposals)
+        log.info(
+            "reassignd running",
+            api=f"http://{self.api_address[0]}:{self.api_address[1]}" if self.api_address else None,
+            state_dir=str(Path(str(config[config_keys.STATE_DIR]))),
+        )
+        notifier.ready(f"serving on {self.api_address[0]}:{self.api_address[1]}" if self.api_address else "")
+        if config.ignored_env:
+            log.warning("unknown REASSIGND_* variables ignored", variables=list(config.ignored_env))
+        return Started(
+            cluster,
+            store,
+            controller,
+            loop,
+            runner,
+            app,
+            notifier,
+            watch,
+            flags,
+            pacer,
+            proposals,
+            ha,
+            bridge,
+        )
 
-        async def metrics_handler(request: Any) -> Any:
-            from aiohttp import web
-
-            body, content_type = self.metrics.exposition(request.headers.get("Accept"))
-            response = web.Response(body=body)
-            response.headers["Content-Type"] = content_type
-            return response
-
+    async def _api(
+        self, controller: Controller, proposals: ProposalService | None
+    ) -> tuple[web.Application, web.AppRunner]:
+        config = self.config
         server_limits = ServerLimits.from_config(config)
         app = create_app(
             controller,
-            token=config.secret("api.token"),
-            read_token=config.secret("api.read.token"),
-            reads_open=bool(config["api.read.open"]),
-            metrics_handler=metrics_handler,
+            token=config.secret(config_keys.API_TOKEN),
+            read_token=config.secret(config_keys.API_READ_TOKEN),
+            reads_open=bool(config[config_keys.API_READ_OPEN]),
+            metrics_handler=metrics_endpoint(self.metrics),
             openapi=load_openapi(),
             on_refused=lambda code: self.metrics.command_rejected("api", code),
             max_body_bytes=server_limits.max_body_bytes,
             body_timeout=server_limits.body_timeout,
             proposals=proposals,
         )
-        host, port = parse_listen(str(config["api.listen"]))
+        host, port = parse_listen(str(config[config_keys.API_LISTEN]))
         runner = await start_api(app, host, port, limits=server_limits)
         bound = [a for a in runner.addresses if isinstance(a, tuple)]
         self.api_address = (str(bound[0][0]), int(bound[0][1])) if bound else (host, port)
-        log.info(
-            "reassignd running",
-            api=f"http://{self.api_address[0]}:{self.api_address[1]}",
-            state_dir=str(state_dir),
-        )
-        notifier.ready(f"serving on {self.api_address[0]}:{self.api_address[1]}")
-        if config.ignored_env:
-            log.warning("unknown REASSIGND_* variables ignored", variables=list(config.ignored_env))
+        return app, runner
 
-        async def feed_watchdog() -> None:
-            """WATCHDOG=1 while the controller loop is alive: a hung loop stops the pings."""
-            assert notifier.watchdog_seconds is not None
-            period = notifier.watchdog_seconds / 2
-            stale_after = max(notifier.watchdog_seconds, 3 * loop.interval)
-            while True:
-                if asyncio.get_running_loop().time() - last_cycle_ok[0] < stale_after:
-                    notifier.watchdog()
-                await asyncio.sleep(period)
+    # -- main loop ------------------------------------------------------------------------------------
 
-        async def watch_reload() -> None:
-            while True:
-                await flags.reload.wait()
-                flags.reload.clear()
-                notifier.reloading()
-                result = reload_config(self.config, env=self.env, overrides=self.overrides)
-                self.metrics.config_reloaded(result.ok)
-                if not result.ok:
-                    log.error(
-                        "config reload rejected; keeping the running config",
-                        problems=[str(p) for p in result.problems],
-                    )
-                    notifier.ready("config reload rejected; running config kept")  # ends RELOADING=1
-                    continue
-                before, after = self.config.redacted(), result.config.redacted()
-                self.config = result.config
-                access = app[ACCESS_KEY]
-                access.operator = result.config.secret("api.token")
-                access.reader = result.config.secret("api.read.token")
-                access.reads_open = bool(result.config["api.read.open"])
-                await controller.config_reloaded(file_settings_from(result.config))
-                loop.backoff_max = float(result.config["controller.error.backoff.max.seconds"])
-                loop.interval = float(result.config["controller.cycle.interval.seconds"])
-                loop.min_interval = float(result.config["controller.cycle.min.interval.seconds"])
-                if bridge is not None:
-                    bridge.reload(result.config)
-                log.info(
-                    "config reloaded"
-                    if result.changed
-                    else "config reloaded: only keys that need a restart changed"
-                    if result.restart_required
-                    else "config reloaded: nothing changed",
-                    changes={k: f"{before.get(k)!r} -> {after.get(k)!r}" for k in sorted(result.changed)},
-                    restart_required={
-                        k: f"{old!r} -> {new!r} after a restart" for k, (old, new) in result.pending.items()
-                    },
-                )
-                notifier.ready("config reloaded")  # systemd waits for READY=1 after RELOADING=1
-                loop.wake()
-
-        supervisor = Supervisor()
-        supervisor.add("controller", loop.run())
-        if ha_parts is not None and ha_parts.coordinator is not None:
-            coordinator = ha_parts.coordinator
-            coordinator.advertised_url = str(config["ha.advertised.url"]) or (
-                f"http://{self.api_address[0]}:{self.api_address[1]}"
-            )
-            coordinator.on_change = controller.leadership_changed
-            supervisor.add("ha", coordinator.run())
-            supervisor.add("standby-reads", refresh_while_standby(controller, loop))
-        if bridge is not None:
-            supervisor.add("mqtt", bridge.run())
-        supervisor.add("reload", watch_reload())
-        supervisor.add("retention", prune_history(controller, lambda: self.config))
-        if notifier.watchdog_seconds:
-            supervisor.add("watchdog", feed_watchdog())
-        stop_requested = asyncio.Event()
-
-        timeout = float(config["controller.shutdown.timeout.seconds"])
-
-        async def stop_on_signal() -> None:
-            """The loop ends after its current cycle; a second signal or the timeout cancels it."""
-            await flags.stop.wait()
-            notifier.stopping()
-            log.info("stopping: finishing the current cycle", timeout_seconds=timeout)
-            loop.stop()
-            try:
-                async with asyncio.timeout(timeout):
-                    await flags.force.wait()
-                log.warning("second signal: stopping now")
-            except TimeoutError:
-                log.error("the cycle did not finish within the shutdown timeout; stopping now")
-            stop_requested.set()
-
-        supervisor.add("signals", stop_on_signal())
-
-        async def learn_cluster_label() -> None:
-            """Without cluster.id the `cluster` label is the id Kafka reports, read once a broker answers
-            (until then the series carry no `cluster` label)."""
-            while not self.metrics.cluster:
-                with contextlib.suppress(Exception):  # the cycles report the cluster's reachability
-                    self.metrics.cluster = str(await cluster.cluster_id() or "")
-                if not self.metrics.cluster:
-                    await asyncio.sleep(loop.interval)
-            log.info("metrics labelled with the cluster id Kafka reports", cluster=self.metrics.cluster)
-
-        labeller = None if self.metrics.cluster else asyncio.create_task(learn_cluster_label())
-        exit_code = 0
-        supervision = asyncio.create_task(supervisor.run(stop_requested))
+    async def main_loop(self, started: Started) -> int:
+        """Every task under one Supervisor until a stop signal or the first task that fails; the exit code."""
+        supervisor = self._supervisor(started)
+        if not self.metrics.cluster:
+            started.labeller = asyncio.create_task(self._learn_cluster_label(started))
         try:
-            await supervision
+            await asyncio.create_task(supervisor.run(started.stop_requested))
         except Exception as exc:
             log.error("daemon failed", error=repr(exc))
-            exit_code = 1
-        finally:
-            if labeller is not None:
-                labeller.cancel()
-            try:
-                async with asyncio.timeout(timeout):
-                    await runner.cleanup()
-                    await cluster.close()
-                    await store.close()
-                    if proposals is not None:
-                        await proposals.close()
-                    if ha_parts is not None:
-                        await asyncio.to_thread(ha_parts.close)
-            except TimeoutError:
-                log.error("shutdown timed out; exiting anyway", seconds=timeout)
-                exit_code = exit_code or 1
-            flags.uninstall(asyncio.get_running_loop())
-            pacer.release()
+            return 1
+        return 0
+
+    def _supervisor(self, started: Started) -> Supervisor:
+        controller, loop = started.controller, started.loop
+        supervisor = Supervisor()
+        supervisor.add("controller", loop.run())
+        coordinator = started.ha.coordinator if started.ha else None
+        if coordinator is not None:
+            assert self.api_address is not None
+            address = (
+                str(self.config[config_keys.HA_ADVERTISED_URL])
+                or f"http://{self.api_address[0]}:{self.api_address[1]}"
+            )
+            supervisor.add("ha", coordinator.run(controller.leadership_changed, address))
+            supervisor.add("standby-reads", refresh_while_standby(controller, loop))
+        if started.bridge is not None:
+            supervisor.add("mqtt", started.bridge.run())
+        supervisor.add("reload", self._reloads(started))
+        supervisor.add("retention", prune_history(controller, lambda: self.config))
+        if started.notifier.watchdog_seconds:
+            supervisor.add("watchdog", started.watch.feed(loop))
+        supervisor.add("signals", self._stop_on_signal(started))
+        return supervisor
+
+    async def _stop_on_signal(self, started: Started) -> None:
+        """The loop ends after its current cycle; a second signal or the timeout cancels it."""
+        flags, timeout = started.flags, self._shutdown_timeout
+        await flags.stop.wait()
+        started.notifier.stopping()
+        log.info("stopping: finishing the current cycle", timeout_seconds=timeout)
+        started.loop.stop()
+        try:
+            async with asyncio.timeout(timeout):
+                await flags.force.wait()
+            log.warning("second signal: stopping now")
+        except TimeoutError:
+            log.error("the cycle did not finish within the shutdown timeout; stopping now")
+        started.stop_requested.set()
+
+    async def _reloads(self, started: Started) -> None:
+        """SIGHUP, validated first: the running config stays on error."""
+        flags, notifier = started.flags, started.notifier
+        while True:
+            await flags.reload.wait()
+            flags.reload.clear()
+            notifier.reloading()
+            result = reload_config(self.config, env=self.env, overrides=self.overrides)
+            self.metrics.config_reloaded(result.ok)
+            if not result.ok:
+                problems = [str(p) for p in result.problems]
+                log.error("config reload rejected; keeping the running config", problems=problems)
+                notifier.ready("config reload rejected; running config kept")  # ends RELOADING=1
+                continue
+            before, after = self.config.redacted(), result.config.redacted()
+            self.config = result.config
+            await self._reloaded(started, result.config)
+            log.info(
+                "config reloaded"
+                if result.changed
+                else "config reloaded: only keys that need a restart changed"
+                if result.restart_required
+                else "config reloaded: nothing changed",
+                changes={k: f"{before.get(k)!r} -> {after.get(k)!r}" for k in sorted(result.changed)},
+                restart_required={
+                    k: f"{old!r} -> {new!r} after a restart" for k, (old, new) in result.pending.items()
+                },
+            )
+            notifier.ready("config reloaded")  # systemd waits for READY=1 after RELOADING=1
+            started.loop.wake()
+
+    async def _reloaded(self, started: Started, config: Config) -> None:
+        """The reloadable keys, applied where they live."""
+        access = started.app[ACCESS_KEY]
+        access.operator = config.secret(config_keys.API_TOKEN)
+        access.reader = config.secret(config_keys.API_READ_TOKEN)
+        access.reads_open = bool(config[config_keys.API_READ_OPEN])
+        await started.controller.config_reloaded(file_settings_from(config))
+        loop = started.loop
+        loop.backoff_max = float(config[config_keys.CONTROLLER_ERROR_BACKOFF_MAX_SECONDS])
+        loop.interval = float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS])
+        loop.min_interval = float(config[config_keys.CONTROLLER_CYCLE_MIN_INTERVAL_SECONDS])
+        if started.bridge is not None:
+            started.bridge.reload(config)
+
+    async def _learn_cluster_label(self, started: Started) -> None:
+        """Without cluster.id the `cluster` label is the id Kafka reports, read once a broker answers
+        (until then the series carry no `cluster` label)."""
+        while not self.metrics.cluster:
+            with contextlib.suppress(Exception):  # the cycles report the cluster's reachability
+                self.metrics.cluster = str(await started.cluster.cluster_id() or "")
+            if not self.metrics.cluster:
+                await asyncio.sleep(started.loop.interval)
+        log.info("metrics labelled with the cluster id Kafka reports", cluster=self.metrics.cluster)
+
+    @property
+    def _shutdown_timeout(self) -> float:
+        return float(self.config[config_keys.CONTROLLER_SHUTDOWN_TIMEOUT_SECONDS])
+
+    # -- shutdown -------------------------------------------------------------------------------------
+
+    async def shutdown(self, started: Started, exit_code: int) -> int:
+        """Close what startup opened, within the shutdown timeout; the exit code."""
+        if started.labeller is not None:
+            started.labeller.cancel()
+        try:
+            async with asyncio.timeout(self._shutdown_timeout):
+                await started.runner.cleanup()
+                await started.cluster.close()
+                await started.store.close()
+                if started.proposals is not None:
+                    await started.proposals.close()
+                if started.ha is not None:
+                    await asyncio.to_thread(started.ha.close)
+        except TimeoutError:
+            log.error("shutdown timed out; exiting anyway", seconds=self._shutdown_timeout)
+            exit_code = exit_code or 1
+        started.flags.uninstall(asyncio.get_running_loop())
+        started.pacer.release()
         log.info("reassignd stopped", exit_code=exit_code)
         return exit_code
+
+
+async def _open_ha(config: Config) -> HaParts | None:
+    """With `state.store = zookeeper`: the store, and the election it is fenced by, under the cluster's
+    label. Without cluster.id the label is the id Kafka reports, read with a client of its own, since the
+    daemon's client is made with the election's write fence."""
+    if config[config_keys.STATE_STORE] != "zookeeper":
+        return None
+    if config[config_keys.CLUSTER_ID]:
+        return await open_ha_store(config, str(config[config_keys.CLUSTER_ID]))
+    probe = KafkaClusterAdmin(AdminSettings.from_config(config))
+    try:
+        label = await cluster_label(config, probe)
+    finally:
+        await probe.close()
+    return await open_ha_store(config, label)

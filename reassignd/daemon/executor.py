@@ -19,26 +19,25 @@ from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import failpoints
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.throttles import write_throttles
-from reassignd.engine.effects import (
+from reassignd.engine.run.effects import (
     Answered,
+    Answers,
     Effect,
     Elect,
-    JournalEvent,
     Log,
     MoveLogDirs,
     Notify,
     Persist,
     Reassign,
     WriteThrottles,
+    carrier_of,
 )
 from reassignd.logs import get_logger
 from reassignd.model import TopicPartition
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import (
     ConfigResource,
-    Event,
     EventKind,
-    PlanStatus,
     StepReplayError,
     WriteBatch,
 )
@@ -51,7 +50,9 @@ EffectHook = Callable[[Effect], None]
 """Called before each effect (tests use it to crash the daemon at exact effect boundaries)."""
 
 
-def batch_of(plan_id: str, persist: Persist) -> WriteBatch:
+def batch_of(persist: Persist) -> WriteBatch:
+    """The store's commit of a Persist: originals forgotten, recorded and noted, then rows, status, figures
+    and journal entries."""
     batch = WriteBatch()
     for kind, name, key in persist.forget_originals:
         batch.forget_original(ConfigResource(kind, name), key)
@@ -59,19 +60,17 @@ def batch_of(plan_id: str, persist: Persist) -> WriteBatch:
         batch.record_original(ConfigResource(kind, name), key, value)
     for kind, name, key, values in persist.written:
         batch.note_written(ConfigResource(kind, name), key, values)
-    for tp, row in persist.rows.items():
-        batch.put_partition_state(plan_id, tp, row)
-    if persist.status is not None:
-        batch.set_status(plan_id, PlanStatus(persist.status))
-    if persist.summary is not None:
-        batch.set_summary(plan_id, persist.summary)
+    plan_id = persist.plan_id
+    if plan_id is not None:
+        for tp, row in persist.rows.items():
+            batch.put_partition_state(plan_id, tp, row.to_json())
+        if persist.status is not None:
+            batch.set_status(plan_id, persist.status)
+        if persist.summary is not None:
+            batch.set_summary(plan_id, persist.summary)
     for event in persist.events:
-        batch.append(_event(plan_id, event))
+        batch.append(event)
     return batch
-
-
-def _event(plan_id: str, event: JournalEvent) -> Event:
-    return Event(EventKind(event.kind), plan_id, event.tp, event.step, dict(event.data))
 
 
 @dataclass
@@ -84,58 +83,57 @@ class Executor:
     clock: Callable[[], float]
     hook: EffectHook | None = None
 
-    async def execute(self, plan_id: str, effects: tuple[Effect, ...]) -> Answered:
-        reassign: Mapping[TopicPartition, str | None] | None = None
-        throttles: Mapping[tuple[str, str], str] | None = None
-        elect: Mapping[TopicPartition, str | None] | None = None
-        log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None
+    async def execute(self, effects: tuple[Effect, ...]) -> Answered:
+        answers = Answers()
         for effect in effects:
             if self.hook is not None:
                 self.hook(effect)
-            if isinstance(effect, Persist):
-                await self.persist(plan_id, effect)
-            elif isinstance(effect, WriteThrottles):
-                throttles = await write_throttles(self.cluster, effect.writes, self.guard)
-            elif isinstance(effect, Reassign):
-                reassign = await self.reassign(effect)
-            elif isinstance(effect, MoveLogDirs):
-                log_dirs = await self.move_log_dirs(effect)
-            elif isinstance(effect, Elect):
-                elect = await self.elect(effect)
-            elif isinstance(effect, Notify):
-                self.emit(effect.kind, **dict(effect.data))
-            elif isinstance(effect, Log):
-                getattr(log, effect.level)(effect.message, **dict(effect.fields))
-        return Answered(self.clock(), reassign=reassign, throttles=throttles, elect=elect, log_dirs=log_dirs)
+            carry_out = carrier_of(self, effect)
+            assert carry_out is not None, effect
+            answers.add(effect, await carry_out(effect))
+        return answers.answered(self.clock())
 
-    async def persist(self, plan_id: str, persist: Persist) -> None:
+    async def notify(self, effect: Notify) -> None:
+        self.emit(effect.kind, **dict(effect.data))
+
+    async def log(self, effect: Log) -> None:
+        getattr(log, effect.level)(effect.message, **dict(effect.fields))
+
+    async def persist(self, persist: Persist) -> None:
         if not persist:
             return
-        batch = batch_of(plan_id, persist)
+        batch = batch_of(persist)
         try:
             await self.store.commit(batch)
         except StepReplayError as exc:
-            # Each step is journaled once by construction (engine/state.py); a replay is a bug. Keep the
-            # first entry, commit the rest, and say so loudly.
-            log.error("step journaled before (a bug); keeping the first entry", entry=str(exc))
-            retry = WriteBatch()
-            retry.partition_states.update(batch.partition_states)
-            retry.status_changes.extend(batch.status_changes)
-            retry.summaries.update(batch.summaries)
-            retry.originals_to_record.extend(batch.originals_to_record)
-            retry.originals_to_forget.extend(batch.originals_to_forget)
-            retry.written.update(batch.written)
-            for event in batch.events:
-                if (
-                    event.idempotency_key is None
-                    or event.tp is None
-                    or event.step_index is None
-                    or await self.store.step_entry(event.kind, plan_id, event.tp, event.step_index) is None
-                ):
-                    retry.append(event)
-            await self.store.commit(retry)
-            batch = retry
+            batch = await self._without_replays(batch, exc)
         failpoints.hit("after_state_commit")
+        self._count(batch)
+
+    async def _without_replays(self, batch: WriteBatch, exc: StepReplayError) -> WriteBatch:
+        """Each step is journaled once by construction (engine/state.py); a replay is a bug. Keep the
+        first entry, commit the rest, and say so loudly."""
+        log.error("step journaled before (a bug); keeping the first entry", entry=str(exc))
+        retry = WriteBatch()
+        retry.partition_states.update(batch.partition_states)
+        retry.status_changes.extend(batch.status_changes)
+        retry.summaries.update(batch.summaries)
+        retry.originals_to_record.extend(batch.originals_to_record)
+        retry.originals_to_forget.extend(batch.originals_to_forget)
+        retry.written.update(batch.written)
+        for event in batch.events:
+            if (
+                event.idempotency_key is None
+                or event.plan_id is None
+                or event.tp is None
+                or event.step_index is None
+                or await self.store.step_entry(event.kind, event.plan_id, event.tp, event.step_index) is None
+            ):
+                retry.append(event)
+        await self.store.commit(retry)
+        return retry
+
+    def _count(self, batch: WriteBatch) -> None:
         started = sum(1 for e in batch.events if e.kind is EventKind.STEP_STARTED)
         if started:
             self.metrics.step_started(started)
@@ -148,6 +146,9 @@ class Executor:
                 self.metrics.auto_throttle_raised(int(event.data["broker"]))
             elif event.kind in _THROTTLE_WRITES and "op" in event.data:  # a write Kafka accepted
                 self.metrics.throttle_config_written(_THROTTLE_WRITES[event.kind])
+
+    async def write_throttles(self, effect: WriteThrottles) -> dict[tuple[str, str], str]:
+        return await write_throttles(self.cluster, effect.writes, self.guard)
 
     async def reassign(self, effect: Reassign) -> dict[TopicPartition, str | None]:
         await self.guard()

@@ -42,6 +42,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import KazooState
 
+from reassignd import config_keys
 from reassignd.cluster.errors import WriteFenced
 from reassignd.logs import get_logger
 from reassignd.store.base import FencedError
@@ -71,8 +72,6 @@ class HaCoordinator:
         client: KazooClient,
         base: str,
         node_id: str,
-        advertised_url: str,
-        on_change: LeadershipCallback,
         *,
         guard_timeout: float = 5.0,
         poll_seconds: float = 2.0,
@@ -81,8 +80,8 @@ class HaCoordinator:
         self.client = client
         self.election = f"{base.rstrip('/')}/election"
         self.node_id = node_id
-        self.advertised_url = advertised_url
-        self.on_change = on_change
+        self.advertised_url = ""
+        self.on_change: LeadershipCallback | None = None
         self.guard_timeout = guard_timeout
         self.poll_seconds = poll_seconds
         self._state_lock = threading.Lock()
@@ -172,7 +171,10 @@ class HaCoordinator:
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(changed.set)
 
-    async def run(self) -> None:
+    async def run(self, on_change: LeadershipCallback, advertised_url: str) -> None:
+        """Take part in the election until cancelled, telling `on_change` of every change of leadership;
+        `advertised_url`: where the others find this daemon's API (its address once it serves)."""
+        self.on_change, self.advertised_url = on_change, advertised_url
         self._loop = asyncio.get_running_loop()
         self._changed = asyncio.Event()
         self.client.add_listener(self._listener)
@@ -243,6 +245,7 @@ class HaCoordinator:
             epoch=self._my_seq if leading else None,
         )
         try:
+            assert self.on_change is not None
             await self.on_change(leading, leader_url)
         except Exception as exc:  # e.g. the store unreadable during a ZooKeeper blip: told again next poll
             self._reported = None
@@ -276,13 +279,13 @@ class HaParts:
 
 
 def node_name(config: Any) -> str:
-    return str(config["ha.node.id"]) or socket.gethostname()
+    return str(config[config_keys.HA_NODE_ID]) or socket.gethostname()
 
 
 async def cluster_label(config: Any, cluster: Any) -> str:
     """`cluster.id`, else the id Kafka reports (retried until the cluster answers)."""
-    if config["cluster.id"]:
-        return str(config["cluster.id"])
+    if config[config_keys.CLUSTER_ID]:
+        return str(config[config_keys.CLUSTER_ID])
     while True:
         try:
             reported = await cluster.cluster_id()
@@ -295,10 +298,6 @@ async def cluster_label(config: Any, cluster: Any) -> str:
         await asyncio.sleep(2)
 
 
-async def _not_wired(is_leader: bool, leader: str | None) -> None:
-    raise RuntimeError("HaCoordinator.on_change was not set")
-
-
 def _quiet_kazoo_logger() -> logging.Logger:
     """kazoo warns on every failed reconnect attempt (plain text, several per second while ZooKeeper is
     down); the state changes that matter are logged by the coordinator's listener instead."""
@@ -307,11 +306,11 @@ def _quiet_kazoo_logger() -> logging.Logger:
     return logger
 
 
-async def open_ha_store(config: Any, cluster: Any) -> HaParts:
-    label = await cluster_label(config, cluster)
-    session = float(config["ha.session.timeout.seconds"])
+async def open_ha_store(config: Any, label: str) -> HaParts:
+    """The ZooKeeper client, the store under `label` (the cluster's) and, with ha.enable, the election."""
+    session = float(config[config_keys.HA_SESSION_TIMEOUT_SECONDS])
     client = KazooClient(
-        hosts=str(config["ha.zookeeper.connect"]),
+        hosts=str(config[config_keys.HA_ZOOKEEPER_CONNECT]),
         timeout=session,
         connection_retry={"max_tries": -1, "delay": 0.2, "backoff": 2, "max_delay": 1.0},
         logger=_quiet_kazoo_logger(),
@@ -319,10 +318,8 @@ async def open_ha_store(config: Any, cluster: Any) -> HaParts:
     await asyncio.to_thread(client.start, 30)
     base = f"{str(config['ha.zookeeper.path']).rstrip('/')}/{label}"
     coordinator = None
-    if config["ha.enable"]:
-        coordinator = HaCoordinator(
-            client, base, node_name(config), "", _not_wired, guard_timeout=session / 2
-        )
+    if config[config_keys.HA_ENABLE]:
+        coordinator = HaCoordinator(client, base, node_name(config), guard_timeout=session / 2)
     store = await asyncio.to_thread(ZooKeeperStore, client, f"{base}/state", fence=coordinator)
     log.info("ZooKeeper state store open", path=f"{base}/state", ha=coordinator is not None)
     return HaParts(client, label, store, coordinator)

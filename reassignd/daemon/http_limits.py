@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from reassignd import config_keys
 from reassignd.logs import get_logger
 
 DEFAULT_MAX_BODY_BYTES: Final = 64 * 1024 * 1024  # a 100,000-partition plan is ~8 MB of JSON
@@ -43,11 +44,11 @@ class ServerLimits:
     @classmethod
     def from_config(cls, config: Any) -> ServerLimits:
         return cls(
-            max_connections=int(config["api.max.connections"]),
-            header_timeout=float(config["api.header.timeout.seconds"]),
-            body_timeout=float(config["api.body.timeout.seconds"]),
-            idle_timeout=float(config["api.idle.timeout.seconds"]),
-            max_body_bytes=int(config["api.max.body.bytes"]),
+            max_connections=int(config[config_keys.API_MAX_CONNECTIONS]),
+            header_timeout=float(config[config_keys.API_HEADER_TIMEOUT_SECONDS]),
+            body_timeout=float(config[config_keys.API_BODY_TIMEOUT_SECONDS]),
+            idle_timeout=float(config[config_keys.API_IDLE_TIMEOUT_SECONDS]),
+            max_body_bytes=int(config[config_keys.API_MAX_BODY_BYTES]),
         )
 
 

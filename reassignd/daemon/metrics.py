@@ -32,6 +32,10 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import Metric
 
 from reassignd import __version__
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.run import RunState
+from reassignd.engine.state import Status
+from reassignd.store.base import PlanSummary
 
 DIRECTIONS: Final = ("incoming", "outgoing")
 CYCLE_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -211,10 +215,8 @@ _SUFFIXES: Final = {"counter": "_total", "info": "_info", "gauge": "", "histogra
 
 CLUSTER_LABEL: Final = "cluster"
 OUTCOMES: Final = ("ok", "error")
-PARTITION_STATES: Final = ("pending", "starting", "in_flight", "blocked", "external", "done", "dropped")
-"""engine/state.py's Status values."""
-PLAN_STATES: Final = ("queued", "running", "paused", "cancelling", "completed", "cancelled")
-"""States a plan can be in (store/base.py's `failed` is never set by this version, so it is not exported)."""
+PARTITION_STATES: Final = tuple(s.value for s in Status)
+PLAN_STATES: Final = tuple(s.value for s in PlanStatus)
 THROTTLE_ACTIONS: Final = ("set", "restored")
 CLUSTER_APIS: Final = (
     "alter_partition_reassignments",
@@ -374,6 +376,36 @@ class DaemonMetrics:
             self._metrics["reassignd_cluster_call_errors_total"].labels(api).inc()
 
     # --- plans and progress -------------------------------------------------------------------------
+
+    def publish_run(self, records: Mapping[str, PlanSummary], run: RunState | None) -> None:
+        """The gauges of one cycle: plans per state, and the running plan's; with no plan running, every
+        per-plan gauge is 0 or absent."""
+        counts: dict[str, int] = {}
+        for record in records.values():
+            status = run.status.value if run is not None and record.id == run.plan_id else record.status.value
+            counts[status] = counts.get(status, 0) + 1
+        self.set_plan_counts(counts)
+        execution = run.execution if run is not None else None
+        if run is None or execution is None or run.ended:
+            self.set_progress(None, 0, 0, 0, None)
+            self.set_inflight({}, {}, 0)
+            self.set_stalled(0)
+            self.set_under_min_isr(0)
+            self.set_partition_counts({})
+            self.set_throttle_rates({}, {})
+            self.set_foreign_reassignments(0)
+            return
+        load = execution.load
+        self.set_inflight(dict(load.incoming), dict(load.outgoing), load.leader_moves)
+        self.set_partition_counts({s.value: n for s, n in execution.counts.items()})
+        t = run.progress.tracking
+        self.set_progress(run.plan_id, t.total_bytes, t.remaining_bytes, t.moved_bytes, t.eta)
+        self.set_stalled(len(t.stalled))
+        self.set_under_min_isr(len(run.reading.under_min_isr))
+        self.set_foreign_reassignments(execution.counts[Status.EXTERNAL])
+        self.set_throttle_rates(*run.throttles.applied_rates())
+        if run.reading.last_view is not None:
+            self.auto_throttle_brokers(run.reading.last_view.brokers)
 
     def set_plan_counts(self, counts: Mapping[str, int], states: Iterable[str] = PLAN_STATES) -> None:
         """Plans per state; `states` absent from `counts` are exported as 0."""

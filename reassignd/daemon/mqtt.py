@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import aiomqtt
 
+from reassignd import config_keys
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt_auth import NONCE_FILE, Command, CommandRejected, CommandVerifier
 from reassignd.daemon.service import ServiceError
@@ -84,66 +85,54 @@ class MqttSettings:
             return None if value in (None, "") else str(value)
 
         return cls(
-            host=str(config["mqtt.host"]),
-            port=int(config["mqtt.port"]),
-            prefix=str(config["mqtt.topic.prefix"]).strip("/"),
+            host=str(config[config_keys.MQTT_HOST]),
+            port=int(config[config_keys.MQTT_PORT]),
+            prefix=str(config[config_keys.MQTT_TOPIC_PREFIX]).strip("/"),
             cluster=cluster,
             node_id=node_id,
-            client_id=opt("mqtt.client.id") or f"reassignd-{cluster}-{node_id}"[:128],
-            keepalive=int(config["mqtt.keepalive.seconds"]),
-            queue_max=int(config["mqtt.queue.max.events"]),
-            status_min_interval=float(config["mqtt.status.min.interval.seconds"]),
-            username=opt("mqtt.username"),
-            password=config.secret("mqtt.password"),
-            tls=bool(config["mqtt.tls.enable"]),
-            ca_file=opt("mqtt.tls.ca.file"),
-            cert_file=opt("mqtt.tls.certificate.file"),
-            key_file=opt("mqtt.tls.key.file"),
+            client_id=opt(config_keys.MQTT_CLIENT_ID) or f"reassignd-{cluster}-{node_id}"[:128],
+            keepalive=int(config[config_keys.MQTT_KEEPALIVE_SECONDS]),
+            queue_max=int(config[config_keys.MQTT_QUEUE_MAX_EVENTS]),
+            status_min_interval=float(config[config_keys.MQTT_STATUS_MIN_INTERVAL_SECONDS]),
+            username=opt(config_keys.MQTT_USERNAME),
+            password=config.secret(config_keys.MQTT_PASSWORD),
+            tls=bool(config[config_keys.MQTT_TLS_ENABLE]),
+            ca_file=opt(config_keys.MQTT_TLS_CA_FILE),
+            cert_file=opt(config_keys.MQTT_TLS_CERTIFICATE_FILE),
+            key_file=opt(config_keys.MQTT_TLS_KEY_FILE),
         )
 
 
-class MqttBridge:
+class EventQueue:
+    """The events the daemon emits, waiting for the broker: bounded (the oldest go first when it is full,
+    counted), numbered, never blocking the emitter. Made before the controller that emits into it."""
+
     def __init__(
-        self,
-        settings: MqttSettings,
-        target: CommandTarget,
-        verifier: CommandVerifier,
-        metrics: DaemonMetrics,
-        clock: Callable[[], float] = time.time,
+        self, size: int, node_id: str, metrics: DaemonMetrics, clock: Callable[[], float] = time.time
     ) -> None:
-        self.settings = settings
-        self.target = target
-        self.verifier = verifier
+        self.size = size
+        self.node_id = node_id
         self.metrics = metrics
         self.clock = clock
         self.queue: collections.deque[dict[str, Any]] = collections.deque()
         self.dropped = 0
-        self.connected = False
+        self.pending = asyncio.Event()
         self._seq = 0
         self._step_started: dict[tuple[Any, ...], float] = {}
-        self._pending = asyncio.Event()
-        self._last_status: bytes | None = None
-        self._tls = self._tls_context()
 
-    def reload(self, config: Any) -> None:
-        """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
-        self.verifier.window_seconds = float(config["mqtt.command.replay.window.seconds"])
-        self.settings = dataclasses.replace(
-            self.settings, status_min_interval=float(config["mqtt.status.min.interval.seconds"])
-        )
-
-    # ---------------------------------------------------------------------------------------------------
-    # the controller's side: never blocks
+    @classmethod
+    def from_config(cls, config: Any, node_id: str, metrics: DaemonMetrics) -> EventQueue:
+        return cls(int(config[config_keys.MQTT_QUEUE_MAX_EVENTS]), node_id, metrics)
 
     def sink(self, event: Mapping[str, Any]) -> None:
         event = self._with_duration(event)
         self._seq += 1
-        if len(self.queue) >= self.settings.queue_max:
+        if len(self.queue) >= self.size:
             self.queue.popleft()
             self.dropped += 1
             self.metrics.mqtt_dropped()
-        self.queue.append({**event, "seq": self._seq, "node": self.settings.node_id})
-        self._pending.set()
+        self.queue.append({**event, "seq": self._seq, "node": self.node_id})
+        self.pending.set()
 
     def _with_duration(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
         """step.finished gets `seconds` from its step.started (null when that began before a restart)."""
@@ -159,6 +148,49 @@ class MqttBridge:
             return event
         at = float(event.get("at") or self.clock())
         return {**event, "seconds": None if started is None else round(at - started, 3)}
+
+
+class MqttBridge:
+    def __init__(
+        self,
+        settings: MqttSettings,
+        target: CommandTarget,
+        verifier: CommandVerifier,
+        metrics: DaemonMetrics,
+        *,
+        clock: Callable[[], float] = time.time,
+        events: EventQueue | None = None,
+    ) -> None:
+        self.settings = settings
+        self.target = target
+        self.verifier = verifier
+        self.metrics = metrics
+        self.clock = clock
+        self.events = events or EventQueue(settings.queue_max, settings.node_id, metrics, clock)
+        self.connected = False
+        self._last_status: bytes | None = None
+        self._tls = self._tls_context()
+
+    def reload(self, config: Any) -> None:
+        """SIGHUP: the reloadable MQTT keys (the rest need a restart)."""
+        self.verifier.window_seconds = float(config[config_keys.MQTT_COMMAND_REPLAY_WINDOW_SECONDS])
+        self.settings = dataclasses.replace(
+            self.settings, status_min_interval=float(config[config_keys.MQTT_STATUS_MIN_INTERVAL_SECONDS])
+        )
+
+    # ---------------------------------------------------------------------------------------------------
+    # the controller's side: never blocks
+
+    def sink(self, event: Mapping[str, Any]) -> None:
+        self.events.sink(event)
+
+    @property
+    def queue(self) -> collections.deque[dict[str, Any]]:
+        return self.events.queue
+
+    @property
+    def dropped(self) -> int:
+        return self.events.dropped
 
     # ---------------------------------------------------------------------------------------------------
     # the connection
@@ -252,9 +284,9 @@ class MqttBridge:
                 if event.get("event") == "leadership.changed":  # keep the presence's role current
                     presence = self.settings.topic(f"daemons/{self.settings.node_id}")
                     await client.publish(presence, self._presence(True), qos=1, retain=True)
-            self._pending.clear()
+            self.events.pending.clear()
             if not self.queue:
-                await self._pending.wait()
+                await self.events.pending.wait()
 
     async def _publish_status(self, client: aiomqtt.Client) -> None:
         """The leader's status document, retained; checked every min interval, sent only when it changed."""
@@ -332,14 +364,15 @@ class MqttBridge:
 
 
 def build_bridge(
-    config: Any, controller: CommandTarget, metrics: DaemonMetrics, cluster: str, node_id: str
+    config: Any, controller: CommandTarget, metrics: DaemonMetrics, cluster: str, events: EventQueue
 ) -> MqttBridge:
-    secret = config.secret("mqtt.command.hmac.secret")
+    secret = config.secret(config_keys.MQTT_COMMAND_HMAC_SECRET)
     verifier = CommandVerifier(
         secret.encode() if secret else None,
-        float(config["mqtt.command.replay.window.seconds"]),
-        nonce_file=Path(str(config["state.dir"])) / NONCE_FILE,
+        float(config[config_keys.MQTT_COMMAND_REPLAY_WINDOW_SECONDS]),
+        nonce_file=Path(str(config[config_keys.STATE_DIR])) / NONCE_FILE,
     )
     if not secret:
         log.warning("mqtt.command.hmac.secret is not set: every MQTT command will be rejected")
-    return MqttBridge(MqttSettings.from_config(config, cluster, node_id), controller, verifier, metrics)
+    settings = MqttSettings.from_config(config, cluster, events.node_id)
+    return MqttBridge(settings, controller, verifier, metrics, events=events)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from reassignd import logs
+from reassignd import config_keys, logs
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.model import Broker, ClusterSnapshot, InvalidInputError, PartitionState, TopicPartition
 from reassignd.placement.capacity import Capacities, load_capacities
@@ -148,7 +148,7 @@ class ProposalService:
 
 async def start_proposals(config: Any, cluster: Any) -> ProposalService | None:
     """The daemon's proposal service when `proposals.enable` (None otherwise)."""
-    if not config["proposals.enable"]:
+    if not config[config_keys.PROPOSALS_ENABLE]:
         return None
     try:
         import pyspark  # noqa: F401
@@ -156,9 +156,9 @@ async def start_proposals(config: Any, cluster: Any) -> ProposalService | None:
         raise RuntimeError(
             "proposals.enable needs the pipeline extra: pip install 'reassignd[pipeline]'"
         ) from None
-    capacity_file = config["proposals.capacity.file"]
+    capacity_file = config[config_keys.PROPOSALS_CAPACITY_FILE]
     capacities = load_capacities(str(capacity_file)) if capacity_file else None
-    master = str(config["proposals.spark.master"]) or None
+    master = str(config[config_keys.PROPOSALS_SPARK_MASTER]) or None
 
     async def read() -> ClusterSnapshot:
         snapshot: ClusterSnapshot = await cluster.snapshot(with_sizes=True)

@@ -43,12 +43,14 @@ class FixedRateLoop:
         min_interval: float = 0.0,
         backoff_max: float = 60.0,
         progress_every: float = 60.0,
+        wakeup: asyncio.Event | None = None,
     ) -> None:
+        """`wakeup`: set by whoever wants the next cycle early (`wake` sets it too)."""
         self._cycle = cycle
         self.interval = interval
         self.min_interval = min_interval
         self._clock = clock
-        self._wake = asyncio.Event()
+        self._wake = wakeup if wakeup is not None else asyncio.Event()
         self._stop = asyncio.Event()
         self._on_result = on_result
         self.backoff_max = backoff_max

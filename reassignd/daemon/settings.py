@@ -18,16 +18,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.engine.limits import LIMIT_KEYS, Limits
 from reassignd.engine.run import AutoThrottle
 from reassignd.model import InvalidInputError, Problem
 
-AUTO_ENABLE: Final = "auto.throttle.enable"
-AUTO_STEP: Final = "auto.throttle.step.bytes.per.second"
-AUTO_MAX: Final = "auto.throttle.max.bytes.per.second"
-AUTO_KEYS: Final = (AUTO_ENABLE, AUTO_STEP, AUTO_MAX)
+AUTO_KEYS: Final = (
+    config_keys.AUTO_THROTTLE_ENABLE,
+    config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND,
+    config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND,
+)
 RUNTIME_KEYS: Final = (*(k.name for k in LIMIT_KEYS), *AUTO_KEYS)
 LONG_MAX: Final = 2**63 - 1
+DEFAULT_AUTO_STEP: Final = 10 * 1024 * 1024
+DEFAULT_AUTO_MAX: Final = 200 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +43,19 @@ class FileSettings:
     auto_step: int
     auto_max: int
 
+    @classmethod
+    def of(cls, limits: Limits, auto_throttle: AutoThrottle | None) -> FileSettings:
+        """A config file that says these (the auto-throttle's defaults when it is off)."""
+        if auto_throttle is None:
+            return cls(limits, None, DEFAULT_AUTO_STEP, DEFAULT_AUTO_MAX)
+        return cls(limits, auto_throttle, auto_throttle.step, auto_throttle.ceiling)
+
     def flat(self) -> dict[str, Any]:
         return {
             **self.limits.to_mapping(),
-            AUTO_ENABLE: self.auto_throttle is not None,
-            AUTO_STEP: self.auto_step,
-            AUTO_MAX: self.auto_max,
+            config_keys.AUTO_THROTTLE_ENABLE: self.auto_throttle is not None,
+            config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND: self.auto_step,
+            config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND: self.auto_max,
         }
 
 
@@ -110,11 +121,19 @@ def _build(file: FileSettings, values: Mapping[str, Any]) -> Effective:
         limits = Limits.from_mapping({k: v for k, v in flat.items() if k not in AUTO_KEYS})
     except InvalidInputError as exc:
         problems += exc.problems
-    enable = flat[AUTO_ENABLE]
-    step, ceiling = flat[AUTO_STEP], flat[AUTO_MAX]
+    enable = flat[config_keys.AUTO_THROTTLE_ENABLE]
+    step, ceiling = (
+        flat[config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND],
+        flat[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND],
+    )
     if not isinstance(enable, bool):
-        problems.append(Problem("limits", AUTO_ENABLE, f"must be true or false, got {enable!r}"))
-    for key, value in ((AUTO_STEP, step), (AUTO_MAX, ceiling)):
+        problems.append(
+            Problem("limits", config_keys.AUTO_THROTTLE_ENABLE, f"must be true or false, got {enable!r}")
+        )
+    for key, value in (
+        (config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND, step),
+        (config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND, ceiling),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LONG_MAX:
             problems.append(
                 Problem("limits", key, f"must be an integer of bytes/s from 1 to 2^63-1, got {value!r}")

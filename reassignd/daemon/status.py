@@ -1,29 +1,25 @@
 """Status views of the controller, in the JSON shapes of reassignd/daemon/openapi.json.
 
-Synchronous and read-only: built from what the controller already holds (the plan records, the running
-plan's run state), never from a fresh cluster call. A plan that is not running shows the figures the store
-keeps for it (`PlanRecord.summary`, written by the plan-run machine), so a finished plan shows the same
-figures after a restart or a failover as before.
+Synchronous and read-only: built from the view the controller publishes (daemon/view.py: the plan
+records, the running plan's run state), never from a fresh cluster call. A plan that is not running shows
+the figures the store keeps for it (`PlanRecord.summary`, written by the plan-run machine), so a finished
+plan shows the same figures after a restart or a failover as before.
 """
 
 from __future__ import annotations
 
-import datetime
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
+from reassignd.daemon.view import ControllerView, iso_time
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
-if TYPE_CHECKING:
-    from reassignd.daemon.controller import Controller
-
-LEADER_RATE_KEY = "leader.reassignment.throttled.rate"
-FOLLOWER_RATE_KEY = "follower.reassignment.throttled.rate"
-RATE_KEYS = (LEADER_RATE_KEY, FOLLOWER_RATE_KEY)
+RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
 WAITING_SHOWN = 200
 _PROGRESS_KEYS = (
     "partitions_done",
@@ -42,31 +38,25 @@ _PROGRESS_KEYS = (
 )
 
 
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")
-
-
 def cluster_view(cluster: JSON) -> JSON:
-    return {**cluster, "since": _iso(cluster.get("since"))}
+    return {**cluster, "since": iso_time(cluster.get("since"))}
 
 
-def _current_run(controller: Controller, record: PlanSummary) -> RunState | None:
-    run = controller.run
+def _current_run(view: ControllerView, record: PlanSummary) -> RunState | None:
+    run = view.run
     return run if run is not None and run.plan_id == record.id and run.execution is not None else None
 
 
-def _figures(controller: Controller, record: PlanSummary) -> dict[str, Any]:
-    run = _current_run(controller, record)
+def _figures(view: ControllerView, record: PlanSummary) -> dict[str, Any]:
+    run = _current_run(view, record)
     if run is not None:
         return summary_of(run)
     return dict(record.summary or {})
 
 
-def _progress(controller: Controller, record: PlanSummary) -> JSON:
+def _progress(view: ControllerView, record: PlanSummary) -> JSON:
     partitions = record.partitions
-    figures = _figures(controller, record)
+    figures = _figures(view, record)
     progress: JSON = {"partitions_total": partitions}
     for key in _PROGRESS_KEYS:
         progress[key] = figures.get(key)
@@ -83,37 +73,37 @@ def _progress(controller: Controller, record: PlanSummary) -> JSON:
     return progress
 
 
-def _state(controller: Controller, record: PlanSummary) -> str:
-    run = _current_run(controller, record)
-    return run.phase.value if run is not None else record.status.value
+def _state(view: ControllerView, record: PlanSummary) -> str:
+    run = _current_run(view, record)
+    return run.status.value if run is not None else record.status.value
 
 
-def _summary(controller: Controller, record: PlanSummary) -> JSON:
+def _summary(view: ControllerView, record: PlanSummary) -> JSON:
     return {
         "plan_id": record.id,
-        "state": _state(controller, record),
-        "submitted_at": _iso(record.submitted_at),
+        "state": _state(view, record),
+        "submitted_at": iso_time(record.submitted_at),
         "partitions": record.partitions,
-        "progress": _progress(controller, record),
+        "progress": _progress(view, record),
     }
 
 
-def list_plans_view(controller: Controller) -> list[JSON]:
-    ordered = sorted(controller.records.values(), key=lambda r: (r.submitted_at, r.id), reverse=True)
-    return [_summary(controller, r) for r in ordered]
+def list_plans_view(view: ControllerView) -> list[JSON]:
+    ordered = sorted(view.records.values(), key=lambda r: (r.submitted_at, r.id), reverse=True)
+    return [_summary(view, r) for r in ordered]
 
 
-def _record(controller: Controller, plan_id: str | None) -> PlanSummary:
+def _record(view: ControllerView, plan_id: str | None) -> PlanSummary:
     if plan_id is not None:
-        record = controller.records.get(plan_id)
+        record = view.records.get(plan_id)
         if record is None:
             raise ServiceError("not_found", f"no plan {plan_id!r}")
         return record
-    if controller.run is not None:
-        known = controller.records.get(controller.run.plan_id)
+    if view.run is not None:
+        known = view.records.get(view.run.plan_id)
         if known is not None:
             return known
-    active = [r for r in controller.records.values() if not r.status.terminal]
+    active = [r for r in view.records.values() if not r.status.terminal]
     if not active:
         raise ServiceError("not_found", "no plan is running or queued")
     return min(active, key=lambda r: (r.submitted_at, r.id))
@@ -124,7 +114,7 @@ def _waiting(run: RunState) -> list[JSON]:
     else's reassignment, or, for those the scheduler did not reach, the limit that stopped it; first, in a
     cancel, the steps whose revert waits (`unsafe_revert`)."""
     assert run.execution is not None
-    held_by = "paused" if run.phase.value == "paused" else run.execution.held_by
+    held_by = "paused" if run.status.value == "paused" else run.execution.held_by
     out = [
         {
             "topic": tp.topic,
@@ -132,7 +122,7 @@ def _waiting(run: RunState) -> list[JSON]:
             "reason": WaitReason.UNSAFE_REVERT.value,
             "detail": why,
         }
-        for tp, why in itertools.islice(run.held_reverts.items(), WAITING_SHOWN)
+        for tp, why in itertools.islice(run.cancel.held.items(), WAITING_SHOWN)
     ]
     for tp, rec in itertools.islice(run.execution.waiting(), WAITING_SHOWN - len(out)):
         if rec.status is Status.PENDING and rec.reason is None:
@@ -144,33 +134,33 @@ def _waiting(run: RunState) -> list[JSON]:
     return out
 
 
-def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
-    record = _record(controller, plan_id)
-    limits = controller.limits_in_force
-    run = _current_run(controller, record)
+def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
+    record = _record(view, plan_id)
+    limits = view.limits
+    run = _current_run(view, record)
     status = {
-        **_summary(controller, record),
-        "started_at": _iso(record.started_at),
-        "finished_at": _iso(record.finished_at),
+        **_summary(view, record),
+        "started_at": iso_time(record.started_at),
+        "finished_at": iso_time(record.finished_at),
         "error": record.error,
         "limits": limits.to_mapping(),
         "throttles": {
-            LEADER_RATE_KEY: limits.leader_throttled_rate,
-            FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
+            config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+            config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
         },
-        "cluster": cluster_view(controller.cluster_state.to_json()),
+        "cluster": cluster_view(view.cluster.to_json()),
         "brokers": [],
         "stalled": [],
         "waiting": [],
         "offline_waits": {"partitions": 0, "brokers": [], "shown": []},
-        "last_cycle": controller.last_status,
+        "last_cycle": view.last_status,
     }
     if run is None or run.execution is None or run.ended:
         return status
     status["cluster"] = cluster_view(run.cluster.to_json())
     incoming, outgoing = run.throttles.applied_rates()
     load = run.execution.load
-    snapshot = run.last_view
+    snapshot = run.reading.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
     status["brokers"] = [
         {
@@ -185,7 +175,7 @@ def plan_status_view(controller: Controller, plan_id: str | None) -> JSON:
         }
         for b in broker_ids
     ]
-    status["stalled"] = [m.to_json() for m in run.tracking.stalled]
+    status["stalled"] = [m.to_json() for m in run.progress.tracking.stalled]
     status["waiting"] = _waiting(run)
     status["offline_waits"] = _offline_waits(run)
     status["leader_unthrottled"] = _leader_unthrottled(run)
@@ -216,7 +206,7 @@ def _offline_waits(run: RunState) -> JSON:
 def _leader_unthrottled(run: RunState) -> list[JSON]:
     """Moves whose partition has no leader-side throttle entry now (throttle.py, lagging_replicas):
     a replica not being moved is out of sync, and the leader throttle would slow its catch-up too."""
-    snapshot = run.last_view
+    snapshot = run.reading.last_view
     if snapshot is None or run.execution is None:
         return []
     out = []
@@ -227,16 +217,16 @@ def _leader_unthrottled(run: RunState) -> list[JSON]:
     return out
 
 
-def throttles_view(controller: Controller) -> JSON:
-    limits = controller.limits_in_force
-    incoming, outgoing = controller.throttle_book.applied_rates()
+def throttles_view(view: ControllerView) -> JSON:
+    limits = view.limits
+    incoming, outgoing = view.throttles.applied_rates()
     applied: dict[str, dict[str, Any]] = {}
     for broker, rate in outgoing.items():
         applied.setdefault(str(broker), {})["leader"] = rate
     for broker, rate in incoming.items():
         applied.setdefault(str(broker), {})["follower"] = rate
     return {
-        LEADER_RATE_KEY: limits.leader_throttled_rate,
-        FOLLOWER_RATE_KEY: limits.follower_throttled_rate,
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
         "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0]))),
     }

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.log_dir_moves import log_dir_problems
-from reassignd.model import ClusterSnapshot, PlanDraft, Problem, ReassignmentPlan, TopicPartition
+from reassignd.model import (
+    ClusterSnapshot,
+    PartitionState,
+    PlanDraft,
+    Problem,
+    ReassignmentPlan,
+    TopicPartition,
+)
 from reassignd.store.base import PlanRecord
 
 MAX_CONFLICT_PARTITIONS_LISTED = 20
@@ -46,71 +53,23 @@ def validate_plan(
     `ongoing`: partitions the cluster reports as reassigning; those not in `ours` belong to someone else.
     `busy`: partitions of plans already queued or running, with the plan id that holds them.
     """
-    problems: list[Problem] = []
-    known_brokers = set(snapshot.brokers)
-    if isinstance(plan, PlanDraft):
-        problems += plan.problems
-        for where, ids in sorted(plan.named_brokers.items()):
-            unknown = sorted(b for b in ids if b not in known_brokers)
-            if unknown:
-                problems.append(
-                    Problem(
-                        where, "replicas", f"unknown broker id(s) {unknown}: not in the cluster's metadata"
-                    )
-                )
+    problems = _draft_problems(plan, snapshot)
     if not plan.targets and not problems:
         problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
-    ours_set = set(ours)
-    busy = busy or {}
+    ours_set, busy = set(ours), busy or {}
     for tp in sorted(plan.targets):
-        target = plan.targets[tp]
-        where = str(tp)
         current = snapshot.partitions.get(tp)
         if current is None:
-            topic_known = tp.topic in snapshot.topics
-            problems.append(
-                Problem(
-                    where,
-                    "partition",
-                    f"topic {tp.topic!r} has no partition {tp.partition}"
-                    if topic_known
-                    else f"unknown topic {tp.topic!r}",
-                )
-            )
+            problems.append(_missing(tp, snapshot))
             continue
-        unknown = sorted(b for b in target if b not in known_brokers)
-        if unknown:
-            problems.append(
-                Problem(
-                    where,
-                    "replicas",
-                    f"unknown broker id(s) {unknown} in {list(target)}: not in the cluster's metadata "
-                    "(never registered, or offline now)",
-                )
-            )
-        if len(target) != len(current.target_replicas) and not allow_rf_change:
-            problems.append(
-                Problem(
-                    where,
-                    "replicas",
-                    f"changes the replication factor from {len(current.target_replicas)} to {len(target)}; "
-                    "submit with allow_rf_change to do that on purpose",
-                )
-            )
+        problems += _target_problems(tp, plan.targets[tp], current, snapshot, allow_rf_change=allow_rf_change)
         if tp in busy:
             problems.append(
-                PlanConflict(where, "partition", f"already part of plan {busy[tp]}", busy[tp], where)
+                PlanConflict(str(tp), "partition", f"already part of plan {busy[tp]}", busy[tp], str(tp))
             )
         elif tp in ongoing and tp not in ours_set:
-            problems.append(
-                PlanConflict(
-                    where,
-                    "partition",
-                    "is being reassigned by someone else (ListPartitionReassignments)",
-                    None,
-                    where,
-                )
-            )
+            reason = "is being reassigned by someone else (ListPartitionReassignments)"
+            problems.append(PlanConflict(str(tp), "partition", reason, None, str(tp)))
     problems += log_dir_problems(
         ReassignmentPlan(
             {tp: t for tp, t in plan.targets.items() if tp in snapshot.partitions},
@@ -118,6 +77,51 @@ def validate_plan(
         ),
         snapshot,
     )
+    return problems
+
+
+def _draft_problems(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> list[Problem]:
+    """A draft's own problems, and the unknown brokers its broken entries name."""
+    if not isinstance(plan, PlanDraft):
+        return []
+    problems = list(plan.problems)
+    for where, ids in sorted(plan.named_brokers.items()):
+        unknown = sorted(b for b in ids if b not in snapshot.brokers)
+        if unknown:
+            message = f"unknown broker id(s) {unknown}: not in the cluster's metadata"
+            problems.append(Problem(where, "replicas", message))
+    return problems
+
+
+def _missing(tp: TopicPartition, snapshot: ClusterSnapshot) -> Problem:
+    if tp.topic in snapshot.topics:
+        return Problem(str(tp), "partition", f"topic {tp.topic!r} has no partition {tp.partition}")
+    return Problem(str(tp), "partition", f"unknown topic {tp.topic!r}")
+
+
+def _target_problems(
+    tp: TopicPartition,
+    target: tuple[int, ...],
+    current: PartitionState,
+    snapshot: ClusterSnapshot,
+    *,
+    allow_rf_change: bool,
+) -> list[Problem]:
+    problems = []
+    unknown = sorted(b for b in target if b not in snapshot.brokers)
+    if unknown:
+        message = (
+            f"unknown broker id(s) {unknown} in {list(target)}: not in the cluster's metadata "
+            "(never registered, or offline now)"
+        )
+        problems.append(Problem(str(tp), "replicas", message))
+    rf, new_rf = len(current.target_replicas), len(target)
+    if new_rf != rf and not allow_rf_change:
+        message = (
+            f"changes the replication factor from {rf} to {new_rf}; "
+            "submit with allow_rf_change to do that on purpose"
+        )
+        problems.append(Problem(str(tp), "replicas", message))
     return problems
 
 

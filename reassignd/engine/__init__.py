@@ -1,7 +1,8 @@
 """The pure reassignment engine: KIP-435 steps, batches and limits, throttle plans, progress maths.
 
 Nothing here imports asyncio, a client library or the clock; every function takes immutable values and
-returns new ones. The daemon calls `decide` once per cycle and applies the actions it returns.
+returns new ones. The daemon, rehearsals and the dry run all execute the plan-run machine of `run/`, which
+calls `decide` once per cycle among its parts.
 """
 
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting

@@ -102,9 +102,7 @@ class Reverts:
 
 def reverting(state: ExecutionState, snapshot: ClusterSnapshot, limits: Limits) -> Reverts:
     """Steps in flight in a cancel that do not lead to their goal: reverted now, or held while unsafe."""
-    replica_count = min(
-        limits.parallel_replica_count, limits.max_outgoing_per_broker, limits.max_concurrent_replica_movements
-    )
+    replica_count = limits.step_size
     online = snapshot.online_broker_ids()
     now: list[TopicPartition] = []
     held: dict[TopicPartition, str] = {}

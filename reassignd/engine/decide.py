@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import replace
 from heapq import merge
 
+from reassignd import config_keys
 from reassignd.engine.actions import Decision, ElectLeader, StartStep, Waiting
 from reassignd.engine.limits import Limits
 from reassignd.engine.sources import serving_replica
@@ -27,10 +28,10 @@ from reassignd.engine.state import (
     Status,
     WaitReason,
     _MutableLoad,
-    check_transition,
+    check_partition_change,
     queue_name,
 )
-from reassignd.engine.steps import next_step
+from reassignd.engine.steps import Step, next_step
 from reassignd.model import NO_LEADER, ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 __all__ = ["Decision", "ElectLeader", "StartStep", "Waiting", "acknowledge", "changed_partitions", "decide"]
@@ -162,11 +163,7 @@ class _Cycle:
         self.electing: set[TopicPartition] = set()
         self.transient: dict[int, int] = {}
         """Copies a broker serves only until this cycle's elections run (steps started with one)."""
-        self.replica_count = min(
-            limits.parallel_replica_count,
-            limits.max_outgoing_per_broker,
-            limits.max_concurrent_replica_movements,
-        )
+        self.replica_count = limits.step_size
 
     # -- bookkeeping ---------------------------------------------------------------------------------
 
@@ -175,7 +172,7 @@ class _Cycle:
 
     def put(self, tp: TopicPartition, new: PartitionProgress) -> None:
         old = self.record(tp)
-        check_transition(tp, old, new)
+        check_partition_change(tp, old, new)
         if old.status in MOVING:
             self.load.add(old, -1)
         if new.status in MOVING:
@@ -402,9 +399,9 @@ class _Cycle:
         """Which limit leaves no free slot (what every partition not examined waits for)."""
         limits, load = self.limits, self.load
         if load.partitions >= limits.parallel_partition_count:
-            return "reassignment.parallel.partition.count"
+            return config_keys.REASSIGNMENT_PARALLEL_PARTITION_COUNT
         if load.replica_moves >= limits.max_concurrent_replica_movements:
-            return "reassignment.max.concurrent.replica.movements"
+            return config_keys.REASSIGNMENT_MAX_CONCURRENT_REPLICA_MOVEMENTS
         return "reassignment.max.incoming.replica.movements.per.broker (every online broker)"
 
     def full(self) -> bool:
@@ -418,32 +415,38 @@ class _Cycle:
         return self.load.leader_moves >= self.limits.parallel_leader_movements
 
     def try_start(self, tp: TopicPartition) -> None:
+        ready = self.next_safe_step(tp)
+        if ready is not None:
+            self.start_step(tp, *ready)
+
+    def next_safe_step(self, tp: TopicPartition) -> tuple[PartitionState, Step] | None:
+        """The partition's next step when it may start now; else the partition is marked for why not."""
         p = self.snapshot.partitions.get(tp)
         if p is None:
             self.missing(tp)
-            return
+            return None
         if p.is_reassigning:
             self.mark_external(tp, p)
-            return
+            return None
         final = self.plan.targets[tp]
         if p.replicas == final:
             self.mark_done(tp, p)
-            return
+            return None
         online = self.online
         if p.leader == NO_LEADER or p.leader not in online:
             down = tuple(b for b in p.replicas if b not in online)
             self.block(tp, WaitReason.PARTITION_OFFLINE, "partition has no online leader", down)
-            return
+            return None
         min_insync = self.min_insync[tp.topic]
         step = next_step(p.replicas, final, p.isr, self.replica_count, min_insync)
         if step is None:  # pragma: no cover - replicas != final always yields a step
-            return
+            return None
         if step.blocked:
             detail = (
                 f"in sync {sorted(p.isr)}, min.insync.replicas {min_insync}: waiting for replicas to join"
             )
             self.block(tp, WaitReason.MIN_INSYNC, detail)
-            return
+            return None
         # Kafka completes a step once its whole target is in sync, so one that keeps a stopped broker waits
         # for its return; it still starts when it copies something, so the copy overlaps the outage (and
         # frees its movement slots once copied: PartitionProgress.copied). Nothing can be sent to a broker
@@ -451,7 +454,11 @@ class _Cycle:
         offline = tuple(b for b in step.target if b not in online)
         if offline and (not step.adding or any(b in step.adding for b in offline)):
             self.block(tp, WaitReason.OFFLINE_TARGET, f"target broker(s) {list(offline)} offline", offline)
-            return
+            return None
+        return p, step
+
+    def start_step(self, tp: TopicPartition, p: PartitionState, step: Step) -> None:
+        """Start `step` if the limits allow (else it waits for them), served by the balanced source."""
         # A step after an election this cycle starts with it: the daemon sends the reassignment first and
         # the election right after, so the new leader serves the step's copies (and, for that instant, the
         # old one: `transient`).
@@ -535,16 +542,16 @@ class _Cycle:
         """
         limits, load = self.limits, self.load
         if load.partitions + 1 > limits.parallel_partition_count:
-            return "reassignment.parallel.partition.count"
+            return config_keys.REASSIGNMENT_PARALLEL_PARTITION_COUNT
         if moves and load.leader_moves + 1 > limits.parallel_leader_movements:
-            return "reassignment.parallel.leader.movements"
+            return config_keys.REASSIGNMENT_PARALLEL_LEADER_MOVEMENTS
         if not adding:
             return None
         n = len(adding)
         if load.replica_moves + n > limits.max_concurrent_replica_movements and not (
             extra and load.replica_moves == 0
         ):
-            return "reassignment.max.concurrent.replica.movements"
+            return config_keys.REASSIGNMENT_MAX_CONCURRENT_REPLICA_MOVEMENTS
         for broker in adding:
             if load.incoming.get(broker, 0) + 1 > limits.max_incoming_per_broker:
                 return f"reassignment.max.incoming.replica.movements.per.broker (broker {broker})"

@@ -12,30 +12,35 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from reassignd.engine.effects import Answered, Effect, Elect, MoveLogDirs, Reassign, WriteThrottles
 from reassignd.engine.run import Observed, ReadRequest, RunState, Settings, Transition, read_request, step
-from reassignd.engine.throttle import ConfigWrite
+from reassignd.engine.run.effects import (
+    Answered,
+    Answers,
+    Effect,
+    Elect,
+    MoveLogDirs,
+    Reassign,
+    WriteThrottles,
+    carrier_of,
+)
 from reassignd.model import ClusterSnapshot, TopicPartition
 
 
 class Model(Protocol):
-    """A cluster that answers a plan run's reads and writes at once."""
+    """A cluster that answers a plan run's reads and writes at once (effects.py's CARRIED_BY names the
+    methods; persisting, notifying and logging have nowhere to go)."""
 
     def read(self, request: ReadRequest) -> ClusterSnapshot: ...
 
     def min_insync(self, topics: Collection[str]) -> Mapping[str, str]: ...
 
-    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]: ...
+    def write_throttles(self, effect: WriteThrottles) -> Mapping[tuple[str, str], str]: ...
 
-    def reassign(
-        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> Mapping[TopicPartition, str | None]: ...
+    def reassign(self, effect: Reassign) -> Mapping[TopicPartition, str | None]: ...
 
-    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]: ...
+    def elect(self, effect: Elect) -> Mapping[TopicPartition, str | None]: ...
 
-    def move_log_dirs(
-        self, moves: Mapping[tuple[TopicPartition, int], str]
-    ) -> Mapping[tuple[TopicPartition, int], str | None]: ...
+    def move_log_dirs(self, effect: MoveLogDirs) -> Mapping[tuple[TopicPartition, int], str | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +76,9 @@ def cycle(run: RunState, model: Model, settings: Settings, now: float) -> Cycle:
 
 
 def execute(model: Model, effects: tuple[Effect, ...], now: float) -> Answered:
-    reassign: Mapping[TopicPartition, str | None] | None = None
-    throttles: Mapping[tuple[str, str], str] | None = None
-    elect: Mapping[TopicPartition, str | None] | None = None
-    log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None
+    answers = Answers()
     for effect in effects:
-        if isinstance(effect, WriteThrottles):
-            throttles = model.write_throttles(effect.writes)
-        elif isinstance(effect, Reassign):
-            reassign = model.reassign(effect.targets)
-        elif isinstance(effect, MoveLogDirs):
-            log_dirs = model.move_log_dirs(effect.moves)
-        elif isinstance(effect, Elect):
-            elect = model.elect(effect.partitions)
-    return Answered(now, reassign=reassign, throttles=throttles, elect=elect, log_dirs=log_dirs)
+        carry_out = carrier_of(model, effect)
+        if carry_out is not None:
+            answers.add(effect, carry_out(effect))
+    return answers.answered(now)

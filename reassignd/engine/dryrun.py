@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 
 from reassignd.engine.actions import ElectLeader, StartStep
 from reassignd.engine.drive import cycle
-from reassignd.engine.effects import Persist
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
+from reassignd.engine.run import ReadRequest, Settings, new_run
+from reassignd.engine.run.effects import Elect, MoveLogDirs, Persist, Reassign, WriteThrottles
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.steps import all_steps
-from reassignd.engine.throttle import ConfigWrite, apply_writes
+from reassignd.engine.throttle import apply_writes
 from reassignd.model import ClusterSnapshot, PartitionState, ReassignmentPlan, TopicPartition
 
 
@@ -102,26 +103,22 @@ class InstantCluster:
     def min_insync(self, topics: Collection[str]) -> Mapping[str, str]:
         return {t: str(self.snapshot.min_insync_replicas(t)) for t in topics}
 
-    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]:
-        self.snapshot = apply_writes(self.snapshot, writes)
+    def write_throttles(self, effect: WriteThrottles) -> Mapping[tuple[str, str], str]:
+        self.snapshot = apply_writes(self.snapshot, effect.writes)
         return {}
 
-    def reassign(
-        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> Mapping[TopicPartition, str | None]:
-        self.snapshot = _reassign(self.snapshot, targets)
-        return dict.fromkeys(targets)
+    def reassign(self, effect: Reassign) -> Mapping[TopicPartition, str | None]:
+        self.snapshot = _reassign(self.snapshot, effect.targets)
+        return dict.fromkeys(effect.targets)
 
-    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]:
-        self.snapshot = _elect(self.snapshot, partitions)
-        return dict.fromkeys(partitions)
+    def elect(self, effect: Elect) -> Mapping[TopicPartition, str | None]:
+        self.snapshot = _elect(self.snapshot, effect.partitions)
+        return dict.fromkeys(effect.partitions)
 
-    def move_log_dirs(
-        self, moves: Mapping[tuple[TopicPartition, int], str]
-    ) -> Mapping[tuple[TopicPartition, int], str | None]:
+    def move_log_dirs(self, effect: MoveLogDirs) -> Mapping[tuple[TopicPartition, int], str | None]:
         """A move between log dirs completes at once (the next read finds the replica in its dir)."""
-        self.snapshot = replace(self.snapshot, replica_dirs={**self.snapshot.replica_dirs, **moves})
-        return dict.fromkeys(moves)
+        self.snapshot = replace(self.snapshot, replica_dirs={**self.snapshot.replica_dirs, **effect.moves})
+        return dict.fromkeys(effect.moves)
 
     def complete(self, tps: Collection[TopicPartition]) -> None:
         self.snapshot = complete(self.snapshot, tps)
@@ -144,7 +141,7 @@ def dry_run(
     parts = {tp: snapshot.partitions[tp] for tp in plan.targets if tp in snapshot.partitions}
     model = InstantCluster(replace(snapshot, partitions=parts))
     result = DryRun(steps={tp: [(p.replicas, False, -1)] for tp, p in parts.items()})
-    run = new_run("dry-run", plan, Phase.RUNNING)
+    run = new_run("dry-run", plan, PlanStatus.RUNNING)
     settings = Settings(limits)
     for index in range(max_cycles):
         done = cycle(run, model, settings, float(index))
@@ -183,9 +180,7 @@ def step_preview(snapshot: ClusterSnapshot, plan: ReassignmentPlan, limits: Limi
             "max_per_partition": max(per_partition, default=0),
             "exact": True,
         }
-    replica_count = min(
-        limits.parallel_replica_count, limits.max_outgoing_per_broker, limits.max_concurrent_replica_movements
-    )
+    replica_count = limits.step_size
     per_partition = [
         len(
             all_steps(

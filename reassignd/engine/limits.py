@@ -16,7 +16,7 @@ through it, so a value is accepted everywhere or nowhere. The rules:
   force binds: `reassignment.max.concurrent.replica.movements = 3` with the per-broker limits at their
   default 5 means at most 3 replicas move at once in the whole cluster, and a per-broker limit above the
   global one simply never binds. The engine never needs more than the smallest of them to make progress
-  (a step adds at most min(R, per-broker outgoing, global) replicas; see decide.py), so no combination of
+  (a step adds at most min(R, per-broker outgoing, global) replicas: `Limits.step_size`), so no combination of
   valid values can stall a plan.
 """
 
@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.model import InvalidInputError, Problem, clipped, shown
 
 INT_MAX: Final = 2**31 - 1
@@ -97,6 +98,14 @@ class Limits:
         if problems:
             raise InvalidInputError("limits", problems)
         return cls(**values)
+
+    @property
+    def step_size(self) -> int:
+        """New replicas one step adds (beyond min.insync's need): R, kept within the outgoing and the global
+        movement limits, so every step can be scheduled (docs/engine.md, "Limits")."""
+        return min(
+            self.parallel_replica_count, self.max_outgoing_per_broker, self.max_concurrent_replica_movements
+        )
 
     def to_mapping(self) -> dict[str, object]:
         """The dotted-name form, e.g. for `--json` output and the daemon's status."""
@@ -193,91 +202,91 @@ def _key(name: str, attribute: str, type_: str, doc: str, validate: Callable[[ob
 
 LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
     _key(
-        "reassignment.parallel.replica.count",
+        config_keys.REASSIGNMENT_PARALLEL_REPLICA_COUNT,
         "parallel_replica_count",
         "int",
         "R: replicas of one partition added per step (KIP-435 default 1: one replica at a time).",
         _positive_int,
     ),
     _key(
-        "reassignment.parallel.partition.count",
+        config_keys.REASSIGNMENT_PARALLEL_PARTITION_COUNT,
         "parallel_partition_count",
         "int",
         "Partitions with a step in flight at once (KIP-435 default Int.MAX).",
         _positive_int,
     ),
     _key(
-        "reassignment.parallel.leader.movements",
+        config_keys.REASSIGNMENT_PARALLEL_LEADER_MOVEMENTS,
         "parallel_leader_movements",
         "int",
         "Steps in flight that move leadership (KIP-435 default Int.MAX).",
         _positive_int,
     ),
     _key(
-        "reassignment.max.concurrent.replica.movements",
+        config_keys.REASSIGNMENT_MAX_CONCURRENT_REPLICA_MOVEMENTS,
         "max_concurrent_replica_movements",
         "int",
         "Replicas being added cluster-wide (KIP-435 default Int.MAX).",
         _positive_int,
     ),
     _key(
-        "reassignment.max.incoming.replica.movements.per.broker",
+        config_keys.REASSIGNMENT_MAX_INCOMING_REPLICA_MOVEMENTS_PER_BROKER,
         "max_incoming_per_broker",
         "int",
         "Replicas being added to one broker (Cruise Control's default 5).",
         _positive_int,
     ),
     _key(
-        "reassignment.max.outgoing.replica.movements.per.broker",
+        config_keys.REASSIGNMENT_MAX_OUTGOING_REPLICA_MOVEMENTS_PER_BROKER,
         "max_outgoing_per_broker",
         "int",
         "Adding replicas a broker serves as the partition's leader (Cruise Control's default 5).",
         _positive_int,
     ),
     _key(
-        "reassignment.scheduling.mode",
+        config_keys.REASSIGNMENT_SCHEDULING_MODE,
         "scheduling_mode",
         "str",
         "continuous: start work as soon as a slot frees; batch: wait for the whole batch (KIP-435).",
         _mode,
     ),
     _key(
-        "reassignment.ordering",
+        config_keys.REASSIGNMENT_ORDERING,
         "ordering",
         "list[str]",
         f"Chain of sort keys choosing what starts first; known: {', '.join(ORDERING_KEYS)}.",
         _ordering,
     ),
     _key(
-        "leader.reassignment.throttled.rate",
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
         "leader_throttled_rate",
         "int",
         "Bytes/s for brokers serving moves (KIP-542 name; applied as leader.replication.throttled.rate).",
         _rate,
     ),
     _key(
-        "follower.reassignment.throttled.rate",
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
         "follower_throttled_rate",
         "int",
         "Bytes/s for brokers receiving moves (KIP-542 name; applied as follower.replication.throttled.rate).",
         _rate,
     ),
     _key(
-        "reassignment.stall.window.seconds",
+        config_keys.REASSIGNMENT_STALL_WINDOW_SECONDS,
         "stall_window_seconds",
         "float",
         "A move is stalled when its follower has not caught up faster than the produce rate this long.",
         _seconds,
     ),
     _key(
-        "reassignment.elect.preferred.leader.after.finish",
+        config_keys.REASSIGNMENT_ELECT_PREFERRED_LEADER_AFTER_FINISH,
         "elect_after_finish",
         "bool",
         "Run a preferred-leader election when a partition reaches its final target.",
         _bool,
     ),
     _key(
-        "reassignment.balance.sources",
+        config_keys.REASSIGNMENT_BALANCE_SOURCES,
         "balance_sources",
         "bool",
         "When a few leaders would serve most copies (a drained broker leading many moving partitions), lead "
@@ -287,7 +296,7 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         _bool,
     ),
     _key(
-        "throttle.operator.rate.policy",
+        config_keys.THROTTLE_OPERATOR_RATE_POLICY,
         "operator_rate_policy",
         "str",
         "A broker that already has an operator's leader/follower.replication.throttled.rate while it serves "
@@ -296,7 +305,7 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         _policy,
     ),
     _key(
-        "reassignment.max.log.dir.movements.per.broker",
+        config_keys.REASSIGNMENT_MAX_LOG_DIR_MOVEMENTS_PER_BROKER,
         "max_log_dir_movements_per_broker",
         "int",
         "Moves between the log dirs of one broker (a plan's `log_dirs`, AlterReplicaLogDirs) in flight at "
@@ -305,7 +314,7 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         _positive_int,
     ),
     _key(
-        "log.dir.reassignment.throttled.rate",
+        config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
         "log_dir_throttled_rate",
         "int",
         "Bytes/s for moves between log dirs, applied as replica.alter.log.dirs.io.max.bytes.per.second on a "

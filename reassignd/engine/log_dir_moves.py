@@ -16,7 +16,7 @@ future log in the new dir, copies the current log into it at most at its
   ours), so a restarted daemon adopts them as they are.
 
 A partition is done when its replica list is its target and every replica named a dir is in it. Pure: the
-plan-run machine (run_observe.py) feeds each snapshot in and sends the starts.
+plan-run machine's log-dir part (run/log_dirs.py) feeds each snapshot in and sends the starts.
 """
 
 from __future__ import annotations
@@ -143,6 +143,22 @@ class LogDirDecision:
     """Moves whose future log vanished without arriving: they wait to start again."""
 
 
+@dataclass
+class _Cycle:
+    """One decision's working sets: what ended, runs and started."""
+
+    moves: LogDirMoves
+    running: set[Key]
+    done: set[Key] = field(default_factory=set)
+    dropped: set[Key] = field(default_factory=set)
+    finished: list[Key] = field(default_factory=list)
+    restarted: list[Key] = field(default_factory=list)
+    start: dict[Key, str] = field(default_factory=dict)
+
+    def ended(self, key: Key) -> bool:
+        return self.moves.ended(key) or key in self.done or key in self.dropped
+
+
 def decide_log_dirs(
     moves: LogDirMoves,
     snapshot: ClusterSnapshot,
@@ -157,83 +173,92 @@ def decide_log_dirs(
     free slot, its replicas from the first one not ended to the last one started."""
     if not moves.wanted:
         return LogDirDecision(moves, MappingProxyType({}), (), ())
-    wanted = moves.wanted
-    running = set(moves.running)
-    done: set[Key] = set()
-    dropped: set[Key] = set()
-    finished: list[Key] = []
-    restarted: list[Key] = []
-
-    def ended(key: Key) -> bool:
-        return moves.ended(key) or key in done or key in dropped
-
+    cycle = _Cycle(moves, set(moves.running))
     deleted = frozenset(deleted_topics) - moves.deleted_topics
-    if deleted:
-        for key in wanted:
-            if key[0].topic in deleted and not moves.ended(key):
-                dropped.add(key)
-                running.discard(key)
-    read = snapshot.replica_dirs
-    seen = read if len(read) < len(wanted) else wanted
-    for key in seen:
-        path = wanted.get(key)
-        now = read.get(key)
-        if path is None or now is None or ended(key):
-            continue  # not ours, or not read this cycle: what we knew stands
-        if now == path:
-            done.add(key)
-            running.discard(key)
-            finished.append(key)
-        elif snapshot.future_dirs.get(key) == path:
-            running.add(key)  # ours, perhaps started before a restart
-        elif key in running:
-            running.discard(key)
-            restarted.append(key)
-    start: dict[Key, str] = {}
+    _drop_deleted(cycle, deleted)
+    _take_in(cycle, snapshot)
     cursor = dict(moves.cursor)
     if may_start:
-        online = snapshot.online_broker_ids()
-        load: dict[int, int] = {}
-        for _, b in running:
-            load[b] = load.get(b, 0) + 1
-        cap = limits.max_log_dir_movements_per_broker
-        for broker, keys in moves.by_broker.items():
-            free = cap - load.get(broker, 0)
-            if broker not in online or free <= 0:
-                continue
-            first = cursor.get(broker, 0)
-            while first < len(keys) and ended(keys[first]):
-                first += 1
-            cursor[broker] = first
-            for index in range(first, len(keys)):
-                key = keys[index]
-                if key in running or ended(key):
-                    continue
-                p = snapshot.partitions.get(key[0])
-                if p is None or broker not in p.replicas or broker in p.adding or broker in p.removing:
-                    continue  # not on the broker yet (or leaving it)
-                start[key] = wanted[key]
-                running.add(key)
-                free -= 1
-                if free == 0:
-                    break
+        _start(cycle, snapshot, limits.max_log_dir_movements_per_broker, cursor)
+    done, dropped = cycle.done, cycle.dropped
     pending = moves.pending
     if done or dropped:
         left = {tp for tp, _ in done | dropped}
         for tp, broker in moves.wanted_of(left):
-            if not ended((tp, broker)):
+            if not cycle.ended((tp, broker)):
                 left.discard(tp)
         pending = pending - left
     updated = replace(
         moves,
         pending=pending,
-        running=frozenset(running),
+        running=frozenset(cycle.running),
         done=moves.done | done if done else moves.done,
         dropped=moves.dropped | dropped if dropped else moves.dropped,
         cursor=MappingProxyType(cursor),
         deleted_topics=moves.deleted_topics | deleted if deleted else moves.deleted_topics,
     )
-    return LogDirDecision(updated, MappingProxyType(start), tuple(finished), tuple(restarted))
+    return LogDirDecision(
+        updated, MappingProxyType(cycle.start), tuple(cycle.finished), tuple(cycle.restarted)
+    )
+
+
+def _drop_deleted(cycle: _Cycle, deleted: frozenset[str]) -> None:
+    if not deleted:
+        return
+    for key in cycle.moves.wanted:
+        if key[0].topic in deleted and not cycle.moves.ended(key):
+            cycle.dropped.add(key)
+            cycle.running.discard(key)
+
+
+def _take_in(cycle: _Cycle, snapshot: ClusterSnapshot) -> None:
+    """Each replica read: in its dir (done), its future log in the dir (ours, running, perhaps started
+    before a restart), or a move that vanished without arriving (to start again)."""
+    wanted = cycle.moves.wanted
+    read = snapshot.replica_dirs
+    seen = read if len(read) < len(wanted) else wanted
+    for key in seen:
+        path = wanted.get(key)
+        now = read.get(key)
+        if path is None or now is None or cycle.ended(key):
+            continue  # not ours, or not read this cycle: what we knew stands
+        if now == path:
+            cycle.done.add(key)
+            cycle.running.discard(key)
+            cycle.finished.append(key)
+        elif snapshot.future_dirs.get(key) == path:
+            cycle.running.add(key)
+        elif key in cycle.running:
+            cycle.running.discard(key)
+            cycle.restarted.append(key)
+
+
+def _start(cycle: _Cycle, snapshot: ClusterSnapshot, cap: int, cursor: dict[int, int]) -> None:
+    """Per online broker, the next replicas on it, in plan order, up to the free slots."""
+    online = snapshot.online_broker_ids()
+    load: dict[int, int] = {}
+    for _, b in cycle.running:
+        load[b] = load.get(b, 0) + 1
+    for broker, keys in cycle.moves.by_broker.items():
+        free = cap - load.get(broker, 0)
+        if broker not in online or free <= 0:
+            continue
+        first = cursor.get(broker, 0)
+        while first < len(keys) and cycle.ended(keys[first]):
+            first += 1
+        cursor[broker] = first
+        for index in range(first, len(keys)):
+            key = keys[index]
+            if key in cycle.running or cycle.ended(key):
+                continue
+            p = snapshot.partitions.get(key[0])
+            if p is None or broker not in p.replicas or broker in p.adding or broker in p.removing:
+                continue  # not on the broker yet (or leaving it)
+            cycle.start[key] = cycle.moves.wanted[key]
+            cycle.running.add(key)
+            free -= 1
+            if free == 0:
+                break
 
 
 def refused(moves: LogDirMoves, answers: Mapping[Key, str | None]) -> LogDirMoves:

@@ -98,10 +98,6 @@ class FollowerSample:
     produce_bytes_per_sec: float
 
 
-def follower_sample(time: float, p: PartitionState, broker: int) -> FollowerSample:
-    return FollowerSample(time, p.replica_sizes.get(broker, 0), source_size(p), p.produce_bytes_per_sec)
-
-
 def follower_growth(samples: Sequence[FollowerSample], window_seconds: float) -> float | None:
     """Bytes/s one adding replica grew over the last window (least squares); None without two samples.
 

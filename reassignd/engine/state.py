@@ -1,7 +1,8 @@
 """Execution state: where each partition of a plan stands, as an immutable value.
 
-Each partition is a small state machine; `TRANSITIONS` is its table and every change is checked against it
-(`check_transition`), so an illegal move is a bug that raises, never a silent state::
+Each partition is a small state machine (the plan's own lifecycle is lifecycle.py's);
+`PARTITION_TRANSITIONS` is its table and every change is checked against it (`check_partition_change`),
+so an illegal move is a bug that raises, never a silent state::
 
     PENDING ──start──> STARTING ──Kafka accepted──> IN_FLIGHT ──replicas == step target──> PENDING (next
        ^  │               │  (committed before the       │  │                               step) or DONE
@@ -20,7 +21,7 @@ the cluster tells whether it was sent (Kafka moves the partition to its target) 
 under the same index: it never began).
 
 What survives a restart is small: per partition its status, step and, for a step in flight, the step's
-target, source and leader (`to_json`). The rest (queues, counters, ranks) is rebuilt by `restore`, and
+target, source and leader (run/rows.py). The rest (queues, counters, ranks) is rebuilt by `initial`, and
 the first decision after it reconciles everything against the snapshot (in-flight moves show in
 `adding`/`removing`).
 """
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 from reassignd.engine.limits import DEFAULT_ORDERING
 from reassignd.engine.ordering import compute_ranks
@@ -40,15 +41,9 @@ from reassignd.engine.sources import Server, assign_servers
 from reassignd.model import (
     NO_LEADER,
     ClusterSnapshot,
-    InvalidInputError,
-    Problem,
     ReassignmentPlan,
     TopicPartition,
 )
-
-STATE_VERSION: Final = 2
-READABLE_VERSIONS: Final = frozenset({1, 2})
-"""Version 1 (before STARTING, DROPPED and used-up indexes) reads the same: its states are a subset."""
 
 
 class Status(StrEnum):
@@ -65,7 +60,7 @@ MOVING: Final = frozenset({Status.STARTING, Status.IN_FLIGHT})
 """A step of ours is (about to be) in Kafka: it holds slots against the limits and throttles."""
 ENDED: Final = frozenset({Status.DONE, Status.DROPPED})
 
-TRANSITIONS: Final[Mapping[Status, frozenset[Status]]] = MappingProxyType(
+PARTITION_TRANSITIONS: Final[Mapping[Status, frozenset[Status]]] = MappingProxyType(
     {
         Status.PENDING: frozenset(
             {
@@ -98,8 +93,8 @@ class IllegalTransition(ValueError):
     """A partition was asked to change state in a way the table does not allow: a bug, never input."""
 
 
-def check_transition(tp: TopicPartition, old: PartitionProgress, new: PartitionProgress) -> None:
-    if new.status not in TRANSITIONS[old.status]:
+def check_partition_change(tp: TopicPartition, old: PartitionProgress, new: PartitionProgress) -> None:
+    if new.status not in PARTITION_TRANSITIONS[old.status]:
         raise IllegalTransition(f"{tp}: {old.status.value} -> {new.status.value} is not a valid transition")
     if new.step < old.step:
         raise IllegalTransition(f"{tp}: step index {old.step} -> {new.step} goes back")
@@ -347,71 +342,6 @@ class ExecutionState:
     def finished(self) -> bool:
         """Every partition ended: at its target, or dropped with its topic."""
         return self.counts[Status.DONE] + self.counts[Status.DROPPED] == len(self.plan)
-
-    # -- JSON ----------------------------------------------------------------------------------------
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """Plain JSON: enough, with the plan and a snapshot, to rebuild the state after a restart."""
-        entries = [self.entry(tp) for tp in self.ranked]
-        return {"version": STATE_VERSION, "ordering": list(self.ordering), "partitions": entries}
-
-    def entry(self, tp: TopicPartition) -> dict[str, Any]:
-        """One partition's part of `to_json_dict`, for callers that persist only what changed."""
-        rec = self.records[tp]
-        entry: dict[str, Any] = {
-            "topic": tp.topic,
-            "partition": tp.partition,
-            "status": rec.status.value,
-            "step": rec.step,
-        }
-        if rec.status in MOVING:
-            entry.update(
-                target=list(rec.target),
-                source=list(rec.source),
-                leader=rec.leader,
-                moves_leadership=rec.moves_leadership,
-            )
-        return entry
-
-    @classmethod
-    def from_json_dict(cls, data: Any, plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> ExecutionState:
-        """Rebuild from `to_json_dict`; waiting and external partitions come back pending, to recheck."""
-        problems: list[Problem] = []
-        progress: dict[TopicPartition, PartitionProgress] = {}
-        if not isinstance(data, dict) or data.get("version") not in READABLE_VERSIONS:
-            raise InvalidInputError(
-                "execution state",
-                [Problem("state", "version", f"must be one of {sorted(READABLE_VERSIONS)}")],
-            )
-        ordering = data.get("ordering", list(DEFAULT_ORDERING))
-        for index, entry in enumerate(data.get("partitions") or []):
-            where = f"partitions[{index}]"
-            try:
-                tp = TopicPartition(str(entry["topic"]), int(entry["partition"]))
-                status = Status(entry["status"])
-                step = int(entry["step"])
-                if status in MOVING:
-                    rec = PartitionProgress(
-                        status,
-                        step,
-                        target=tuple(int(b) for b in entry["target"]),
-                        source=tuple(int(b) for b in entry["source"]),
-                        leader=int(entry["leader"]),
-                        moves_leadership=bool(entry["moves_leadership"]),
-                    )
-                else:
-                    keep = status in ENDED
-                    rec = PartitionProgress(status if keep else Status.PENDING, step)
-            except (KeyError, TypeError, ValueError) as exc:
-                problems.append(Problem(where, "(entry)", f"malformed: {exc!r} in {entry!r}"))
-                continue
-            if tp not in plan.targets:
-                problems.append(Problem(where, "partition", f"{tp} is not in the plan"))
-                continue
-            progress[tp] = rec
-        if problems:
-            raise InvalidInputError("execution state", problems)
-        return cls.initial(plan, snapshot, tuple(str(o) for o in ordering), progress)
 
     def with_changes(
         self,

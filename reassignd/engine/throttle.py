@@ -19,18 +19,24 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
+from reassignd import config_keys
 from reassignd.engine.limits import LONG_MAX, Limits
 from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, TopicPartition
 
-LEADER_REPLICAS: Final = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS: Final = "follower.replication.throttled.replicas"
-LEADER_RATE: Final = "leader.replication.throttled.rate"
-FOLLOWER_RATE: Final = "follower.replication.throttled.rate"
-LOG_DIR_RATE: Final = "replica.alter.log.dirs.io.max.bytes.per.second"
-TOPIC_KEYS: Final = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
-REPLICATION_RATE_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE)
-BROKER_KEYS: Final = (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)
+TOPIC_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+)
+REPLICATION_RATE_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+)
+BROKER_KEYS: Final = (
+    config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+    config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+)
 """Every broker config we may write: a broker's original is recorded per key, for the keys its moves need
 (the replication rates for one serving or receiving copies, the log-dir rate for one moving between its
 log dirs)."""
@@ -99,6 +105,18 @@ class ConfigWrite:
     value: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """The entries and brokers our moves in flight need throttled."""
+
+    leader_entries: dict[str, set[str]]
+    follower_entries: dict[str, set[str]]
+    serving: set[int]
+    receiving: set[int]
+    moving_dirs: set[int]
+    owned: dict[str, set[int]]
+
+
 def throttle_plan(
     snapshot: ClusterSnapshot,
     moves: Iterable[Move],
@@ -114,33 +132,90 @@ def throttle_plan(
     `owned_partitions`, e.g. the whole plan's partitions per topic. `log_dir_brokers` have a move between
     their log dirs running: they get the log-dir rate (`replica.alter.log.dirs.io.max.bytes.per.second`).
     """
-    leader_entries: dict[str, set[str]] = {}
-    follower_entries: dict[str, set[str]] = {}
-    serving: set[int] = set()
-    receiving: set[int] = set()
-    owned: dict[str, set[int]] = {t: set(p) for t, p in originals.partitions.items()}
-    for topic, parts in (owned_partitions or {}).items():
-        owned.setdefault(topic, set()).update(parts)
+    wanted = _wanted(
+        snapshot,
+        moves,
+        limits,
+        originals=originals,
+        owned_partitions=owned_partitions or {},
+        log_dir_brokers=log_dir_brokers,
+    )
+    topic_originals = _topic_originals(snapshot, originals, wanted)
+    broker_originals = _broker_originals(snapshot, originals, wanted)
+    topics: dict[str, Values] = {}
+    for topic, original in topic_originals.items():
+        topics[topic] = MappingProxyType(
+            {
+                config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS: _merged_list(
+                    original.get(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS),
+                    wanted.leader_entries.get(topic, set()),
+                ),
+                config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS: _merged_list(
+                    original.get(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS),
+                    wanted.follower_entries.get(topic, set()),
+                ),
+            }
+        )
+    brokers = {
+        b: _broker_rates(snapshot, limits, wanted, b, original) for b, original in broker_originals.items()
+    }
+    return ThrottlePlan(
+        topics=MappingProxyType(topics),
+        brokers=MappingProxyType(brokers),
+        originals=ThrottleOriginals(
+            MappingProxyType(topic_originals),
+            MappingProxyType(broker_originals),
+            MappingProxyType({t: frozenset(p) for t, p in wanted.owned.items()}),
+        ),
+    )
+
+
+def _wanted(
+    snapshot: ClusterSnapshot,
+    moves: Iterable[Move],
+    limits: Limits,
+    *,
+    originals: ThrottleOriginals,
+    owned_partitions: Mapping[str, frozenset[int]],
+    log_dir_brokers: Iterable[int],
+) -> _Wanted:
+    wanted = _Wanted({}, {}, set(), set(), set(), {t: set(p) for t, p in originals.partitions.items()})
+    for topic, parts in owned_partitions.items():
+        wanted.owned.setdefault(topic, set()).update(parts)
     for move in moves:
         topic, partition = move.tp.topic, move.tp.partition
-        owned.setdefault(topic, set()).add(partition)
+        wanted.owned.setdefault(topic, set()).add(partition)
         if limits.leader_throttled_rate is not None and not leader_side_unthrottled(snapshot, move):
-            leader_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.source)
-            serving.update(move.source)
+            wanted.leader_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.source)
+            wanted.serving.update(move.source)
         if limits.follower_throttled_rate is not None:
-            follower_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.adding)
-            receiving.update(move.adding)
+            wanted.follower_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.adding)
+            wanted.receiving.update(move.adding)
+    if limits.log_dir_throttled_rate is not None:
+        wanted.moving_dirs.update(log_dir_brokers)
+    return wanted
 
+
+def _topic_originals(
+    snapshot: ClusterSnapshot, originals: ThrottleOriginals, wanted: _Wanted
+) -> dict[str, Values]:
+    """The originals, with those of the topics first touched now."""
     topic_originals = dict(originals.topics)
-    for topic in set(leader_entries) | set(follower_entries):
+    for topic in set(wanted.leader_entries) | set(wanted.follower_entries):
         if topic not in topic_originals:
             topic_originals[topic] = MappingProxyType(
                 {key: snapshot.topic_config(topic, key) for key in TOPIC_KEYS}
             )
-    moving_dirs = set(log_dir_brokers) if limits.log_dir_throttled_rate is not None else set()
+    return topic_originals
+
+
+def _broker_originals(
+    snapshot: ClusterSnapshot, originals: ThrottleOriginals, wanted: _Wanted
+) -> dict[int, Values]:
+    """The originals, with those of the brokers and keys first touched now."""
     broker_originals = dict(originals.brokers)
-    needs = [(b, REPLICATION_RATE_KEYS) for b in serving | receiving] + [
-        (b, (LOG_DIR_RATE,)) for b in moving_dirs
+    needs = [(b, REPLICATION_RATE_KEYS) for b in wanted.serving | wanted.receiving] + [
+        (b, (config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,)) for b in wanted.moving_dirs
     ]
     for broker, keys in needs:
         have = broker_originals.get(broker, {})
@@ -149,48 +224,38 @@ def throttle_plan(
             broker_originals[broker] = MappingProxyType(
                 {**have, **{key: snapshot.broker_config(broker, key) for key in missing}}
             )
+    return broker_originals
 
-    topics: dict[str, Values] = {}
-    for topic, original in topic_originals.items():
-        topics[topic] = MappingProxyType(
-            {
-                LEADER_REPLICAS: _merged_list(
-                    original.get(LEADER_REPLICAS), leader_entries.get(topic, set())
-                ),
-                FOLLOWER_REPLICAS: _merged_list(
-                    original.get(FOLLOWER_REPLICAS), follower_entries.get(topic, set())
-                ),
-            }
-        )
-    brokers: dict[int, Values] = {}
+
+def _broker_rates(
+    snapshot: ClusterSnapshot, limits: Limits, wanted: _Wanted, broker: int, original: Values
+) -> Values:
     add = limits.operator_rate_policy == "add"
-    for broker, original in broker_originals.items():
-        brokers[broker] = MappingProxyType(
-            {
-                key: _rate(
-                    original.get(key),
-                    broker in users,
-                    ours,
-                    operator=_operator_rate(original.get(key), snapshot.cluster_configs.get(key))
-                    if add
-                    else None,
-                )
-                for key, users, ours in (
-                    (LEADER_RATE, serving, limits.leader_throttled_rate),
-                    (FOLLOWER_RATE, receiving, limits.follower_throttled_rate),
-                    (LOG_DIR_RATE, moving_dirs, limits.log_dir_throttled_rate),
-                )
-                if key in original
-            }
-        )
-    return ThrottlePlan(
-        topics=MappingProxyType(topics),
-        brokers=MappingProxyType(brokers),
-        originals=ThrottleOriginals(
-            MappingProxyType(topic_originals),
-            MappingProxyType(broker_originals),
-            MappingProxyType({t: frozenset(p) for t, p in owned.items()}),
-        ),
+    return MappingProxyType(
+        {
+            key: _rate(
+                original.get(key),
+                broker in users,
+                ours,
+                operator=_operator_rate(original.get(key), snapshot.cluster_configs.get(key))
+                if add
+                else None,
+            )
+            for key, users, ours in (
+                (config_keys.LEADER_REPLICATION_THROTTLED_RATE, wanted.serving, limits.leader_throttled_rate),
+                (
+                    config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+                    wanted.receiving,
+                    limits.follower_throttled_rate,
+                ),
+                (
+                    config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+                    wanted.moving_dirs,
+                    limits.log_dir_throttled_rate,
+                ),
+            )
+            if key in original
+        }
     )
 
 

@@ -12,9 +12,8 @@ that makes that safe across cycles, crashes and broker restarts:
   overwrite it later) and restored at the end; only entries we added stay ours;
 - a resource whose configs could not be read (a stopped broker, a failed request) says nothing: it is
   never compared, never written, never first-touched, and its expected value is kept as it was. When the
-  broker comes back, the value it kept is the one we wrote, so it is recognised as ours and restored. (The
-  old keeper remembered "unset" for a broker it could not read and later adopted its own rate as an
-  operator's: left on the broker for good.)
+  broker comes back, the value it kept is the one we wrote, so it is recognised as ours and restored
+  (remembering "unset" there instead would adopt our own rate as an operator's, and leave it for good);
 - when nothing of ours is in flight and every readable config is back at its original (and none is
   unreadable), the originals are forgotten.
 
@@ -28,11 +27,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from reassignd import config_keys
 from reassignd.engine.limits import Limits
 from reassignd.engine.throttle import (
     BROKER_KEYS,
-    FOLLOWER_RATE,
-    LEADER_RATE,
     TOPIC_KEYS,
     ConfigWrite,
     Move,
@@ -78,9 +76,9 @@ class ThrottleBook:
             value = values[-1]
             if kind != "broker" or value is None:
                 continue
-            if key == FOLLOWER_RATE:
+            if key == config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE:
                 incoming[int(name)] = float(value)
-            elif key == LEADER_RATE:
+            elif key == config_keys.LEADER_REPLICATION_THROTTLED_RATE:
                 outgoing[int(name)] = float(value)
         return incoming, outgoing
 
@@ -334,7 +332,10 @@ def _boosted(
 ) -> ThrottlePlan:
     if not boosts:
         return plan
-    ours = {LEADER_RATE: limits.leader_throttled_rate, FOLLOWER_RATE: limits.follower_throttled_rate}
+    ours = {
+        config_keys.LEADER_REPLICATION_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: limits.follower_throttled_rate,
+    }
     brokers = dict(plan.brokers)
     for broker, rates in boosts.items():
         desired = dict(brokers.get(broker, {}))

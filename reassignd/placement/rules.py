@@ -123,7 +123,3 @@ def spread_violations(replicas: Sequence[int], topology: Topology) -> list[Sprea
                 )
         stack.extend(k for k in kids if counts.get(k, 0) > 0)
     return found
-
-
-def spread_is_even(replicas: Sequence[int], topology: Topology) -> bool:
-    return not spread_violations(replicas, topology)

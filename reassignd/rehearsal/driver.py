@@ -1,6 +1,6 @@
 """The rehearsal driver: a plan run by the daemon's own plan-run machine on a SimCluster, in virtual time.
 
-It runs exactly what the daemon runs (reassignd/engine/run.py, one cycle per interval: the snapshot the
+It runs exactly what the daemon runs (reassignd/engine/run/, one cycle per interval: the snapshot the
 machine asks for, its decisions, the throttle configs, AlterPartitionReassignments, elections, auto-throttle
 when configured); only the cluster is the simulator's model, answering at once, and persisting goes
 nowhere. Cycles start every `cycle_interval` simulated seconds, the first one at time 0 (a submitted plan
@@ -27,8 +27,9 @@ from collections.abc import Callable, Collection, Mapping
 
 from reassignd.engine import Limits, Status
 from reassignd.engine.drive import cycle
-from reassignd.engine.effects import Persist
-from reassignd.engine.run import AutoThrottle, Phase, ReadRequest, RunState, Settings, new_run
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.run import AutoThrottle, ReadRequest, RunState, Settings, new_run
+from reassignd.engine.run.effects import Elect, MoveLogDirs, Persist, Reassign, WriteThrottles
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ConfigWrite, calls_per_resource
 from reassignd.model import (
@@ -141,9 +142,9 @@ class SimModel:
     def min_insync(self, topics: Collection[str]) -> Mapping[str, str]:
         return {t: str(self.sim.min_insync_replicas(t)) for t in topics}
 
-    def write_throttles(self, writes: tuple[ConfigWrite, ...]) -> Mapping[tuple[str, str], str]:
+    def write_throttles(self, effect: WriteThrottles) -> Mapping[tuple[str, str], str]:
         grouped: dict[tuple[str, str], list[ConfigWrite]] = {}
-        for w in writes:
+        for w in effect.writes:
             grouped.setdefault((w.resource, w.name), []).append(w)
         failed = {}
         for (kind, name), ops in sorted(grouped.items()):
@@ -156,11 +157,9 @@ class SimModel:
                 )
         return failed
 
-    def reassign(
-        self, targets: Mapping[TopicPartition, tuple[int, ...] | None]
-    ) -> Mapping[TopicPartition, str | None]:
+    def reassign(self, effect: Reassign) -> Mapping[TopicPartition, str | None]:
         results: dict[TopicPartition, str | None] = {}
-        for tp, target in targets.items():
+        for tp, target in effect.targets.items():
             self.touched.add(tp)
             try:
                 self.sim.alter_partition_reassignment(
@@ -171,11 +170,9 @@ class SimModel:
                 results[tp] = str(exc)
         return results
 
-    def move_log_dirs(
-        self, moves: Mapping[tuple[TopicPartition, int], str]
-    ) -> Mapping[tuple[TopicPartition, int], str | None]:
+    def move_log_dirs(self, effect: MoveLogDirs) -> Mapping[tuple[TopicPartition, int], str | None]:
         results: dict[tuple[TopicPartition, int], str | None] = {}
-        for (tp, broker), path in moves.items():
+        for (tp, broker), path in effect.moves.items():
             try:
                 self.sim.alter_replica_log_dir(broker, tp.topic, tp.partition, path)
                 results[(tp, broker)] = None
@@ -183,7 +180,8 @@ class SimModel:
                 results[(tp, broker)] = str(exc)
         return results
 
-    def elect(self, partitions: tuple[TopicPartition, ...]) -> Mapping[TopicPartition, str | None]:
+    def elect(self, effect: Elect) -> Mapping[TopicPartition, str | None]:
+        partitions = effect.partitions
         self.touched.update(partitions)
         raw = self.sim.elect_leaders(ELECTION_PREFERRED, [(tp.topic, tp.partition) for tp in partitions])
         return {TopicPartition(t, i): None if e is None else str(e) for (t, i), e in raw.items()}
@@ -248,7 +246,7 @@ def rehearse(
     start = sim.now
     model = SimModel(sim, plan)
     settings = Settings(limits, auto_throttle)
-    run = new_run("rehearsal", plan, Phase.RUNNING)
+    run = new_run("rehearsal", plan, PlanStatus.RUNNING)
     produce = sum(p.produce_bytes_per_sec for p in model.parts.values())
     timeline: list[Sample] = []
     bytes_in: dict[int, int] = {}
@@ -276,7 +274,7 @@ def rehearse(
         assert run.execution is not None
         load = run.execution.load
         sample = Sample(
-            sim.now - start, run.tracking.remaining_bytes, dict(load.incoming), dict(load.outgoing)
+            sim.now - start, run.progress.tracking.remaining_bytes, dict(load.incoming), dict(load.outgoing)
         )
         timeline.append(sample)
         if on_cycle is not None:
@@ -310,7 +308,7 @@ def rehearse(
         sim.advance(min(step, max(0.0, max_seconds - elapsed) + cycle_interval))
     duration = sim.now - start
     observed = sim.observed()
-    finished = run.phase is Phase.COMPLETED
+    finished = run.status is PlanStatus.COMPLETED
     return RehearsalResult(
         finished=finished,
         duration_seconds=duration,
@@ -318,7 +316,7 @@ def rehearse(
         cycle_interval=cycle_interval,
         partitions=len(plan),
         steps=steps,
-        total_bytes=run.tracking.total_bytes,
+        total_bytes=run.progress.tracking.total_bytes,
         produce_bytes_per_sec=produce,
         bytes_in=bytes_in,
         bytes_out=bytes_out,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from reassignd import config_keys
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
 
@@ -37,12 +38,6 @@ OP_SUBTRACT: Final = 3
 LONG_MAX: Final = 9223372036854775807
 INT_MAX: Final = 2147483647
 
-LEADER_THROTTLED_RATE: Final = "leader.replication.throttled.rate"
-FOLLOWER_THROTTLED_RATE: Final = "follower.replication.throttled.rate"
-ALTER_LOG_DIRS_RATE: Final = "replica.alter.log.dirs.io.max.bytes.per.second"
-LEADER_THROTTLED_REPLICAS: Final = "leader.replication.throttled.replicas"
-FOLLOWER_THROTTLED_REPLICAS: Final = "follower.replication.throttled.replicas"
-MIN_INSYNC_REPLICAS: Final = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION: Final = "unclean.leader.election.enable"
 REPLICA_LAG_TIME_MAX_MS: Final = "replica.lag.time.max.ms"
 REPLICA_FETCH_MAX_BYTES: Final = "replica.fetch.max.bytes"
@@ -148,24 +143,44 @@ TOPIC_CONFIGS: Final[dict[str, ConfigKey]] = {
             _one_of("CreateTime", "LogAppendTime"),
             synonym="log.message.timestamp.type",
         ),
-        ConfigKey(MIN_INSYNC_REPLICAS, "INT", "1", _at_least(1), synonym=MIN_INSYNC_REPLICAS),
+        ConfigKey(
+            config_keys.MIN_INSYNC_REPLICAS, "INT", "1", _at_least(1), synonym=config_keys.MIN_INSYNC_REPLICAS
+        ),
         ConfigKey("retention.bytes", "LONG", "-1", synonym="log.retention.bytes"),
         ConfigKey("retention.ms", "LONG", "604800000", _at_least(-1), synonym="log.retention.ms"),
         ConfigKey("segment.bytes", "INT", "1073741824", _at_least(14), synonym="log.segment.bytes"),
         ConfigKey("segment.ms", "LONG", "604800000", _at_least(1), synonym="log.roll.ms"),
         ConfigKey(UNCLEAN_LEADER_ELECTION, "BOOLEAN", "false", synonym=UNCLEAN_LEADER_ELECTION),
-        ConfigKey(LEADER_THROTTLED_REPLICAS, "LIST", "", throttled_replica_list),
-        ConfigKey(FOLLOWER_THROTTLED_REPLICAS, "LIST", "", throttled_replica_list),
+        ConfigKey(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "LIST", "", throttled_replica_list),
+        ConfigKey(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, "LIST", "", throttled_replica_list),
     )
 }
 
 BROKER_CONFIGS: Final[dict[str, ConfigKey]] = {
     k.name: k
     for k in (
-        ConfigKey(LEADER_THROTTLED_RATE, "LONG", _LONG_MAX_S, _at_least(0), in_kafka_config=False),
-        ConfigKey(FOLLOWER_THROTTLED_RATE, "LONG", _LONG_MAX_S, _at_least(0), in_kafka_config=False),
-        ConfigKey(ALTER_LOG_DIRS_RATE, "LONG", _LONG_MAX_S, _at_least(0), in_kafka_config=False),
-        ConfigKey(MIN_INSYNC_REPLICAS, "INT", "1", _at_least(1)),
+        ConfigKey(
+            config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+            "LONG",
+            _LONG_MAX_S,
+            _at_least(0),
+            in_kafka_config=False,
+        ),
+        ConfigKey(
+            config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+            "LONG",
+            _LONG_MAX_S,
+            _at_least(0),
+            in_kafka_config=False,
+        ),
+        ConfigKey(
+            config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+            "LONG",
+            _LONG_MAX_S,
+            _at_least(0),
+            in_kafka_config=False,
+        ),
+        ConfigKey(config_keys.MIN_INSYNC_REPLICAS, "INT", "1", _at_least(1)),
         ConfigKey(UNCLEAN_LEADER_ELECTION, "BOOLEAN", "false"),
         ConfigKey("log.cleanup.policy", "LIST", "delete", _one_of("delete", "compact")),
         ConfigKey("compression.type", "STRING", "producer"),

@@ -10,17 +10,33 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from reassignd.model import snapshot_to_dict
 from reassignd.sim.errors import KafkaError
+from reassignd.sim.model import SimCluster
+from reassignd.sim.server import BrokerListeners
 
-if TYPE_CHECKING:
-    from reassignd.sim.runner import SimRuntime
 
-RUNTIME_KEY: web.AppKey[SimRuntime] = web.AppKey("runtime")
+class Runtime(Protocol):
+    """What the control API steers: the model, its clock's scale, the brokers' listeners (runner.py)."""
+
+    cluster: SimCluster
+    time_scale: float
+    listeners: BrokerListeners
+
+    def set_time_scale(self, scale: float) -> None: ...
+
+    def advance(self, seconds: float) -> None: ...
+
+    async def stop_broker(self, broker_id: int) -> None: ...
+
+    async def start_broker(self, broker_id: int) -> None: ...
+
+
+RUNTIME_KEY: web.AppKey[Runtime] = web.AppKey("runtime")
 
 
 class ControlError(Exception):
@@ -119,7 +135,7 @@ async def start_broker(request: web.Request) -> web.Response:
     return web.json_response({"broker": broker_id, "online": True})
 
 
-def _topic_partition(runtime: SimRuntime, body: dict[str, Any]) -> tuple[str, int | None]:
+def _topic_partition(runtime: Runtime, body: dict[str, Any]) -> tuple[str, int | None]:
     topic = body.get("topic")
     if not isinstance(topic, str) or not topic:
         raise ControlError(400, "topic must be a non-empty string", "topic", topic)
@@ -198,7 +214,7 @@ async def advance(request: web.Request) -> web.Response:
     return web.json_response({"now": runtime.cluster.now})
 
 
-def build_app(runtime: SimRuntime) -> web.Application:
+def build_app(runtime: Runtime) -> web.Application:
     app = web.Application(middlewares=[_errors])
     app[RUNTIME_KEY] = runtime
     app.router.add_get("/state", get_state)

@@ -17,9 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.sim import configs as cfg
-from reassignd.sim import log_dirs
+from reassignd.sim import errors, log_dirs
 from reassignd.sim.entities import NO_LEADER, Clock, Lag, SimBroker, SimPartition, SimTopic
+from reassignd.sim.errors import KafkaError
 from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
 from reassignd.sim.kafka_version import KafkaVersion
 from reassignd.sim.quota import QuotaWindow
@@ -33,7 +35,11 @@ _EPS = 1e-9
 # controller's records a moment later). Measured on a 4.4 KRaft cluster on loopback: see docs/simulator.md.
 DEFAULT_METADATA_DELAY = 0.05
 # the broker config behind each throttle resource kind (see _flow_keys)
-_RATE_CONFIGS = {2: cfg.FOLLOWER_THROTTLED_RATE, 3: cfg.LEADER_THROTTLED_RATE, 4: cfg.ALTER_LOG_DIRS_RATE}
+_RATE_CONFIGS = {
+    2: config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+    3: config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+    4: config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND,
+}
 _QUOTA_KINDS = frozenset(_RATE_CONFIGS)
 _LEADER_QUOTA = 3
 _ALTER_LOG_DIRS_QUOTA = 4
@@ -120,8 +126,8 @@ class ClusterCore:
         self._due: list[tuple[float, int]] = []
         self._due_flows: list[tuple[SimPartition, int, Lag]] = []
         self._due_copies: list[tuple[SimPartition, int, log_dirs.FutureLog]] = []
-        self._futures: dict[tuple[SimPartition, int], log_dirs.FutureLog] = {}  # moves between log dirs
-        self._copy_threads: dict[tuple[int, int], tuple[SimPartition, int]] = {}  # (broker, thread) -> copy
+        self._future_logs = log_dirs.FutureLogs()  # moves between log dirs
+        self._futures = self._future_logs.logs
         self.topics_to_delete: set[str] = set()  # ZooKeeper mode: queued for deletion, not yet eligible
         # ZooKeeper mode: partitions whose leader a new target or cancel stopped; still OnlinePartition to the
         # controller's state machine, so a broker start does not elect them, a broker failure does
@@ -186,12 +192,12 @@ class ClusterCore:
     def min_insync_replicas(self, topic: str, leader: int = NO_LEADER) -> int:
         """The topic's value, else the leader broker's effective one (its LogConfig default), else 1."""
         t = self.topics.get(topic)
-        if t is not None and cfg.MIN_INSYNC_REPLICAS in t.configs:
-            raw: str | None = t.configs[cfg.MIN_INSYNC_REPLICAS]
+        if t is not None and config_keys.MIN_INSYNC_REPLICAS in t.configs:
+            raw: str | None = t.configs[config_keys.MIN_INSYNC_REPLICAS]
         elif leader in self.brokers:
-            raw = self.broker_config(leader, cfg.MIN_INSYNC_REPLICAS)
+            raw = self.broker_config(leader, config_keys.MIN_INSYNC_REPLICAS)
         else:
-            raw = self.topic_config(topic, cfg.MIN_INSYNC_REPLICAS)
+            raw = self.topic_config(topic, config_keys.MIN_INSYNC_REPLICAS)
         return int(cfg.effective_long(raw, 1))
 
     def unclean_enabled(self, topic: str) -> bool:
@@ -339,11 +345,45 @@ class ClusterCore:
 
     def _drop_log(self, p: SimPartition, broker: int) -> None:
         """The replica's log is deleted, and a future log of it too."""
-        if self._futures:
-            log_dirs.drop_future(self, p, broker)
+        if self._futures and self._future_logs.drop(p, broker):
+            self._dirty = True
         path = p.dirs.pop(broker, None) if p.dirs else None
         if path is not None:
             self._logs_in_dir[(broker, path)] -= 1
+
+    def _alter_log_dir(self, broker_id: int, topic: str, partition: int, path: str) -> None:
+        """One partition of AlterReplicaLogDirs sent to `broker_id` (log_dirs.py has Kafka's rules);
+        KafkaError for a per-partition error."""
+        broker = self.brokers.get(broker_id)
+        if broker is None or not broker.online:
+            raise KafkaError(errors.BROKER_NOT_AVAILABLE, f"Broker {broker_id} is not available.")
+        if broker.dir_named(path) is None:
+            raise KafkaError(errors.LOG_DIR_NOT_FOUND, f"Log dir {path} is not found in the config.")
+        t = self.topics.get(topic)
+        p = t.partitions[partition] if t is not None and 0 <= partition < len(t.partitions) else None
+        if p is not None and p in self._replicas_on.get(broker_id, ()):
+            future = self._futures.get((p, broker_id))
+            if future is not None and future.path != path and self._future_logs.drop(p, broker_id):
+                self._dirty = True
+            if self.dir_of(p, broker_id) == path or (p, broker_id) in self._futures:
+                return
+            self._futures[(p, broker_id)] = log_dirs.FutureLog(path, Lag(0.0, self.now))
+            self._dirty = True
+            return
+        self._preferred_dirs[(topic, partition, broker_id)] = path
+        if p is None:
+            raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION)
+        raise KafkaError(errors.REPLICA_NOT_AVAILABLE)
+
+    def _promote(self, p: SimPartition, broker_id: int) -> None:
+        """The future log replaces the current one (Partition.maybeReplaceCurrentWithFutureReplica)."""
+        future = self._futures[(p, broker_id)]
+        if self._future_logs.drop(p, broker_id):
+            self._dirty = True
+        self._account(p, -1)
+        self._drop_log(p, broker_id)
+        self._place_log(p, broker_id, future.path)
+        self._account(p, +1)
 
     def dir_of(self, p: SimPartition, broker: int) -> str:
         """The log dir that holds the replica of `p` on `broker`."""
@@ -750,7 +790,7 @@ class ClusterCore:
             keys.append(links)
             used.update(links)
         copies = []
-        for p, b, future in log_dirs.active_copies(self) if self._futures else []:
+        for p, b, future in self._future_logs.active(self.brokers) if self._futures else []:
             quota = 8 * b + _ALTER_LOG_DIRS_QUOTA
             disk: tuple[int, ...] = (8 * b + 5,)
             if self._quota_rate(quota) < _UNLIMITED:
@@ -892,7 +932,7 @@ class ClusterCore:
             p, b = flow.partition, flow.broker
             if flow.copy:
                 if (p, b) in self._futures:
-                    log_dirs.promote(self, p, b)
+                    self._promote(p, b)
             elif (p, b) in self._fetching:
                 flow.progress.pos0 = p._end()
                 self.join_isr(p, b)
@@ -993,7 +1033,7 @@ class ClusterCore:
                 copied.append((p, b))
         for p, b in sorted(copied, key=lambda key: (key[0].topic, key[0].index, key[1])):
             if (p, b) in self._futures:  # caught up with the current log: it takes its place
-                log_dirs.promote(self, p, b)
+                self._promote(p, b)
         ready.sort(key=lambda key: (key[0].topic, key[0].index, key[1]))
         for p, b in ready:
             if (p, b) not in self._fetching:

@@ -9,11 +9,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from reassignd.sim.configs import (
-    FOLLOWER_THROTTLED_REPLICAS,
-    LEADER_THROTTLED_REPLICAS,
-    parse_throttled_replicas,
-)
+from reassignd import config_keys
+from reassignd.sim.configs import parse_throttled_replicas
 
 NO_LEADER = -1
 
@@ -205,8 +202,12 @@ class SimTopic:
         self.refresh_throttles()
 
     def refresh_throttles(self) -> None:
-        self._leader_throttled = parse_throttled_replicas(self.configs.get(LEADER_THROTTLED_REPLICAS))
-        self._follower_throttled = parse_throttled_replicas(self.configs.get(FOLLOWER_THROTTLED_REPLICAS))
+        self._leader_throttled = parse_throttled_replicas(
+            self.configs.get(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS)
+        )
+        self._follower_throttled = parse_throttled_replicas(
+            self.configs.get(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS)
+        )
         lists = (self._leader_throttled, self._follower_throttled)
         self.throttles_any = any(every or pairs for every, pairs in lists)
 

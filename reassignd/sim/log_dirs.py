@@ -24,15 +24,10 @@ parameter: Kafka reads and writes local files as fast as the disk allows).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from reassignd.sim import errors
-from reassignd.sim.entities import NO_LEADER, Lag, SimPartition
-from reassignd.sim.errors import KafkaError
-
-if TYPE_CHECKING:
-    from reassignd.sim.core import ClusterCore
+from reassignd.sim.entities import Lag, SimBroker, SimPartition
 
 DEFAULT_COPY_BYTES_PER_SEC = 250_000_000.0
 
@@ -61,70 +56,43 @@ def fetcher_id(topic: str, partition: int, threads: int) -> int:
     return (0 if signed == -(1 << 31) else abs(signed)) % max(threads, 1)
 
 
-def alter_replica_log_dir(sim: ClusterCore, broker_id: int, topic: str, partition: int, path: str) -> None:
-    """One partition of AlterReplicaLogDirs sent to `broker_id`; KafkaError for a per-partition error."""
-    broker = sim.brokers.get(broker_id)
-    if broker is None or not broker.online:
-        raise KafkaError(errors.BROKER_NOT_AVAILABLE, f"Broker {broker_id} is not available.")
-    if broker.dir_named(path) is None:
-        raise KafkaError(errors.LOG_DIR_NOT_FOUND, f"Log dir {path} is not found in the config.")
-    t = sim.topics.get(topic)
-    p = t.partitions[partition] if t is not None and 0 <= partition < len(t.partitions) else None
-    if p is not None and p in sim._replicas_on.get(broker_id, ()):
-        future = sim._futures.get((p, broker_id))
-        if future is not None and future.path != path:
-            drop_future(sim, p, broker_id)
-        if sim.dir_of(p, broker_id) == path or (p, broker_id) in sim._futures:
-            return
-        sim._futures[(p, broker_id)] = FutureLog(path, Lag(0.0, sim.now))
-        sim._dirty = True
-        return
-    sim._preferred_dirs[(topic, partition, broker_id)] = path
-    if p is None:
-        raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION)
-    raise KafkaError(errors.REPLICA_NOT_AVAILABLE)
+class FutureLogs:
+    """Every future log of the cluster, by replica, and the copy each alter-log-dirs thread works on."""
 
+    def __init__(self) -> None:
+        self.logs: dict[tuple[SimPartition, int], FutureLog] = {}
+        self.threads: dict[tuple[int, int], tuple[SimPartition, int]] = {}  # (broker, thread) -> copy
 
-def drop_future(sim: ClusterCore, p: SimPartition, broker_id: int) -> None:
-    if sim._futures.pop((p, broker_id), None) is not None:
-        for thread, busy in list(sim._copy_threads.items()):
+    def drop(self, p: SimPartition, broker_id: int) -> bool:
+        """The replica's future log gone (its move cancelled or done); whether there was one."""
+        if self.logs.pop((p, broker_id), None) is None:
+            return False
+        for thread, busy in list(self.threads.items()):
             if busy == (p, broker_id):
-                del sim._copy_threads[thread]
-        sim._dirty = True
+                del self.threads[thread]
+        return True
+
+    def active(self, brokers: Mapping[int, SimBroker]) -> list[tuple[SimPartition, int, FutureLog]]:
+        """The copy each alter-log-dirs thread of each running broker works on now (LocalLeaderEndPoint)."""
+        waiting: dict[tuple[int, int], list[tuple[SimPartition, int]]] = {}
+        for p, b in self.logs:
+            broker = brokers[b]
+            if broker.online:
+                thread = fetcher_id(p.topic, p.index, len(broker.log_dirs))
+                waiting.setdefault((b, thread), []).append((p, b))
+        active = []
+        for key, candidates in waiting.items():
+            busy = self.threads.get(key)
+            if busy is None or busy not in self.logs:
+                busy = min(candidates, key=lambda c: (c[0].topic, c[0].index))
+                self.threads[key] = busy
+            active.append((busy[0], busy[1], self.logs[busy]))
+        return active
 
 
 def copy_target(p: SimPartition, broker_id: int) -> tuple[float, float]:
     """(position, growth in bytes/s) of the current log a future log copies: the replica's own log."""
     lag = p.lags.get(broker_id)
     if lag is None:  # in sync: it grows with the leader's log
-        grows = p.produce_bytes_per_sec if p.leader != NO_LEADER else 0.0
-        return p._end(), grows
+        return p._end(), p.growth
     return p.position_exact(broker_id), lag.rate if p._end() > lag.at(p._clock.now) else 0.0
-
-
-def active_copies(sim: ClusterCore) -> list[tuple[SimPartition, int, FutureLog]]:
-    """The copy each alter-log-dirs thread of each running broker works on now (LocalLeaderEndPoint)."""
-    waiting: dict[tuple[int, int], list[tuple[SimPartition, int]]] = {}
-    for p, b in sim._futures:
-        broker = sim.brokers[b]
-        if broker.online:
-            thread = fetcher_id(p.topic, p.index, len(broker.log_dirs))
-            waiting.setdefault((b, thread), []).append((p, b))
-    active = []
-    for key, candidates in waiting.items():
-        busy = sim._copy_threads.get(key)
-        if busy is None or busy not in sim._futures:
-            busy = min(candidates, key=lambda c: (c[0].topic, c[0].index))
-            sim._copy_threads[key] = busy
-        active.append((busy[0], busy[1], sim._futures[busy]))
-    return active
-
-
-def promote(sim: ClusterCore, p: SimPartition, broker_id: int) -> None:
-    """The future log replaces the current one (Partition.maybeReplaceCurrentWithFutureReplica)."""
-    future = sim._futures[(p, broker_id)]
-    drop_future(sim, p, broker_id)
-    sim._account(p, -1)
-    sim._drop_log(p, broker_id)
-    sim._place_log(p, broker_id, future.path)
-    sim._account(p, +1)

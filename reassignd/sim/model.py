@@ -15,7 +15,7 @@ from typing import Any
 
 from reassignd.model import ClusterSnapshot, InvalidInputError, PartitionState, Problem
 from reassignd.sim import configs as cfg
-from reassignd.sim import errors, log_dirs, views
+from reassignd.sim import errors, views
 from reassignd.sim import zk_controller as zk
 from reassignd.sim.configs import ConfigEntry
 from reassignd.sim.core import DEFAULT_METADATA_DELAY, ClusterCore
@@ -542,7 +542,7 @@ class SimCluster(ClusterCore):
 
     def alter_replica_log_dir(self, broker_id: int, topic: str, partition: int, path: str) -> None:
         """One partition of AlterReplicaLogDirs sent to `broker_id` (log_dirs.py); raises KafkaError."""
-        log_dirs.alter_replica_log_dir(self, broker_id, topic, partition, path)
+        self._alter_log_dir(broker_id, topic, partition, path)
 
     def log_dir_descriptions(
         self, broker_id: int, tps: list[tuple[str, int]] | None = None

@@ -75,9 +75,6 @@ class BrokerListeners:
     def bootstrap_servers(self) -> str:
         return ",".join(f"{e.host}:{e.port}" for _, e in sorted(self._endpoints.items()))
 
-    def is_listening(self, broker_id: int) -> bool:
-        return broker_id in self._servers
-
     async def start(self, broker_ids: Iterable[int], ports: Mapping[int, int] | None = None) -> None:
         """Bind every broker (port 0 picks a free one); brokers offline in the model stay closed."""
         for broker_id in sorted(broker_ids):

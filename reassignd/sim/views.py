@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
 from reassignd.sim import configs as cfg
 from reassignd.sim import errors
@@ -145,11 +146,15 @@ def _any_static(sim: ClusterCore) -> dict[str, str]:
 
 # Keys whose change can move a partition in or out of under-min-ISR or make it eligible for an unclean
 # election; any other key (throttle lists, rates) changes no partition's state.
-_PARTITION_STATE_KEYS = frozenset({cfg.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
+_PARTITION_STATE_KEYS = frozenset({config_keys.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
 # Keys a partition's books depend on: how fast its log grows (acks=all producers below min.insync.replicas)
 # and what its in-sync replication records on throttle quotas (the throttled-replica lists).
 _ACCOUNTED_KEYS = frozenset(
-    {cfg.MIN_INSYNC_REPLICAS, cfg.LEADER_THROTTLED_REPLICAS, cfg.FOLLOWER_THROTTLED_REPLICAS}
+    {
+        config_keys.MIN_INSYNC_REPLICAS,
+        config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+    }
 )
 
 
@@ -265,7 +270,7 @@ def _set_broker_configs(
         else:
             sim.brokers[broker_id].configs = updated
 
-    sim.reaccount(affected if cfg.MIN_INSYNC_REPLICAS in changed else (), apply)
+    sim.reaccount(affected if config_keys.MIN_INSYNC_REPLICAS in changed else (), apply)
     sim._rate_cache.clear()
     if affected:
         _after_config_change(sim, affected)

@@ -21,7 +21,7 @@ from reassignd.store.base import (
     PlanStatus,
     PlanSummary,
     Pruned,
-    Settings,
+    SettingsRecord,
     StateStore,
     WriteBatch,
 )
@@ -42,7 +42,7 @@ class AsyncStore:
     async def list_plans(self, statuses: Iterable[PlanStatus] | None = None) -> list[PlanSummary]:
         return await asyncio.to_thread(self.store.list_plans, statuses)
 
-    async def settings(self) -> Settings:
+    async def settings(self) -> SettingsRecord:
         return await asyncio.to_thread(self.store.settings)
 
     async def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:

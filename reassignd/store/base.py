@@ -7,27 +7,22 @@ store's `Fence`: a daemon that lost leadership gets `FencedError` and has writte
 call a ZooKeeper implementation must make conditional (a multi-op transaction with a version check on the
 leader's node); the reads need no such care.
 
-Plan status transitions (illegal ones raise `IllegalTransitionError`)::
-
-    queued ──> running ──> completed
-      │          │ ^  └──> failed
-      │          v │
-      │        paused ──> cancelling ──> cancelled
-      │                      ^    └───> failed
-      │          running ────┘
-      └──> cancelled / failed
+A status change is checked against the plan lifecycle's table (engine/lifecycle.py) and journaled with its
+event; one the table does not list raises `IllegalTransitionError` and writes nothing.
 """
 
 from __future__ import annotations
 
 import abc
-import enum
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Final, Protocol
 
+# the journal's events and the plan lifecycle are the engine's; the store's callers know them from here too
+from reassignd.engine.journal import Event as Event  # noqa: PLC0414
+from reassignd.engine.journal import EventKind as EventKind  # noqa: PLC0414
+from reassignd.engine.lifecycle import TRANSITIONS as TRANSITIONS  # noqa: PLC0414
+from reassignd.engine.lifecycle import PlanStatus as PlanStatus  # noqa: PLC0414
 from reassignd.model import TopicPartition
 
 
@@ -65,41 +60,7 @@ class StepReplayError(StoreError):
         )
 
 
-class PlanStatus(enum.StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    PAUSED = "paused"
-    CANCELLING = "cancelling"
-    CANCELLED = "cancelled"
-    COMPLETED = "completed"
-    FAILED = "failed"
-
-    @property
-    def terminal(self) -> bool:
-        return self in _TERMINAL
-
-
-_TERMINAL: Final = frozenset({PlanStatus.CANCELLED, PlanStatus.COMPLETED, PlanStatus.FAILED})
-ACTIVE_STATUSES: Final = frozenset({PlanStatus.RUNNING, PlanStatus.PAUSED, PlanStatus.CANCELLING})
-
-TRANSITIONS: Final[Mapping[PlanStatus, frozenset[PlanStatus]]] = MappingProxyType(
-    {
-        PlanStatus.QUEUED: frozenset({PlanStatus.RUNNING, PlanStatus.CANCELLED, PlanStatus.FAILED}),
-        PlanStatus.RUNNING: frozenset(
-            {PlanStatus.PAUSED, PlanStatus.CANCELLING, PlanStatus.COMPLETED, PlanStatus.FAILED}
-        ),
-        PlanStatus.PAUSED: frozenset({PlanStatus.RUNNING, PlanStatus.CANCELLING, PlanStatus.FAILED}),
-        PlanStatus.CANCELLING: frozenset({PlanStatus.CANCELLED, PlanStatus.FAILED}),
-        PlanStatus.CANCELLED: frozenset(),
-        PlanStatus.COMPLETED: frozenset(),
-        PlanStatus.FAILED: frozenset(),
-    }
-)
-
-
-def check_transition(plan_id: str, current: PlanStatus, new: PlanStatus) -> None:
-    if new not in TRANSITIONS[current]:
-        raise IllegalTransitionError(f"plan {plan_id}: cannot go from {current.value} to {new.value}")
+ACTIVE_STATUSES: Final = frozenset(s for s in PlanStatus if s.active)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +85,12 @@ def status_change(
     error: str | None,
     now: float,
 ) -> StatusChange:
-    """The first start sets `started_at`, a terminal status `finished_at`; paused -> running journals
-    `plan.resumed`, any other change the event of its new status (STATUS_EVENTS)."""
-    check_transition(plan_id, current, new)
-    resumed = current is PlanStatus.PAUSED and new is PlanStatus.RUNNING
-    kind = EventKind.PLAN_RESUMED if resumed else STATUS_EVENTS[new]
+    """The first start sets `started_at`, a terminal status `finished_at`; the change's event is the
+    lifecycle table's."""
+    change = current.change_to(new)
+    if change is None:
+        raise IllegalTransitionError(f"plan {plan_id}: cannot go from {current.value} to {new.value}")
+    kind = EventKind(change.event)
     data = {"from": current.value, "to": new.value, **({"error": error} if error else {})}
     return StatusChange(
         status=new,
@@ -148,71 +110,6 @@ def submitted_event(plan_id: str, plan: Mapping[str, Any]) -> Event:
 def partition_count(plan: Mapping[str, Any]) -> int:
     partitions = plan.get("partitions")
     return len(partitions) if isinstance(partitions, list) else 0
-
-
-class EventKind(enum.StrEnum):
-    PLAN_SUBMITTED = "plan.submitted"
-    PLAN_STARTED = "plan.started"
-    PLAN_PAUSED = "plan.paused"
-    PLAN_RESUMED = "plan.resumed"
-    PLAN_CANCELLING = "plan.cancelling"
-    PLAN_CANCELLED = "plan.cancelled"
-    PLAN_COMPLETED = "plan.completed"
-    PLAN_FAILED = "plan.failed"
-    STEP_STARTED = "step.started"
-    STEP_FINISHED = "step.finished"
-    STEP_CANCELLED = "step.cancelled"
-    PARTITION_DROPPED = "partition.dropped"
-    LEADER_ELECTED = "leader.elected"
-    THROTTLE_SET = "throttle.set"
-    THROTTLE_RESTORED = "throttle.restored"
-    LIMITS_CHANGED = "limits.changed"
-    STALL_DETECTED = "stall.detected"
-    FOREIGN_CHANGE = "foreign.change"
-    FOREIGN_CANCELLED = "foreign.cancelled"
-    LOG_DIR_STARTED = "log_dir.started"
-    LOG_DIR_FINISHED = "log_dir.finished"
-    ERROR = "error"
-
-
-#: The journal event recorded with each plan status change.
-STATUS_EVENTS: Final[Mapping[PlanStatus, EventKind]] = MappingProxyType(
-    {
-        PlanStatus.RUNNING: EventKind.PLAN_STARTED,
-        PlanStatus.PAUSED: EventKind.PLAN_PAUSED,
-        PlanStatus.CANCELLING: EventKind.PLAN_CANCELLING,
-        PlanStatus.CANCELLED: EventKind.PLAN_CANCELLED,
-        PlanStatus.COMPLETED: EventKind.PLAN_COMPLETED,
-        PlanStatus.FAILED: EventKind.PLAN_FAILED,
-    }
-)
-
-#: Events that may appear at most once per (plan, partition, step): the journal's idempotency keys.
-IDEMPOTENT_STEP_EVENTS: Final = frozenset({EventKind.STEP_STARTED, EventKind.STEP_FINISHED})
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """Something that happened, to append to the journal. `data` must be JSON-serialisable."""
-
-    kind: EventKind
-    plan_id: str | None = None
-    tp: TopicPartition | None = None
-    step_index: int | None = None
-    data: Mapping[str, Any] = field(default_factory=dict)
-    at: float | None = None  # seconds since the epoch; None: the store's clock at commit
-
-    def __post_init__(self) -> None:
-        if self.kind in IDEMPOTENT_STEP_EVENTS and (
-            self.plan_id is None or self.tp is None or self.step_index is None
-        ):
-            raise ValueError(f"{self.kind.value} needs plan_id, tp and step_index")
-
-    @property
-    def idempotency_key(self) -> str | None:
-        if self.kind not in IDEMPOTENT_STEP_EVENTS or self.tp is None:
-            return None
-        return json.dumps([self.kind.value, self.plan_id, self.tp.topic, self.tp.partition, self.step_index])
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +149,7 @@ class PlanRecord(PlanSummary):
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class SettingsRecord:
     """The runtime settings record: changes made through the API or MQTT, and the config file's values they
     replaced (so a later config change of that key wins; see daemon/settings.py). `version` grows by one
     with every write; a write names the version it read (compare and set)."""
@@ -417,7 +314,7 @@ class StateStore(abc.ABC):
         Costs what is kept (retention bounds it), never a parse of every plan body."""
 
     @abc.abstractmethod
-    def settings(self) -> Settings:
+    def settings(self) -> SettingsRecord:
         """The runtime settings record (version 0, empty, before the first write)."""
 
     @abc.abstractmethod

@@ -39,8 +39,8 @@ from reassignd.store.base import (
     PlanStatus,
     PlanSummary,
     Pruned,
-    Settings,
     SettingsConflict,
+    SettingsRecord,
     StateStore,
     StepReplayError,
     StoreError,
@@ -402,9 +402,9 @@ class SqliteStore(StateStore):
             )
         return [PlanSummary(**_summary_fields(row)) for row in rows]
 
-    def settings(self) -> Settings:
+    def settings(self) -> SettingsRecord:
         rows = self._query("SELECT version, document_json FROM settings WHERE id = 1")
-        return Settings(rows[0][0], json.loads(rows[0][1])) if rows else Settings()
+        return SettingsRecord(rows[0][0], json.loads(rows[0][1])) if rows else SettingsRecord()
 
     def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         ended = tuple(s.value for s in PlanStatus if s.terminal)

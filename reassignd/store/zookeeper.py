@@ -60,8 +60,8 @@ from reassignd.store.base import (
     PlanStatus,
     PlanSummary,
     Pruned,
-    Settings,
     SettingsConflict,
+    SettingsRecord,
     StateStore,
     StepReplayError,
     StoreError,
@@ -123,6 +123,61 @@ class _Tx:
         return len(self.ops) - 1
 
 
+class _Commit:
+    """One commit attempt being built on the head it read: its transaction, the journal entries it adds
+    (numbered from the head's sequence) and the plan records it reads or changes."""
+
+    def __init__(self, store: ZooKeeperStore, head: Mapping[str, Any], now: float) -> None:
+        self.store = store
+        self.head_seq = int(head["seq"])
+        self.now = now
+        self.tx = _Tx()
+        self.seq = self.head_seq
+        self.ordinal = int(head["ordinal"])
+        self.records: dict[str, dict[str, Any]] = {}
+        self.written: list[JournalEntry] = []
+        self._steps: dict[str, JournalEntry] = {}
+        self._new_chunks: set[int] = set()
+
+    def journal(self, event: Event) -> int:
+        """The event as the next journal entry (a step's also under its idempotency key); its seq."""
+        self.seq += 1
+        seq, store = self.seq, self.store
+        entry = JournalEntry(
+            seq=seq,
+            at=event.at if event.at is not None else self.now,
+            kind=event.kind,
+            plan_id=event.plan_id,
+            tp=event.tp,
+            step_index=event.step_index,
+            data=json.loads(_dumps(dict(event.data), f"data of {event.kind.value}")),
+        )
+        chunk = seq // CHUNK
+        if self.head_seq < max(1, chunk * CHUNK) and chunk not in self._new_chunks:
+            self._new_chunks.add(chunk)  # the first entry of this chunk
+            self.tx.add("create", store._p("journal", f"c{chunk}"), b"")
+        self.tx.add("create", store._p("journal", f"c{chunk}", f"e{seq:012d}"), _entry_bytes(entry))
+        self.written.append(entry)
+        key = event.idempotency_key
+        if key is not None:
+            if key in self._steps:
+                raise StepReplayError(self._steps[key])
+            self._steps[key] = entry
+            index = self.tx.add("create", store._p("steps", _step_node(key)), str(seq).encode())
+            self.tx.step_ops[index] = event
+        return seq
+
+    def record(self, plan_id: str) -> dict[str, Any]:
+        """The plan's record, read once per commit."""
+        if plan_id not in self.records:
+            try:
+                raw = self.store.client.get(self.store._p("plans", node_name(plan_id)))[0]
+            except NoNodeError:
+                raise UnknownPlanError(f"plan {plan_id} does not exist") from None
+            self.records[plan_id] = json.loads(raw)
+        return self.records[plan_id]
+
+
 class ZooKeeperStore(StateStore):
     def __init__(
         self,
@@ -167,141 +222,45 @@ class ZooKeeperStore(StateStore):
             raise StoreError(f"commit lost the race for {self._p('head')} {COMMIT_ATTEMPTS} times")
 
     def _try_commit(self, batch: WriteBatch) -> CommitResult | None:
+        """One attempt: the whole batch as one multi-op on the head read now; None when another commit
+        changed the head first (the caller tries again from fresh reads)."""
         epoch = self._fence.epoch()
         raw, stat = self.client.get(self._p("head"))
         head = json.loads(raw)
         if epoch < head["epoch"]:
             raise FencedError(f"fence epoch {epoch} is older than epoch {head['epoch']} that already wrote")
-        now = self._clock()
-        tx = _Tx()
-        head_op = tx.add("set", self._p("head"), None, stat.version)
-        checks: Sequence[tuple[str, int]] = ()
-        if hasattr(self._fence, "checks"):
-            checks = self._fence.checks()
-        check_ops = [tx.add("check", path, None, version) for path, version in checks]
-        seq = int(head["seq"])
-        ordinal = int(head["ordinal"])
-        records: dict[str, dict[str, Any]] = {}
-        seqs: list[int] = []
-        batch_steps: dict[str, JournalEntry] = {}
-        new_chunks: set[int] = set()
-        written: list[JournalEntry] = []
-
-        def journal(event: Event) -> int:
-            nonlocal seq
-            seq += 1
-            entry = JournalEntry(
-                seq=seq,
-                at=event.at if event.at is not None else now,
-                kind=event.kind,
-                plan_id=event.plan_id,
-                tp=event.tp,
-                step_index=event.step_index,
-                data=json.loads(_dumps(dict(event.data), f"data of {event.kind.value}")),
-            )
-            chunk = seq // CHUNK
-            if int(head["seq"]) < max(1, chunk * CHUNK) and chunk not in new_chunks:
-                new_chunks.add(chunk)  # the first entry of this chunk
-                tx.add("create", self._p("journal", f"c{chunk}"), b"")
-            tx.add("create", self._p("journal", f"c{chunk}", f"e{seq:012d}"), _entry_bytes(entry))
-            written.append(entry)
-            key = event.idempotency_key
-            if key is not None:
-                if key in batch_steps:
-                    raise StepReplayError(batch_steps[key])
-                batch_steps[key] = entry
-                index = tx.add("create", self._p("steps", _step_node(key)), str(seq).encode())
-                tx.step_ops[index] = event
-            return seq
-
-        def record(plan_id: str) -> dict[str, Any]:
-            if plan_id not in records:
-                try:
-                    records[plan_id] = json.loads(self.client.get(self._p("plans", node_name(plan_id)))[0])
-                except NoNodeError:
-                    raise UnknownPlanError(f"plan {plan_id} does not exist") from None
-            return records[plan_id]
-
-        new_plan_ids = set()
-        for plan_id, plan, options in batch.new_plans:
-            if plan_id in new_plan_ids or self.client.exists(self._p("plans", node_name(plan_id))):
-                raise DuplicatePlanError(f"plan {plan_id} already exists")
-            new_plan_ids.add(plan_id)
-            ordinal += 1
-            records[plan_id] = {
-                "id": plan_id,
-                "ordinal": ordinal,
-                "options": json.loads(_dumps(options, "options")),
-                "status": PlanStatus.QUEUED.value,
-                "submitted_at": now,
-                "updated_at": now,
-                "started_at": None,
-                "finished_at": None,
-                "error": None,
-                "partitions": partition_count(plan),
-            }
-            name = node_name(plan_id)
-            tx.add("create", self._p("plandata", name), zlib.compress(_dumps(plan, "plan").encode()))
-            tx.add("create", self._p("states", name), b"")
-            journal(submitted_event(plan_id, plan))
-        changed_records = set(new_plan_ids)
-        for plan_id, status, error in batch.status_changes:
-            current_record = record(plan_id)
-            change = status_change(
-                plan_id,
-                PlanStatus(current_record["status"]),
-                status,
-                started_at=current_record["started_at"],
-                error=error,
-                now=now,
-            )
-            current_record.update(
-                status=change.status.value,
-                started_at=change.started_at,
-                finished_at=change.finished_at,
-                updated_at=change.updated_at,
-            )
-            if error is not None:
-                current_record["error"] = error
-            changed_records.add(plan_id)
-            journal(change.event)
-        for plan_id, summary in batch.summaries.items():
-            record(plan_id)["summary"] = json.loads(_dumps(summary, "summary"))
-            changed_records.add(plan_id)
-        for plan_id in changed_records:
-            path = self._p("plans", node_name(plan_id))
-            encoded = _dumps(records[plan_id], "plan record").encode()
-            tx.add("create" if plan_id in new_plan_ids else "set", path, encoded)
-        for read_version, document in batch.new_settings:
-            raw_settings, settings_stat = self.client.get(self._p("settings"))
-            current_version = int(json.loads(raw_settings)["version"])
-            if current_version != read_version:
-                raise SettingsConflict(f"settings are at version {current_version}, not {read_version}")
-            data = {"version": current_version + 1, "document": json.loads(_dumps(document, "settings"))}
-            tx.add("set", self._p("settings"), _dumps(data, "settings").encode(), settings_stat.version)
-        self._stage_partition_states(tx, batch, record, new_plan_ids)
-        recorded = self._stage_originals(tx, batch, now)
-        seqs = [journal(event) for event in batch.events]
-        tx.ops[head_op] = (
-            "set",
-            self._p("head"),
-            _dumps({"epoch": max(epoch, head["epoch"]), "seq": seq, "ordinal": ordinal}, "head").encode(),
-            stat.version,
-        )
-        if tx.size > MAX_TRANSACTION_BYTES:
+        c = _Commit(self, head, self._clock())
+        head_op = c.tx.add("set", self._p("head"), None, stat.version)
+        checks: Sequence[tuple[str, int]] = self._fence.checks() if hasattr(self._fence, "checks") else ()
+        check_ops = [c.tx.add("check", path, None, version) for path, version in checks]
+        new_plan_ids = self._stage_new_plans(c, batch)
+        self._stage_plan_records(c, batch, new_plan_ids)
+        self._stage_settings(c.tx, batch)
+        self._stage_partition_states(c.tx, batch, c.record, new_plan_ids)
+        recorded = self._stage_originals(c.tx, batch, c.now)
+        seqs = [c.journal(event) for event in batch.events]
+        new_head = {"epoch": max(epoch, head["epoch"]), "seq": c.seq, "ordinal": c.ordinal}
+        c.tx.ops[head_op] = ("set", self._p("head"), _dumps(new_head, "head").encode(), stat.version)
+        if c.tx.size > MAX_TRANSACTION_BYTES:
             raise StoreError(
-                f"commit of about {tx.size} bytes exceeds ZooKeeper's request limit "
+                f"commit of about {c.tx.size} bytes exceeds ZooKeeper's request limit "
                 f"({MAX_TRANSACTION_BYTES} bytes kept below jute.maxbuffer)"
             )
-        results = self._run(tx)
+        results = self._run(c.tx)
         failures = [(i, r) for i, r in enumerate(results) if isinstance(r, Exception)]
-        real = [(i, r) for i, r in failures if not isinstance(r, RolledBackError)]
         if not failures:
             for plan_id, body, _ in batch.new_plans:
                 self._plan_bodies[plan_id] = json.loads(_dumps(body, "plan"))
-            for entry in written:
+            for entry in c.written:
                 self._entries[entry.seq] = entry
             return CommitResult(tuple(seqs), recorded)
+        return self._failed(c.tx, failures, head_op, check_ops)
+
+    def _failed(
+        self, tx: _Tx, failures: list[tuple[int, Any]], head_op: int, check_ops: list[int]
+    ) -> CommitResult | None:
+        """Why the transaction failed, as the store's error (None: the head moved, try again)."""
+        real = [(i, r) for i, r in failures if not isinstance(r, RolledBackError)]
         index, failure = real[0] if real else failures[0]
         if index == head_op and isinstance(failure, BadVersionError):
             return None  # another commit came first: rebuild from fresh reads
@@ -313,6 +272,71 @@ class ZooKeeperStore(StateStore):
             if existing is not None:
                 raise StepReplayError(existing)
         raise StoreError(f"ZooKeeper transaction failed at {tx.ops[index][1]}: {type(failure).__name__}")
+
+    def _stage_new_plans(self, c: _Commit, batch: WriteBatch) -> set[str]:
+        new_plan_ids: set[str] = set()
+        for plan_id, plan, options in batch.new_plans:
+            if plan_id in new_plan_ids or self.client.exists(self._p("plans", node_name(plan_id))):
+                raise DuplicatePlanError(f"plan {plan_id} already exists")
+            new_plan_ids.add(plan_id)
+            c.ordinal += 1
+            c.records[plan_id] = {
+                "id": plan_id,
+                "ordinal": c.ordinal,
+                "options": json.loads(_dumps(options, "options")),
+                "status": PlanStatus.QUEUED.value,
+                "submitted_at": c.now,
+                "updated_at": c.now,
+                "started_at": None,
+                "finished_at": None,
+                "error": None,
+                "partitions": partition_count(plan),
+            }
+            name = node_name(plan_id)
+            c.tx.add("create", self._p("plandata", name), zlib.compress(_dumps(plan, "plan").encode()))
+            c.tx.add("create", self._p("states", name), b"")
+            c.journal(submitted_event(plan_id, plan))
+        return new_plan_ids
+
+    def _stage_plan_records(self, c: _Commit, batch: WriteBatch, new_plan_ids: set[str]) -> None:
+        """Status changes (checked, journaled) and figures, then every plan record they changed."""
+        changed_records = set(new_plan_ids)
+        for plan_id, status, error in batch.status_changes:
+            current_record = c.record(plan_id)
+            change = status_change(
+                plan_id,
+                PlanStatus(current_record["status"]),
+                status,
+                started_at=current_record["started_at"],
+                error=error,
+                now=c.now,
+            )
+            current_record.update(
+                status=change.status.value,
+                started_at=change.started_at,
+                finished_at=change.finished_at,
+                updated_at=change.updated_at,
+            )
+            if error is not None:
+                current_record["error"] = error
+            changed_records.add(plan_id)
+            c.journal(change.event)
+        for plan_id, summary in batch.summaries.items():
+            c.record(plan_id)["summary"] = json.loads(_dumps(summary, "summary"))
+            changed_records.add(plan_id)
+        for plan_id in changed_records:
+            path = self._p("plans", node_name(plan_id))
+            encoded = _dumps(c.records[plan_id], "plan record").encode()
+            c.tx.add("create" if plan_id in new_plan_ids else "set", path, encoded)
+
+    def _stage_settings(self, tx: _Tx, batch: WriteBatch) -> None:
+        for read_version, document in batch.new_settings:
+            raw_settings, settings_stat = self.client.get(self._p("settings"))
+            current_version = int(json.loads(raw_settings)["version"])
+            if current_version != read_version:
+                raise SettingsConflict(f"settings are at version {current_version}, not {read_version}")
+            data = {"version": current_version + 1, "document": json.loads(_dumps(document, "settings"))}
+            tx.add("set", self._p("settings"), _dumps(data, "settings").encode(), settings_stat.version)
 
     def _run(self, tx: _Tx) -> list[Any]:
         request = self.client.transaction()
@@ -463,9 +487,9 @@ class ZooKeeperStore(StateStore):
             if wanted is None or PlanStatus(d["status"]) in wanted
         ]
 
-    def settings(self) -> Settings:
+    def settings(self) -> SettingsRecord:
         data = json.loads(self.client.get(self._p("settings"))[0])
-        return Settings(int(data["version"]), data["document"])
+        return SettingsRecord(int(data["version"]), data["document"])
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         base = self._p("states", node_name(plan_id))

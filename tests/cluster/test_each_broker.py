@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from reassignd import config_keys
 from reassignd.cluster import kafka as kafka_module
 from reassignd.cluster._kafka_python import broker_configs_request
-from reassignd.cluster.api import FOLLOWER_THROTTLED_RATE, LEADER_THROTTLED_RATE
 from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
@@ -29,7 +29,7 @@ pytestmark = [
     ),
 ]
 
-KEYS = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
+KEYS = (config_keys.LEADER_REPLICATION_THROTTLED_RATE, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)
 
 
 async def test_concurrent_snapshots_share_the_client_without_failing(own_sim: SimProcess) -> None:
@@ -68,7 +68,7 @@ async def test_a_broker_that_never_answers_fails_alone_within_the_timeout(own_si
         described = await admin.describe_broker_configs([1, 2, 3, 4], KEYS, live={1, 2, 3, 4})
         elapsed = time.monotonic() - started
         assert {b: d.error is None for b, d in described.items()} == {1: True, 2: True, 3: False, 4: True}
-        assert described[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+        assert described[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].value == "1000000"
         assert elapsed < 2 * (1.0 + 1.0) + 0.5  # the first pass and broker 3's attempt alone, each bounded
     finally:
         hung.close()
@@ -200,10 +200,12 @@ async def test_no_keys_asked_reads_no_broker_config(own_sim: SimProcess) -> None
     try:
         none = await admin.describe_broker_configs([1, 2], ())
         every = await admin.describe_broker_configs([1], None)
-        unknown = await admin.describe_broker_configs([1], ["no.such.config", LEADER_THROTTLED_RATE])
+        unknown = await admin.describe_broker_configs(
+            [1], ["no.such.config", config_keys.LEADER_REPLICATION_THROTTLED_RATE]
+        )
     finally:
         await admin.close()
         gc.collect()
     assert {b: (d.error, d.values) for b, d in none.items()} == {1: (None, {}), 2: (None, {})}
-    assert LEADER_THROTTLED_RATE in every[1].values and len(every[1].values) > 10
-    assert set(unknown[1].values) == {LEADER_THROTTLED_RATE}
+    assert config_keys.LEADER_REPLICATION_THROTTLED_RATE in every[1].values and len(every[1].values) > 10
+    assert set(unknown[1].values) == {config_keys.LEADER_REPLICATION_THROTTLED_RATE}

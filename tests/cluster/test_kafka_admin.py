@@ -9,16 +9,8 @@ from typing import Any
 
 import pytest
 
-from reassignd.cluster.api import (
-    FOLLOWER_THROTTLED_RATE,
-    FOLLOWER_THROTTLED_REPLICAS,
-    LEADER_THROTTLED_RATE,
-    LEADER_THROTTLED_REPLICAS,
-    MIN_INSYNC_REPLICAS,
-    ConfigOp,
-    ConfigSource,
-    Reassignment,
-)
+from reassignd import config_keys
+from reassignd.cluster.api import ConfigOp, ConfigSource, Reassignment
 from reassignd.cluster.errors import ClusterCallError, WriteFenced
 from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.model import NO_LEADER, Broker, InvalidInputError, TopicPartition
@@ -44,8 +36,14 @@ def _sim_partitions(sim: SimProcess) -> dict[TopicPartition, dict[str, Any]]:
 async def test_full_snapshot_matches_the_simulator(admin: KafkaClusterAdmin, shared_sim: SimProcess) -> None:
     result = await admin.snapshot_with_errors(
         with_sizes=True,
-        broker_config_keys=(LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE),
-        topic_config_keys=(FOLLOWER_THROTTLED_REPLICAS, MIN_INSYNC_REPLICAS),
+        broker_config_keys=(
+            config_keys.LEADER_REPLICATION_THROTTLED_RATE,
+            config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+        ),
+        topic_config_keys=(
+            config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+            config_keys.MIN_INSYNC_REPLICAS,
+        ),
     )
     assert result.errors == ()
     snapshot = result.snapshot
@@ -68,12 +66,16 @@ async def test_full_snapshot_matches_the_simulator(admin: KafkaClusterAdmin, sha
     state = shared_sim.state()
     assert snapshot.cluster_id == state["cluster_id"] == "adapter-test-cluster"
     assert snapshot.controller_id == state["controller_id"]
-    asked = {LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE}
+    asked = {config_keys.LEADER_REPLICATION_THROTTLED_RATE, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE}
     for broker in state["brokers"]:
         want = {k: v for k, v in broker["configs"].items() if k in asked}
         assert snapshot.broker_configs[broker["id"]] == want
-    assert snapshot.broker_configs[1] == {LEADER_THROTTLED_RATE: "1000000"}
-    assert snapshot.cluster_configs == state["cluster_broker_configs"] == {FOLLOWER_THROTTLED_RATE: "5000000"}
+    assert snapshot.broker_configs[1] == {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "1000000"}
+    assert (
+        snapshot.cluster_configs
+        == state["cluster_broker_configs"]
+        == {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "5000000"}
+    )
     for topic in state["topics"]:
         assert snapshot.topics[topic["name"]].configs == topic["configs"]
     assert snapshot.min_insync_replicas("orders") == 2
@@ -81,7 +83,9 @@ async def test_full_snapshot_matches_the_simulator(admin: KafkaClusterAdmin, sha
 
 async def test_filtered_snapshot_reads_only_the_given_partitions(admin: KafkaClusterAdmin) -> None:
     wanted = {TopicPartition("orders", 1), TopicPartition("orders", 4)}
-    snapshot = await admin.snapshot(wanted, with_sizes=True, topic_config_keys=(MIN_INSYNC_REPLICAS,))
+    snapshot = await admin.snapshot(
+        wanted, with_sizes=True, topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,)
+    )
     assert set(snapshot.partitions) == wanted
     assert set(snapshot.topics) == {"orders"}
     assert snapshot.partitions[TopicPartition("orders", 1)].replicas == (2, 3, 4)
@@ -120,18 +124,28 @@ async def test_many_topics_take_one_metadata_request_with_the_same_result(shared
 
 
 async def test_config_sources_tell_operator_set_from_default(admin: KafkaClusterAdmin) -> None:
-    keys = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
+    keys = (config_keys.LEADER_REPLICATION_THROTTLED_RATE, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)
     configs = await admin.describe_broker_configs([1, 2], keys)
     assert configs[1].error is None
-    assert configs[1].values[LEADER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_BROKER
-    assert configs[1].values[LEADER_THROTTLED_RATE].value == "1000000"
-    assert configs[2].values[FOLLOWER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_DEFAULT_BROKER
-    assert not configs[2].values[LEADER_THROTTLED_RATE].source.is_dynamic
-    topics = await admin.describe_topic_configs(["events", "orders", "nope"], [FOLLOWER_THROTTLED_REPLICAS])
+    assert (
+        configs[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].source is ConfigSource.DYNAMIC_BROKER
+    )
+    assert configs[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].value == "1000000"
+    assert (
+        configs[2].values[config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE].source
+        is ConfigSource.DYNAMIC_DEFAULT_BROKER
+    )
+    assert not configs[2].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].source.is_dynamic
+    topics = await admin.describe_topic_configs(
+        ["events", "orders", "nope"], [config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS]
+    )
     assert topics["nope"].error is not None and topics["nope"].error.name == "UNKNOWN_TOPIC_OR_PARTITION"
     assert topics["nope"].values == {}
-    assert topics["events"].values[FOLLOWER_THROTTLED_REPLICAS].source is ConfigSource.DYNAMIC_TOPIC
-    assert not topics["orders"].values[FOLLOWER_THROTTLED_REPLICAS].source.is_dynamic
+    assert (
+        topics["events"].values[config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS].source
+        is ConfigSource.DYNAMIC_TOPIC
+    )
+    assert not topics["orders"].values[config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS].source.is_dynamic
 
 
 async def test_the_cluster_default_is_read_under_every_brokers_own_value(tmp_path: Path) -> None:
@@ -144,12 +158,15 @@ async def test_the_cluster_default_is_read_under_every_brokers_own_value(tmp_pat
         "brokers": [{"id": 1, "rack": "r1"}, {"id": 2, "rack": "r2"}],
         "topics": [{"name": "t", "partitions": 1, "replication_factor": 2, "assignment": [[1, 2]]}],
         "broker_configs": {
-            "1": {LEADER_THROTTLED_RATE: "1000000"},
-            "2": {LEADER_THROTTLED_RATE: "2000000", FOLLOWER_THROTTLED_RATE: "3000000"},
+            "1": {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "1000000"},
+            "2": {
+                config_keys.LEADER_REPLICATION_THROTTLED_RATE: "2000000",
+                config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "3000000",
+            },
         },
-        "cluster_broker_configs": {LEADER_THROTTLED_RATE: "7000000"},
+        "cluster_broker_configs": {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "7000000"},
     }
-    keys = (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
+    keys = (config_keys.LEADER_REPLICATION_THROTTLED_RATE, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)
     with SimProcess(scenario, workdir=tmp_path / "sim", time_scale=0) as sim:
         admin = make_admin(sim)
         try:
@@ -158,39 +175,48 @@ async def test_the_cluster_default_is_read_under_every_brokers_own_value(tmp_pat
         finally:
             await admin.close()
             gc.collect()
-    leader = described[1].values[LEADER_THROTTLED_RATE]
+    leader = described[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE]
     assert (leader.value, leader.source) == ("1000000", ConfigSource.DYNAMIC_BROKER)
     assert leader.value_from(ConfigSource.DYNAMIC_DEFAULT_BROKER) == "7000000"
     assert leader.value_from(ConfigSource.DEFAULT) is not None
     assert set(described[1].values) == set(keys)  # only the keys asked for
     assert not read.errors
-    assert read.snapshot.cluster_configs == {LEADER_THROTTLED_RATE: "7000000"}
+    assert read.snapshot.cluster_configs == {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "7000000"}
     assert read.snapshot.broker_configs == {
-        1: {LEADER_THROTTLED_RATE: "1000000"},
-        2: {LEADER_THROTTLED_RATE: "2000000", FOLLOWER_THROTTLED_RATE: "3000000"},
+        1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "1000000"},
+        2: {
+            config_keys.LEADER_REPLICATION_THROTTLED_RATE: "2000000",
+            config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "3000000",
+        },
     }
 
 
 async def test_broker_config_set_and_delete_round_trip(
     admin: KafkaClusterAdmin, shared_sim: SimProcess
 ) -> None:
-    await admin.alter_broker_configs(2, [ConfigOp.set(LEADER_THROTTLED_RATE, "777")])
+    await admin.alter_broker_configs(2, [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_RATE, "777")])
     try:
-        described = await admin.describe_broker_configs([2], [LEADER_THROTTLED_RATE])
-        assert described[2].values[LEADER_THROTTLED_RATE].value == "777"
-        assert described[2].values[LEADER_THROTTLED_RATE].source is ConfigSource.DYNAMIC_BROKER
-        assert _sim_broker_config(shared_sim, 2, LEADER_THROTTLED_RATE) == "777"
+        described = await admin.describe_broker_configs([2], [config_keys.LEADER_REPLICATION_THROTTLED_RATE])
+        assert described[2].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].value == "777"
+        assert (
+            described[2].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].source
+            is ConfigSource.DYNAMIC_BROKER
+        )
+        assert _sim_broker_config(shared_sim, 2, config_keys.LEADER_REPLICATION_THROTTLED_RATE) == "777"
     finally:
-        await admin.alter_broker_configs(2, [ConfigOp.delete(LEADER_THROTTLED_RATE)])
-    described = await admin.describe_broker_configs([2], [LEADER_THROTTLED_RATE])
-    assert described[2].values[LEADER_THROTTLED_RATE].source is not ConfigSource.DYNAMIC_BROKER
-    assert _sim_broker_config(shared_sim, 2, LEADER_THROTTLED_RATE) is None
+        await admin.alter_broker_configs(2, [ConfigOp.delete(config_keys.LEADER_REPLICATION_THROTTLED_RATE)])
+    described = await admin.describe_broker_configs([2], [config_keys.LEADER_REPLICATION_THROTTLED_RATE])
+    assert (
+        described[2].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].source
+        is not ConfigSource.DYNAMIC_BROKER
+    )
+    assert _sim_broker_config(shared_sim, 2, config_keys.LEADER_REPLICATION_THROTTLED_RATE) is None
 
 
 async def test_throttled_replica_lists_append_and_subtract(
     admin: KafkaClusterAdmin, shared_sim: SimProcess
 ) -> None:
-    key = LEADER_THROTTLED_REPLICAS
+    key = config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS
     await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1,3:4")])
     try:
         assert _items(await _topic_value(admin, "orders", key)) == {"0:1", "3:4"}
@@ -206,7 +232,7 @@ async def test_throttled_replica_lists_append_and_subtract(
 
 
 async def test_appends_of_one_key_in_one_call_are_merged(admin: KafkaClusterAdmin) -> None:
-    key = LEADER_THROTTLED_REPLICAS
+    key = config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS
     await admin.alter_topic_configs("orders", [ConfigOp.append(key, "0:1"), ConfigOp.append(key, "1:2")])
     try:
         assert _items(await _topic_value(admin, "orders", key)) == {"0:1", "1:2"}
@@ -221,12 +247,14 @@ async def test_appends_of_one_key_in_one_call_are_merged(admin: KafkaClusterAdmi
 
 async def test_bad_config_value_is_a_typed_non_retriable_error(admin: KafkaClusterAdmin) -> None:
     with pytest.raises(ClusterCallError) as info:
-        await admin.alter_broker_configs(1, [ConfigOp.set(LEADER_THROTTLED_RATE, "fast")])
+        await admin.alter_broker_configs(
+            1, [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_RATE, "fast")]
+        )
     # the broker validates its own config values and answers INVALID_REQUEST (ConfigAdminManager, KAFKA-13609)
     assert info.value.name == "INVALID_REQUEST"
     assert not info.value.retriable
-    configs = await admin.describe_broker_configs([1], [LEADER_THROTTLED_RATE])
-    assert configs[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+    configs = await admin.describe_broker_configs([1], [config_keys.LEADER_REPLICATION_THROTTLED_RATE])
+    assert configs[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].value == "1000000"
 
 
 async def test_reassignment_start_list_and_cancel(own_admin: KafkaClusterAdmin, own_sim: SimProcess) -> None:
@@ -302,27 +330,36 @@ async def test_stopped_broker_is_offline_and_its_configs_are_skipped(
     own_sim.stop_broker(4)
     own_sim.advance(1)
     result = await own_admin.snapshot_with_errors(
-        with_sizes=True, broker_config_keys=(LEADER_THROTTLED_RATE,), topic_config_keys=(MIN_INSYNC_REPLICAS,)
+        with_sizes=True,
+        broker_config_keys=(config_keys.LEADER_REPLICATION_THROTTLED_RATE,),
+        topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,),
     )
     snapshot = result.snapshot
     assert snapshot.brokers[4] == Broker(4, None, online=False)
     assert 4 not in snapshot.broker_configs
-    assert snapshot.broker_configs[1] == {LEADER_THROTTLED_RATE: "1000000"}
+    assert snapshot.broker_configs[1] == {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "1000000"}
     assert result.errors == ()
     p1 = snapshot.partitions[TopicPartition("orders", 1)]
     assert 4 in p1.replicas and 4 not in p1.isr and 4 not in p1.replica_sizes
     assert all(p.leader != 4 for p in snapshot.partitions.values())
     # Asking an offline broker directly: an error for it at once, values for the others.
     started = time.monotonic()
-    described = await own_admin.describe_broker_configs([1, 4], [LEADER_THROTTLED_RATE])
-    assert described[1].error is None and described[1].values[LEADER_THROTTLED_RATE].value == "1000000"
+    described = await own_admin.describe_broker_configs(
+        [1, 4], [config_keys.LEADER_REPLICATION_THROTTLED_RATE]
+    )
+    assert (
+        described[1].error is None
+        and described[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].value == "1000000"
+    )
     assert described[4].error is not None
     assert (described[4].error.name, described[4].error.retriable) == ("BROKER_NOT_AVAILABLE", True)
     offline_sizes = await own_admin.describe_log_dirs([3, 4], [TopicPartition("orders", 2)])
     assert {b: e.name for b, e in offline_sizes.errors.items()} == {4: "BROKER_NOT_AVAILABLE"}
     assert set(offline_sizes.replicas) == {(TopicPartition("orders", 2), 3)}
     with pytest.raises(ClusterCallError) as info:
-        await own_admin.alter_broker_configs(4, [ConfigOp.set(LEADER_THROTTLED_RATE, "5")])
+        await own_admin.alter_broker_configs(
+            4, [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_RATE, "5")]
+        )
     assert (info.value.name, info.value.retriable) == ("BROKER_NOT_AVAILABLE", True)
     assert time.monotonic() - started < TEST_TIMEOUT  # none of it waited for a request timeout
     own_sim.start_broker(4)
@@ -389,7 +426,7 @@ async def test_observer_sees_successes_and_failures(shared_sim: SimProcess) -> N
     try:
         await admin.snapshot([TopicPartition("orders", 0)])
         with pytest.raises(ClusterCallError):
-            await admin.alter_topic_configs("orders", [ConfigOp.set(MIN_INSYNC_REPLICAS, "many")])
+            await admin.alter_topic_configs("orders", [ConfigOp.set(config_keys.MIN_INSYNC_REPLICAS, "many")])
     finally:
         await admin.close()
         gc.collect()
@@ -439,9 +476,13 @@ async def test_a_refusing_write_fence_stops_every_write_before_it_is_sent(own_si
         with pytest.raises(Refused):
             await admin.alter_partition_reassignments({tp: [2, 3, 4]})
         with pytest.raises(Refused):
-            await admin.alter_topic_configs("orders", [ConfigOp.set(LEADER_THROTTLED_REPLICAS, "0:1")])
+            await admin.alter_topic_configs(
+                "orders", [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "0:1")]
+            )
         with pytest.raises(Refused):
-            await admin.alter_broker_configs(2, [ConfigOp.set(LEADER_THROTTLED_RATE, "1000")])
+            await admin.alter_broker_configs(
+                2, [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_RATE, "1000")]
+            )
         with pytest.raises(Refused):
             await admin.elect_preferred_leaders([tp])
         assert calls == ["fence"] * 4  # once each: a fenced write is never retried

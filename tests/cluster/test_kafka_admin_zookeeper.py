@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from reassignd.cluster.api import LEADER_THROTTLED_RATE, ConfigOp, Reassignment
+from reassignd import config_keys
+from reassignd.cluster.api import ConfigOp, Reassignment
 from reassignd.cluster.kafka import KafkaClusterAdmin
 from reassignd.model import TopicPartition
 from tests.cluster.conftest import SCENARIO, make_admin
@@ -83,6 +84,8 @@ async def test_controller_requests_follow_the_controller_when_it_stops(
     }
     zk_sim.advance(10)
     assert await zk_admin.list_partition_reassignments([tp]) == {}
-    await zk_admin.alter_broker_configs(3, [ConfigOp.set(LEADER_THROTTLED_RATE, "100")])
-    configs = await zk_admin.describe_broker_configs([3], [LEADER_THROTTLED_RATE])
-    assert configs[3].values[LEADER_THROTTLED_RATE].value == "100"
+    await zk_admin.alter_broker_configs(
+        3, [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_RATE, "100")]
+    )
+    configs = await zk_admin.describe_broker_configs([3], [config_keys.LEADER_REPLICATION_THROTTLED_RATE])
+    assert configs[3].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].value == "100"

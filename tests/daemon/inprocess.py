@@ -15,7 +15,7 @@ from typing import Any
 
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.engine import Limits
-from reassignd.engine.effects import Effect
+from reassignd.engine.run.effects import Effect
 from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.sim import SimCluster, load_scenario
 from reassignd.sim.admin import SimClusterAdmin

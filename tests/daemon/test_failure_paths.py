@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reassignd.engine.effects import Effect, Reassign
+from reassignd.engine.run.effects import Effect, Reassign
 from reassignd.store.base import EventKind, PlanStatus, replayed_steps
 from tests.daemon.inprocess import InProcessDaemon, plan_of
 

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from reassignd.daemon.service import ServiceError
-from reassignd.engine import Limits, run_observe
+from reassignd.engine import Limits
+from reassignd.engine.run import progress as run_progress
 from reassignd.model import TopicPartition
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
@@ -81,7 +82,9 @@ class PlanRuns(RuleBasedStateMachine):
         super().__init__()
         self.loop = asyncio.new_event_loop()
         # every cycle's ETA, from terms kept between cycles, is checked against all terms made again
-        self.eta_check = mock.patch.object(run_observe, "with_eta", eta_checked_afresh(run_observe.with_eta))
+        self.eta_check = mock.patch.object(
+            run_progress, "with_eta", eta_checked_afresh(run_progress.with_eta)
+        )
         self.eta_check.start()
         self.d = InProcessDaemon(SCENARIO, LIMITS, kafka_mode=self.kafka_mode)
         self.initial_throttles = self.d.throttle_configs()

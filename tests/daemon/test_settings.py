@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from reassignd import config_keys
 from reassignd.daemon import settings
 from reassignd.daemon.service import ServiceError
 from reassignd.daemon.settings import FileSettings
@@ -52,9 +53,11 @@ def test_a_runtime_change_stands_until_the_files_own_value_changes(
 
 def test_changes_are_all_or_nothing_and_name_every_problem() -> None:
     with pytest.raises(Exception) as info:
-        settings.changed({}, file_settings(), {INCOMING: 0, settings.AUTO_STEP: -5}, at=0.0)
+        settings.changed(
+            {}, file_settings(), {INCOMING: 0, config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND: -5}, at=0.0
+        )
     fields = {p.field for p in info.value.problems}  # type: ignore[attr-defined]
-    assert fields == {INCOMING, settings.AUTO_STEP}
+    assert fields == {INCOMING, config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND}
 
 
 # -- the daemon --------------------------------------------------------------------------------------

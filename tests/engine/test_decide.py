@@ -10,6 +10,7 @@ import pytest
 from reassignd.engine.decide import acknowledge, changed_partitions, decide
 from reassignd.engine.dryrun import apply_starts, complete, elect
 from reassignd.engine.limits import Limits
+from reassignd.engine.run.rows import PartitionRow
 from reassignd.engine.state import ExecutionState, Status, WaitReason
 from reassignd.model import ReassignmentPlan
 
@@ -295,12 +296,14 @@ def test_a_refused_step_waits_with_kafkas_reason_under_the_same_index() -> None:
 
 
 def test_an_illegal_transition_raises() -> None:
-    from reassignd.engine.state import IllegalTransition, PartitionProgress, check_transition
+    from reassignd.engine.state import IllegalTransition, PartitionProgress, check_partition_change
 
     with pytest.raises(IllegalTransition):
-        check_transition(tp(0), PartitionProgress(Status.DONE), PartitionProgress(Status.PENDING))
+        check_partition_change(tp(0), PartitionProgress(Status.DONE), PartitionProgress(Status.PENDING))
     with pytest.raises(IllegalTransition):
-        check_transition(tp(0), PartitionProgress(Status.PENDING, 3), PartitionProgress(Status.PENDING, 2))
+        check_partition_change(
+            tp(0), PartitionProgress(Status.PENDING, 3), PartitionProgress(Status.PENDING, 2)
+        )
 
 
 def test_someone_else_retargets_our_step() -> None:
@@ -330,8 +333,14 @@ def test_state_survives_a_restart_mid_flight() -> None:
     limits = Limits(parallel_partition_count=2, balance_sources=False)  # two copy steps in flight
     decision = first_decision(snapshot, plan, limits)
     running = apply_starts(snapshot, decision.start)
-    saved = json.loads(json.dumps(decision.state.to_json_dict()))
-    restored = ExecutionState.from_json_dict(saved, plan, running)
+    state = decision.state
+    rows = [
+        PartitionRow.of(tp, state[tp], baseline=None, start_size=0, goal=None, started_at=None)
+        for tp in plan.targets
+    ]
+    saved = json.loads(json.dumps([row.to_json() for row in rows]))
+    rows = [PartitionRow.from_json(row) for row in saved]
+    restored = ExecutionState.initial(plan, running, state.ordering, {row.tp: row.progress for row in rows})
     assert restored.load == decision.state.load
     again = decide(running, plan, restored, limits, None)
     assert again.start == () and again.external == ()  # nothing doubled, nothing mistaken for foreign

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bench.strategies import load_cases, make_meter
-from reassignd.engine import run_observe
 from reassignd.engine.eta import estimate
-from reassignd.engine.run_state import RunState
+from reassignd.engine.run import progress as run_progress
+from reassignd.engine.run.state import RunState
 from reassignd.rehearsal import rehearse
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 
@@ -17,13 +17,13 @@ from tests.engine.helpers import cluster, eta_checked_afresh, tp
 def test_the_kept_terms_give_the_estimate_of_all_terms_at_every_cycle(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(run_observe, "with_eta", eta_checked_afresh(run_observe.with_eta))
+    monkeypatch.setattr(run_progress, "with_eta", eta_checked_afresh(run_progress.with_eta))
     [case] = load_cases([name])
     meter = make_meter(case)
     checked: list[float | None] = []
 
     def on_run(run: RunState, elapsed: float) -> None:
-        checked.append(run.tracking.eta)
+        checked.append(run.progress.tracking.eta)
 
     result = rehearse(
         meter.sim, case.plan, case.limits, cycle_interval=case.cycle_interval, on_run=on_run, every_cycle=True
@@ -34,7 +34,7 @@ def test_the_kept_terms_give_the_estimate_of_all_terms_at_every_cycle(
 
 def test_terms_are_updated_only_for_the_candidates() -> None:
     """A change outside the candidates is not seen until the terms are made again: what the caller must
-    name (why run_observe passes every changed, moving or reported partition)."""
+    name (why the progress part passes every changed, moving or reported partition)."""
     a, b = tp(0), tp(1)
     before = cluster(range(1, 5), {a: (1, 2), b: (1, 2)}, sizes={a: 100, b: 100})
     targets = {a: (3, 4), b: (3, 4)}

@@ -8,6 +8,7 @@ from itertools import pairwise
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from reassignd import config_keys
 from reassignd.engine.decide import acknowledge, decide
 from reassignd.engine.dryrun import apply_starts, complete, elect
 from reassignd.engine.limits import ORDERING_KEYS, Limits
@@ -15,10 +16,6 @@ from reassignd.engine.state import ExecutionState
 from reassignd.engine.steps import all_steps, next_step
 from reassignd.engine.throttle import (
     BROKER_KEYS,
-    FOLLOWER_RATE,
-    FOLLOWER_REPLICAS,
-    LEADER_RATE,
-    LOG_DIR_RATE,
     TOPIC_KEYS,
     ThrottleOriginals,
     apply_writes,
@@ -241,11 +238,16 @@ def test_operator_throttles_survive_and_are_restored(
         assert config_writes(throttles, snapshot) == ()  # applied: nothing left to write
         _assert_operator_values_survive(before, snapshot, limits)
         for move in moves_in_flight(state):
-            followers = snapshot.topic_config(move.tp.topic, FOLLOWER_REPLICAS)
+            followers = snapshot.topic_config(
+                move.tp.topic, config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS
+            )
             if split_entries(followers) != ["*"]:
                 assert {f"{move.tp.partition}:{b}" for b in move.adding} <= set(split_entries(followers))
             for broker in move.adding:
-                assert snapshot.broker_config(broker, FOLLOWER_RATE) is not None
+                assert (
+                    snapshot.broker_config(broker, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)
+                    is not None
+                )
         if state.finished:
             break
         in_flight = {key for key, _ in state.in_flight()}
@@ -269,9 +271,9 @@ def _assert_operator_values_survive(before: ClusterSnapshot, now: ClusterSnapsho
             else:
                 assert set(split_entries(value)) <= set(split_entries(now.topic_config(name, key)))
     ours = {
-        LEADER_RATE: limits.leader_throttled_rate,
-        FOLLOWER_RATE: limits.follower_throttled_rate,
-        LOG_DIR_RATE: limits.log_dir_throttled_rate,
+        config_keys.LEADER_REPLICATION_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: limits.follower_throttled_rate,
+        config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: limits.log_dir_throttled_rate,
     }
     for broker, configs in before.broker_configs.items():
         for key, value in configs.items():

@@ -6,12 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from reassignd import config_keys
 from reassignd.engine.limits import Limits
 from reassignd.engine.throttle import (
-    FOLLOWER_RATE,
-    FOLLOWER_REPLICAS,
-    LEADER_RATE,
-    LEADER_REPLICAS,
     ConfigWrite,
     Move,
     ThrottleOriginals,
@@ -32,11 +29,11 @@ def test_entries_and_rates_for_a_move() -> None:
     plan = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals())
     writes = config_writes(plan, snapshot)
     assert set(writes) == {
-        ConfigWrite("topic", "t", LEADER_REPLICAS, "APPEND", "0:0,0:1"),
-        ConfigWrite("topic", "t", FOLLOWER_REPLICAS, "APPEND", "0:2"),
-        ConfigWrite("broker", "0", LEADER_RATE, "SET", "1000"),
-        ConfigWrite("broker", "1", LEADER_RATE, "SET", "1000"),
-        ConfigWrite("broker", "2", FOLLOWER_RATE, "SET", "2000"),
+        ConfigWrite("topic", "t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "0:0,0:1"),
+        ConfigWrite("topic", "t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "0:2"),
+        ConfigWrite("broker", "0", config_keys.LEADER_REPLICATION_THROTTLED_RATE, "SET", "1000"),
+        ConfigWrite("broker", "1", config_keys.LEADER_REPLICATION_THROTTLED_RATE, "SET", "1000"),
+        ConfigWrite("broker", "2", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, "SET", "2000"),
     }
     # nothing on broker 3, which has no move of ours; no follower rate on the serving brokers
     assert all(w.name != "3" for w in writes)
@@ -49,26 +46,36 @@ def test_operator_entries_and_rates_are_kept_and_restored(policy: str, rate_duri
     snapshot = cluster(
         4,
         {tp(0): (0, 1), tp(5): (0, 1)},
-        topic_configs={"t": {LEADER_REPLICAS: "5:0,5:1", FOLLOWER_REPLICAS: "*"}},
-        broker_configs={0: {LEADER_RATE: "777"}},
+        topic_configs={
+            "t": {
+                config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS: "5:0,5:1",
+                config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS: "*",
+            }
+        },
+        broker_configs={0: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "777"}},
     )
     rates = replace(RATES, operator_rate_policy=policy)
     plan = throttle_plan(snapshot, [MOVE], rates, ThrottleOriginals())
     writes = config_writes(plan, snapshot)
-    assert ConfigWrite("topic", "t", LEADER_REPLICAS, "APPEND", "0:0,0:1") in writes
-    assert all(w.key != FOLLOWER_REPLICAS for w in writes)  # `*` already throttles everything
+    assert (
+        ConfigWrite("topic", "t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "0:0,0:1")
+        in writes
+    )
+    assert all(
+        w.key != config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS for w in writes
+    )  # `*` already throttles everything
     during = apply_writes(snapshot, writes)
     # keep: the operator's rate binds; add (KIP-542): the operator's 777 plus the reassignment's 1000
-    assert during.broker_config(0, LEADER_RATE) == rate_during
-    assert during.broker_config(1, LEADER_RATE) == "1000"
-    assert during.topic_config("t", LEADER_REPLICAS) == "5:0,5:1,0:0,0:1"
+    assert during.broker_config(0, config_keys.LEADER_REPLICATION_THROTTLED_RATE) == rate_during
+    assert during.broker_config(1, config_keys.LEADER_REPLICATION_THROTTLED_RATE) == "1000"
+    assert during.topic_config("t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS) == "5:0,5:1,0:0,0:1"
     done = throttle_plan(during, [], rates, plan.originals)
     after = apply_writes(during, config_writes(done, during))
-    assert after.topic_config("t", LEADER_REPLICAS) == "5:0,5:1"
-    assert after.topic_config("t", FOLLOWER_REPLICAS) == "*"
-    assert after.broker_config(0, LEADER_RATE) == "777"
-    assert after.broker_config(1, LEADER_RATE) is None
-    assert after.broker_config(2, FOLLOWER_RATE) is None
+    assert after.topic_config("t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS) == "5:0,5:1"
+    assert after.topic_config("t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS) == "*"
+    assert after.broker_config(0, config_keys.LEADER_REPLICATION_THROTTLED_RATE) == "777"
+    assert after.broker_config(1, config_keys.LEADER_REPLICATION_THROTTLED_RATE) is None
+    assert after.broker_config(2, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE) is None
 
 
 def test_unset_configs_are_deleted_not_emptied_at_the_end() -> None:
@@ -76,8 +83,8 @@ def test_unset_configs_are_deleted_not_emptied_at_the_end() -> None:
     plan = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals())
     during = apply_writes(snapshot, config_writes(plan, snapshot))
     writes = config_writes(throttle_plan(during, [], RATES, plan.originals), during)
-    assert ConfigWrite("topic", "t", LEADER_REPLICAS, "DELETE") in writes
-    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "DELETE") in writes
+    assert ConfigWrite("topic", "t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "DELETE") in writes
+    assert ConfigWrite("broker", "2", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, "DELETE") in writes
 
 
 def test_entry_an_operator_adds_mid_run_survives() -> None:
@@ -86,13 +93,15 @@ def test_entry_an_operator_adds_mid_run_survives() -> None:
     during = apply_writes(snapshot, config_writes(plan, snapshot))
     topic = during.topics["t"]
     configs = dict(topic.configs)
-    configs[LEADER_REPLICAS] += ",7:3"
+    configs[config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS] += ",7:3"
     edited = replace(during, topics={"t": replace(topic, configs=configs)})
     done = throttle_plan(edited, [], RATES, plan.originals, {"t": frozenset({0})})
     writes = config_writes(done, edited)
-    assert writes[0] == ConfigWrite("topic", "t", LEADER_REPLICAS, "SUBTRACT", "0:0,0:1")
+    assert writes[0] == ConfigWrite(
+        "topic", "t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "SUBTRACT", "0:0,0:1"
+    )
     after = apply_writes(edited, writes)
-    assert after.topic_config("t", LEADER_REPLICAS) == "7:3"
+    assert after.topic_config("t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS) == "7:3"
 
 
 def test_rate_change_applies_at_once_to_moves_in_flight() -> None:
@@ -102,8 +111,8 @@ def test_rate_change_applies_at_once_to_moves_in_flight() -> None:
     faster = Limits(leader_throttled_rate=5000, follower_throttled_rate=2000)
     writes = config_writes(throttle_plan(during, [MOVE], faster, plan.originals), during)
     assert set(writes) == {
-        ConfigWrite("broker", "0", LEADER_RATE, "SET", "5000"),
-        ConfigWrite("broker", "1", LEADER_RATE, "SET", "5000"),
+        ConfigWrite("broker", "0", config_keys.LEADER_REPLICATION_THROTTLED_RATE, "SET", "5000"),
+        ConfigWrite("broker", "1", config_keys.LEADER_REPLICATION_THROTTLED_RATE, "SET", "5000"),
     }
 
 
@@ -114,11 +123,16 @@ def test_no_rate_configured_means_no_throttle_writes() -> None:
 
 
 def test_originals_round_trip_through_json() -> None:
-    snapshot = cluster(4, {tp(0): (0, 1)}, broker_configs={1: {LEADER_RATE: "9"}})
+    snapshot = cluster(
+        4, {tp(0): (0, 1)}, broker_configs={1: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "9"}}
+    )
     originals = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals()).originals
     again = ThrottleOriginals.from_json_dict(originals.to_json_dict())
     assert again.to_json_dict() == originals.to_json_dict()
-    assert again.brokers[1][LEADER_RATE] == "9" and again.brokers[0][LEADER_RATE] is None
+    assert (
+        again.brokers[1][config_keys.LEADER_REPLICATION_THROTTLED_RATE] == "9"
+        and again.brokers[0][config_keys.LEADER_REPLICATION_THROTTLED_RATE] is None
+    )
 
 
 # Splitting one resource's writes into calls Kafka accepts (one operation per key per call)
@@ -129,22 +143,31 @@ def _w(key: str, op: str, value: str) -> ConfigWrite:
 
 
 def test_one_call_when_keys_differ() -> None:
-    writes = [_w(LEADER_REPLICAS, "APPEND", "1:2"), _w(FOLLOWER_REPLICAS, "SUBTRACT", "0:4")]
+    writes = [
+        _w(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "1:2"),
+        _w(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, "SUBTRACT", "0:4"),
+    ]
     assert calls_per_resource(writes) == [
-        [_w(FOLLOWER_REPLICAS, "SUBTRACT", "0:4"), _w(LEADER_REPLICAS, "APPEND", "1:2")]
+        [
+            _w(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, "SUBTRACT", "0:4"),
+            _w(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "1:2"),
+        ]
     ]
 
 
 def test_subtract_then_append_for_the_same_key() -> None:
     writes = [
-        _w(LEADER_REPLICAS, "APPEND", "5:1"),
-        _w(LEADER_REPLICAS, "SUBTRACT", "0:1"),
-        _w(FOLLOWER_REPLICAS, "APPEND", "5:6"),
+        _w(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "5:1"),
+        _w(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "SUBTRACT", "0:1"),
+        _w(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "5:6"),
     ]
     calls = calls_per_resource(writes)
     assert calls == [
-        [_w(LEADER_REPLICAS, "SUBTRACT", "0:1"), _w(FOLLOWER_REPLICAS, "APPEND", "5:6")],
-        [_w(LEADER_REPLICAS, "APPEND", "5:1")],
+        [
+            _w(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "SUBTRACT", "0:1"),
+            _w(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "5:6"),
+        ],
+        [_w(config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS, "APPEND", "5:1")],
     ]
     for call in calls:
         assert len({w.key for w in call}) == len(call)
@@ -157,14 +180,22 @@ def test_nothing_to_split() -> None:
 def test_add_on_a_cluster_wide_operator_rate_is_a_broker_override_deleted_after() -> None:
     """The operator's rate in force may be the cluster-wide default: ours adds to it on the broker, and the
     broker-level value we set is deleted after, so the default applies there again, exactly as before."""
-    snapshot = replace(cluster(4, {tp(0): (0, 1)}), cluster_configs={FOLLOWER_RATE: "500"})
+    snapshot = replace(
+        cluster(4, {tp(0): (0, 1)}), cluster_configs={config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "500"}
+    )
     plan = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals())
-    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "SET", "2500") in config_writes(plan, snapshot)
+    assert ConfigWrite(
+        "broker", "2", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, "SET", "2500"
+    ) in config_writes(plan, snapshot)
     during = apply_writes(snapshot, config_writes(plan, snapshot))
     done = throttle_plan(during, [], RATES, plan.originals)
-    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "DELETE") in config_writes(done, during)
+    assert ConfigWrite(
+        "broker", "2", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, "DELETE"
+    ) in config_writes(done, during)
     keep = throttle_plan(snapshot, [MOVE], replace(RATES, operator_rate_policy="keep"), ThrottleOriginals())
-    assert ConfigWrite("broker", "2", FOLLOWER_RATE, "SET", "2000") in config_writes(keep, snapshot)
+    assert ConfigWrite(
+        "broker", "2", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, "SET", "2000"
+    ) in config_writes(keep, snapshot)
 
 
 def test_no_leader_entry_while_a_replica_not_being_moved_is_out_of_sync() -> None:
@@ -174,8 +205,11 @@ def test_no_leader_entry_while_a_replica_not_being_moved_is_out_of_sync() -> Non
     snapshot = cluster(5, {tp(0): (0, 1, 3), tp(1): (0, 1)}, isr={tp(0): (0, 1), tp(1): (0, 1)})
     moves = [Move(tp(0), source=(0, 1), adding=(2,)), Move(tp(1), source=(0, 1), adding=(4,))]
     plan = throttle_plan(snapshot, moves, RATES, ThrottleOriginals())
-    assert plan.topics["t"][LEADER_REPLICAS] == "1:0,1:1"
-    assert plan.topics["t"][FOLLOWER_REPLICAS] == "0:2,1:4"
-    assert plan.brokers[2][FOLLOWER_RATE] == "2000"
+    assert plan.topics["t"][config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS] == "1:0,1:1"
+    assert plan.topics["t"][config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS] == "0:2,1:4"
+    assert plan.brokers[2][config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE] == "2000"
     alone = throttle_plan(snapshot, moves[:1], RATES, ThrottleOriginals())
-    assert alone.topics["t"][LEADER_REPLICAS] is None and 0 not in alone.brokers
+    assert (
+        alone.topics["t"][config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS] is None
+        and 0 not in alone.brokers
+    )

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from reassignd import config_keys
 from reassignd.engine import Limits
-from reassignd.engine.throttle import (
-    FOLLOWER_RATE,
-    FOLLOWER_REPLICAS,
-    LEADER_RATE,
-    LEADER_REPLICAS,
-    Move,
-    apply_writes,
-)
+from reassignd.engine.throttle import Move, apply_writes
 from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync, sync_throttles, written
 from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
 
@@ -55,28 +49,30 @@ def offline(snapshot: ClusterSnapshot, broker: int) -> ClusterSnapshot:
 def test_our_writes_are_ours_and_are_restored_when_the_moves_end() -> None:
     book, after, sync, _ = run(ThrottleBook(), cluster(), [MOVE])
     assert {(w.name, w.key) for w in sync.writes} >= {
-        ("4", FOLLOWER_RATE),
-        ("1", LEADER_RATE),
-        ("t", FOLLOWER_REPLICAS),
+        ("4", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE),
+        ("1", config_keys.LEADER_REPLICATION_THROTTLED_RATE),
+        ("t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS),
     }
     book, after, sync, _ = run(book, after, [MOVE])
     assert not sync.foreign and not sync.writes
     book, after, sync, restored = run(book, after, [])
     assert restored and not book.holds_originals
     assert after.broker_configs == cluster().broker_configs
-    assert after.topic_config("t", LEADER_REPLICAS) is None
+    assert after.topic_config("t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS) is None
 
 
 def test_a_broker_that_was_down_keeps_our_rate_and_gets_it_removed_when_back() -> None:
     """The reproduction of issue 13: the old keeper remembered "unset" for a broker it could not read and,
     when it came back with our rate still on it, adopted that rate as an operator's, for good."""
     book, after, _, _ = run(ThrottleBook(), cluster(), [MOVE])
-    assert after.broker_config(4, FOLLOWER_RATE) == "1000000"
+    assert after.broker_config(4, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE) == "1000000"
     down = offline(after, 4)  # the receiving broker stops; the move ends meanwhile
     book, down_after, sync, restored = run(book, down, [])
     assert not sync.foreign and not restored, "nothing can be restored on a broker we cannot read"
     assert any(w.name == "4" for w in sync.skipped)
-    assert book.expected[("broker", "4", FOLLOWER_RATE)] == ("1000000",), "what we wrote is still expected"
+    assert book.expected[("broker", "4", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)] == ("1000000",), (
+        "what we wrote is still expected"
+    )
     back = replace(
         down_after,
         brokers=after.brokers,
@@ -84,11 +80,11 @@ def test_a_broker_that_was_down_keeps_our_rate_and_gets_it_removed_when_back() -
     )
     book, final, sync, restored = run(book, back, [])
     assert not sync.foreign, "our own rate is not someone else's"
-    assert restored and final.broker_config(4, FOLLOWER_RATE) is None
+    assert restored and final.broker_config(4, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE) is None
 
 
 def test_a_broker_first_touched_while_unreadable_records_no_original() -> None:
-    snapshot = offline(cluster({4: {FOLLOWER_RATE: "5"}}), 4)
+    snapshot = offline(cluster({4: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "5"}}), 4)
     sync = sync_throttles(ThrottleBook(), snapshot, [MOVE], LIMITS, OWNED)
     assert not any(kind == "broker" and name == "4" for kind, name, _, _ in sync.record)
     assert 4 not in sync.book.originals.brokers
@@ -96,21 +92,24 @@ def test_a_broker_first_touched_while_unreadable_records_no_original() -> None:
 
 def test_an_operators_change_is_adopted_and_restored_as_theirs() -> None:
     book, after, _, _ = run(ThrottleBook(), cluster(), [MOVE])
-    configs = {**after.broker_configs, 4: {FOLLOWER_RATE: "777"}}
+    configs = {**after.broker_configs, 4: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "777"}}
     topic = {
         **after.topics["t"].configs,
-        FOLLOWER_REPLICAS: after.topic_config("t", FOLLOWER_REPLICAS) + ",1:2",
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS: after.topic_config(
+            "t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS
+        )
+        + ",1:2",
     }
     operator = replace(after, broker_configs=configs, topics={"t": replace(after.topics["t"], configs=topic)})
     book, after2, sync, _ = run(book, operator, [MOVE])
     assert {c.key for c in sync.foreign} == {
-        ("broker", "4", FOLLOWER_RATE),
-        ("topic", "t", FOLLOWER_REPLICAS),
+        ("broker", "4", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE),
+        ("topic", "t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS),
     }
     book, final, _, restored = run(book, after2, [])
     assert restored
-    assert final.broker_config(4, FOLLOWER_RATE) == "777"
-    assert final.topic_config("t", FOLLOWER_REPLICAS) == "1:2"
+    assert final.broker_config(4, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE) == "777"
+    assert final.topic_config("t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS) == "1:2"
 
 
 def test_a_deleted_topics_throttles_are_forgotten_not_reported() -> None:
@@ -118,7 +117,7 @@ def test_a_deleted_topics_throttles_are_forgotten_not_reported() -> None:
     gone = replace(after, topics={}, partitions={}, deleted_topics=frozenset({"t"}))
     sync = sync_throttles(book, gone, [], LIMITS, OWNED)
     assert not sync.foreign
-    assert ("topic", "t", FOLLOWER_REPLICAS) in sync.forget
+    assert ("topic", "t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS) in sync.forget
     outcome = written(sync, ())
     assert outcome.restored
 
@@ -126,10 +125,19 @@ def test_a_deleted_topics_throttles_are_forgotten_not_reported() -> None:
 def test_a_failed_write_keeps_the_book_honest() -> None:
     sync = sync_throttles(ThrottleBook(), cluster(), [MOVE], LIMITS, OWNED)
     outcome = written(sync, [("broker", "4")])
-    assert outcome.book.expected[("broker", "4", FOLLOWER_RATE)] == (None,), "not written, not expected"
-    assert outcome.book.expected[("broker", "1", LEADER_RATE)] == ("1000000",)
-    assert ("broker", "4", FOLLOWER_RATE, (None, "1000000")) in sync.intents, "both, until Kafka answers"
-    assert ("broker", "4", FOLLOWER_RATE, (None,)) in outcome.notes
+    assert outcome.book.expected[("broker", "4", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)] == (
+        None,
+    ), "not written, not expected"
+    assert outcome.book.expected[("broker", "1", config_keys.LEADER_REPLICATION_THROTTLED_RATE)] == (
+        "1000000",
+    )
+    assert (
+        "broker",
+        "4",
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
+        (None, "1000000"),
+    ) in sync.intents, "both, until Kafka answers"
+    assert ("broker", "4", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, (None,)) in outcome.notes
 
 
 def test_a_restarted_daemon_tells_its_own_entries_from_an_operators_added_meanwhile() -> None:
@@ -138,15 +146,19 @@ def test_a_restarted_daemon_tells_its_own_entries_from_an_operators_added_meanwh
     sync = sync_throttles(ThrottleBook(), cluster(), [MOVE], LIMITS, OWNED)
     written_before_crash = apply(cluster(), sync)
     topic = {**written_before_crash.topics["t"].configs}
-    topic[LEADER_REPLICAS] = topic[LEADER_REPLICAS] + ",0:7"
+    topic[config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS] = (
+        topic[config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS] + ",0:7"
+    )
     operator = replace(
         written_before_crash, topics={"t": replace(written_before_crash.topics["t"], configs=topic)}
     )
     restarted = ThrottleBook(sync.book.originals, {(k, n, key): v for k, n, key, v in sync.intents})
     _, after, again, _ = run(restarted, operator, [])
-    assert [c.key for c in again.foreign] == [("topic", "t", LEADER_REPLICAS)]
-    assert after.topic_config("t", LEADER_REPLICAS) == "0:7"
-    assert after.topic_config("t", FOLLOWER_REPLICAS) is None
+    assert [c.key for c in again.foreign] == [
+        ("topic", "t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS)
+    ]
+    assert after.topic_config("t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS) == "0:7"
+    assert after.topic_config("t", config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS) is None
 
 
 def test_after_a_restart_a_broker_that_cannot_be_read_is_never_taken_as_restored() -> None:
@@ -165,17 +177,30 @@ def test_after_a_restart_a_config_we_never_wrote_is_not_taken_back_to_its_origin
     planned to leave alone. It is theirs: adopted, never deleted."""
     sync = sync_throttles(ThrottleBook(), cluster(), [MOVE], LIMITS, OWNED)
     restarted = ThrottleBook(sync.book.originals, {(k, n, key): v for k, n, key, v in sync.intents})
-    operator = cluster({1: {FOLLOWER_RATE: "777"}})
+    operator = cluster({1: {config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE: "777"}})
     _, final, again, _ = run(restarted, operator, [])
-    assert [c.key for c in again.foreign] == [("broker", "1", FOLLOWER_RATE)]
-    assert final.broker_config(1, FOLLOWER_RATE) == "777"
+    assert [c.key for c in again.foreign] == [
+        ("broker", "1", config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE)
+    ]
+    assert final.broker_config(1, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE) == "777"
 
 
 def test_an_adopted_config_keeps_its_record_of_our_entries() -> None:
     """Adoption records the config anew; what it holds now (ours among it) must be persisted with it, or a
     restart would take our entries for the operator's and leave them behind."""
     book, after, _, _ = run(ThrottleBook(), cluster(), [MOVE])
-    topic = {**after.topics["t"].configs, LEADER_REPLICAS: after.topic_config("t", LEADER_REPLICAS) + ",0:7"}
+    topic = {
+        **after.topics["t"].configs,
+        config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS: after.topic_config(
+            "t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS
+        )
+        + ",0:7",
+    }
     operator = replace(after, topics={"t": replace(after.topics["t"], configs=topic)})
     sync = sync_throttles(book, operator, [MOVE], LIMITS, OWNED)
-    assert ("topic", "t", LEADER_REPLICAS, (topic[LEADER_REPLICAS],)) in sync.intents
+    assert (
+        "topic",
+        "t",
+        config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
+        (topic[config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS],),
+    ) in sync.intents

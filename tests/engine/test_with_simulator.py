@@ -7,16 +7,11 @@ them, and the whole plan lands.
 
 from __future__ import annotations
 
+from reassignd import config_keys
 from reassignd.engine.decide import changed_partitions, decide
 from reassignd.engine.limits import Limits
 from reassignd.engine.state import ExecutionState
-from reassignd.engine.throttle import (
-    LEADER_REPLICAS,
-    ThrottleOriginals,
-    config_writes,
-    moves_in_flight,
-    throttle_plan,
-)
+from reassignd.engine.throttle import ThrottleOriginals, config_writes, moves_in_flight, throttle_plan
 from reassignd.model import ReassignmentPlan
 from reassignd.sim.model import ELECTION_PREFERRED, SimCluster
 from reassignd.sim.scenario import scenario_from_snapshot
@@ -33,7 +28,7 @@ def test_plan_lands_on_the_simulated_cluster_with_throttles_restored() -> None:
         6,
         parts,
         sizes=dict.fromkeys(parts, 20_000_000),
-        topic_configs={"t": {LEADER_REPLICAS: "5:2"}},
+        topic_configs={"t": {config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS: "5:2"}},
     )
     plan = ReassignmentPlan(
         {key: (3 + i % 3, 3 + (i + 1) % 3, 3 + (i + 2) % 3) for i, key in enumerate(parts)}
@@ -87,7 +82,7 @@ def test_plan_lands_on_the_simulated_cluster_with_throttles_restored() -> None:
             RESOURCE[write.resource], write.name, [(write.key, OPS[write.op], write.value)]
         )
     restored = sim.to_snapshot()
-    assert restored.topic_config("t", LEADER_REPLICAS) == "5:2"
+    assert restored.topic_config("t", config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS) == "5:2"
     for broker in restored.brokers:
         assert restored.broker_config(broker, "leader.replication.throttled.rate") is None
         assert restored.broker_config(broker, "follower.replication.throttled.rate") is None

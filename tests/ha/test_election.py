@@ -27,9 +27,7 @@ class Member:
         self.client = KazooClient(hosts=zk.hosts, timeout=2.0)
         self.client.start(timeout=15)
         self.changes: list[tuple[bool, str | None]] = []
-        self.coordinator = HaCoordinator(
-            self.client, base, name, f"http://{name}", self._changed, poll_seconds=0.5
-        )
+        self.coordinator = HaCoordinator(self.client, base, name, poll_seconds=0.5)
         self.store = ZooKeeperStore(self.client, f"{base}/state", fence=self.coordinator)
         self.task: asyncio.Task[None] | None = None
 
@@ -37,7 +35,9 @@ class Member:
         self.changes.append((leading, leader))
 
     def start(self) -> None:
-        self.task = asyncio.create_task(self.coordinator.run())
+        self.task = asyncio.create_task(
+            self.coordinator.run(self._changed, f"http://{self.coordinator.node_id}")
+        )
 
     async def stop(self) -> None:
         if self.task is not None:
@@ -148,10 +148,8 @@ async def test_the_write_lease_runs_from_the_last_guard_and_ends_with_the_sessio
     async def ignore(leading: bool, leader: str | None) -> None:
         return None
 
-    coordinator = HaCoordinator(
-        client, f"/ha-test/{uuid.uuid4().hex}", "n", "http://n", ignore, clock=lambda: now[0]
-    )
-    task = asyncio.create_task(coordinator.run())
+    coordinator = HaCoordinator(client, f"/ha-test/{uuid.uuid4().hex}", "n", clock=lambda: now[0])
+    task = asyncio.create_task(coordinator.run(ignore, "http://n"))
     try:
         await until(lambda: coordinator.is_leader, 10, "leads")
         assert coordinator.lease_seconds() == 2.0

@@ -163,12 +163,12 @@ class StateStoreContract:
         ]
         assert store.active_plan() is None
 
-    def test_failure_keeps_the_error(self, make_store: MakeStore) -> None:
+    def test_a_status_change_keeps_its_error(self, make_store: MakeStore) -> None:
         store = make_store()
         store.submit_plan("p", PLAN)
         store.set_plan_status("p", PlanStatus.RUNNING)
         assert store.active_plan().id == "p"  # type: ignore[union-attr]
-        store.set_plan_status("p", PlanStatus.FAILED, error="broker 7 is gone")
+        store.set_plan_status("p", PlanStatus.CANCELLING, error="broker 7 is gone")
         assert store.get_plan("p").error == "broker 7 is gone"  # type: ignore[union-attr]
         assert store.journal(plan_id="p")[-1].data["error"] == "broker 7 is gone"
 

@@ -10,11 +10,14 @@ loses nothing the next start cannot rebuild from the store and the cluster.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
+from reassignd.engine.journal import Event
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.run.rows import PartitionRow
 from reassignd.engine.throttle import ConfigWrite
 from reassignd.model import TopicPartition
 
@@ -22,23 +25,15 @@ _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
-class JournalEvent:
-    """An entry for the store's journal; `kind` is one of the store's event kinds (`step.started`, ...)."""
-
-    kind: str
-    tp: TopicPartition | None = None
-    step: int | None = None
-    data: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-
-
-@dataclass(frozen=True, slots=True)
 class Persist:
     """One atomic commit to the store: all of it, or (on a crash or a fenced leader) none of it."""
 
-    rows: Mapping[TopicPartition, Mapping[str, Any] | None] = field(default_factory=lambda: _EMPTY)
-    """Partition rows to write (None deletes one)."""
-    events: tuple[JournalEvent, ...] = ()
-    status: str | None = None
+    plan_id: str | None = None
+    """The plan whose rows, status and summary these are (None: no plan's, e.g. leftover throttles)."""
+    rows: Mapping[TopicPartition, PartitionRow] = field(default_factory=lambda: _EMPTY)
+    """Partition rows to write."""
+    events: tuple[Event, ...] = ()
+    status: PlanStatus | None = None
     """A new plan status (`completed`, `cancelled`): the store journals its event with it."""
     summary: Mapping[str, Any] | None = None
     """The plan's figures, kept apart from its body: what status shows once the plan has ended."""
@@ -108,6 +103,29 @@ class Log:
 Effect = Persist | WriteThrottles | Reassign | MoveLogDirs | Elect | Notify | Log
 """Effects the executor answers: WriteThrottles, Reassign, MoveLogDirs, Elect (in one `Answered`)."""
 
+CARRIED_BY: Final[Mapping[type[Effect], str]] = MappingProxyType(
+    {
+        Persist: "persist",
+        WriteThrottles: "write_throttles",
+        Reassign: "reassign",
+        MoveLogDirs: "move_log_dirs",
+        Elect: "elect",
+        Notify: "notify",
+        Log: "log",
+    }
+)
+"""The method an executor carries each kind of effect out with (it takes the effect, and returns
+Kafka's answer for the answered kinds)."""
+ANSWERED_AS: Final[Mapping[type[Effect], str]] = MappingProxyType(
+    {WriteThrottles: "throttles", Reassign: "reassign", MoveLogDirs: "log_dirs", Elect: "elect"}
+)
+
+
+def carrier_of(executor: object, effect: Effect) -> Callable[[Any], Any] | None:
+    """The executor's method for this kind of effect; None where it has none (a model persists nothing)."""
+    method: Callable[[Any], Any] | None = getattr(executor, CARRIED_BY[type(effect)], None)
+    return method
+
 
 @dataclass(frozen=True, slots=True)
 class Answered:
@@ -119,3 +137,18 @@ class Answered:
     """Resources (type, name) whose write failed, with the error."""
     elect: Mapping[TopicPartition, str | None] | None = None
     log_dirs: Mapping[tuple[TopicPartition, int], str | None] | None = None
+
+
+@dataclass
+class Answers:
+    """Kafka's answers to one transition's effects, gathered as the executor carries them out."""
+
+    by_kind: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, effect: Effect, answer: object) -> None:
+        kind = ANSWERED_AS.get(type(effect))
+        if kind is not None:
+            self.by_kind[kind] = answer
+
+    def answered(self, now: float) -> Answered:
+        return Answered(now, **self.by_kind)

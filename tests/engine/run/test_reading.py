@@ -1,4 +1,4 @@
-"""The plan-run machine's observation between full size reads (run_observe.py): what it knows of the
+"""The plan-run machine's observation between full size reads (run_progress.py): what it knows of the
 partitions sitting still is what the last full read found, whatever this cycle's read carries."""
 
 from __future__ import annotations
@@ -8,11 +8,15 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from reassignd.engine import run_observe
+from reassignd.engine.decide import decide
 from reassignd.engine.drive import cycle
 from reassignd.engine.dryrun import InstantCluster
+from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.run import Phase, ReadRequest, Settings, new_run
+from reassignd.engine.run import ReadRequest, Settings, new_run, reading
+from reassignd.engine.run import progress as run_progress
+from reassignd.engine.run.reading import SIZE_REFRESH_CYCLES, Reading
+from reassignd.engine.state import ExecutionState
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 
@@ -39,7 +43,7 @@ def test_a_live_ordering_change_between_full_reads_ranks_by_the_sizes_last_read(
     model = SizedReads(start)
     plan = ReassignmentPlan(dict.fromkeys(sizes, (3, 4)))
     one_at_a_time = Limits(parallel_partition_count=1, ordering=("plan_order",))
-    run = new_run("p", plan, Phase.RUNNING)
+    run = new_run("p", plan, PlanStatus.RUNNING)
     run = cycle(run, model, Settings(one_at_a_time), 0.0).run  # a full read; the small one starts
     assert run.execution is not None and set(run.execution.in_flight_set) == {small}
     larger_first = Settings(replace(one_at_a_time, ordering=("larger_first",)))
@@ -51,7 +55,7 @@ def test_a_live_ordering_change_between_full_reads_ranks_by_the_sizes_last_read(
 def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: pytest.MonkeyPatch) -> None:
     """A waiting partition whose leader changed between full reads (an operator's election) is served by
     its new leader: the kept terms follow it, as all terms made again do."""
-    monkeypatch.setattr(run_observe, "with_eta", eta_checked_afresh(run_observe.with_eta))
+    monkeypatch.setattr(run_progress, "with_eta", eta_checked_afresh(run_progress.with_eta))
     moving, waiting = tp(0), tp(1)
     sizes = {moving: 100, waiting: 1000}
     model = SizedReads(cluster(range(1, 7), dict.fromkeys(sizes, (1, 2)), sizes=sizes))
@@ -63,10 +67,33 @@ def test_the_eta_follows_a_partition_that_changed_without_moving(monkeypatch: py
         leader_throttled_rate=10,
         follower_throttled_rate=10,
     )
-    run = cycle(new_run("p", plan, Phase.RUNNING), model, Settings(limits), 0.0).run
+    run = cycle(new_run("p", plan, PlanStatus.RUNNING), model, Settings(limits), 0.0).run
     assert run.execution is not None and set(run.execution.in_flight_set) == {moving}
-    assert run.tracking.eta_reason == "out of broker 1"  # both partitions' copies leave their leader, 1
+    assert (
+        run.progress.tracking.eta_reason == "out of broker 1"
+    )  # both partitions' copies leave their leader, 1
     elected = model.snapshot.partitions[waiting]
     model.snapshot = model.snapshot.with_partitions([replace(elected, leader=2, isr=(2, 1))])
     run = cycle(run, model, Settings(limits), 10.0).run  # sizes of the moving one only; ETA checked afresh
-    assert run.eta_terms is not None and run.eta_terms.terms[waiting].source == 2
+    assert run.progress.eta_terms is not None and run.progress.eta_terms.terms[waiting].source == 2
+
+
+@pytest.mark.parametrize(
+    ("cycles", "started", "full"),
+    [(0, False, True), (5, True, False), (30, True, True), (31, True, False)],
+    ids=["before the first decision", "between full reads", "every 30 cycles", "after a full read"],
+)
+def test_which_sizes_a_cycle_reads(cycles: int, started: bool, full: bool) -> None:
+    moving, still = tp(0), tp(1)
+    snapshot = cluster(range(1, 5), {moving: (1, 2), still: (1, 2)})
+    plan = ReassignmentPlan({moving: (3, 4), still: (1, 2)})
+    execution = None
+    if started:
+        execution = decide(snapshot, plan, ExecutionState.initial(plan, snapshot), Limits(), None).state
+    sized = Reading(cycles=cycles, sizes={moving: (1000, {})})
+    asked = reading.request(sized, plan, execution, {}, SIZE_REFRESH_CYCLES)
+    assert asked.partitions == (moving, still)
+    if full:
+        assert asked.with_sizes is True
+    else:
+        assert dict(asked.with_sizes) == {moving: (3,)}  # type: ignore[arg-type]  # the step adds 3 alone

@@ -1,0 +1,74 @@
+"""What the controller shows of itself: an immutable view it publishes after every cycle and every change
+it makes. Status, listing and the foreign cancel read only this; a request served while a cycle runs
+sees the state before the cycle, which is what the store holds."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from reassignd.daemon.service import JSON
+from reassignd.engine import Limits
+from reassignd.engine.run import Reachability, RunState
+from reassignd.engine.throttle_book import ThrottleBook
+from reassignd.model import TopicPartition
+from reassignd.store.base import PlanSummary
+
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerView:
+    records: Mapping[str, PlanSummary] = field(default_factory=lambda: _EMPTY)
+    """Every plan the store keeps, by id."""
+    run: RunState | None = None
+    """The run this daemon executes, if any (ended or not)."""
+    limits: Limits = field(default_factory=Limits)
+    cluster: Reachability = field(default_factory=Reachability)
+    last_status: str = "starting"
+    is_leader: bool = True
+    leader_address: str | None = None
+    contact: bool = False
+    """The cluster answered once since the start."""
+
+    @property
+    def active(self) -> RunState | None:
+        """The run of the plan in progress (not ended)."""
+        return self.run if self.run is not None and not self.run.ended else None
+
+    @property
+    def throttles(self) -> ThrottleBook:
+        return self.run.throttles if self.run is not None else ThrottleBook()
+
+    def ours(self) -> dict[TopicPartition, str]:
+        """The partitions of the plan in progress, with its id."""
+        active = self.active
+        return dict.fromkeys(active.plan.targets, active.plan_id) if active else {}
+
+    def health(self) -> JSON:
+        return {"status": "ok", "last_cycle": self.last_status}
+
+    def readiness(self) -> JSON:
+        if not self.is_leader:
+            return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
+        if not self.cluster.reachable:
+            cluster = {**self.cluster.to_json(), "since": iso_time(self.cluster.since)}
+            return {
+                "ready": False,
+                "reason": "cluster unreachable",
+                "role": "leader",
+                "leader": None,
+                "cluster": cluster,
+            }
+        if not self.contact and self.last_status == "starting":
+            return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
+        return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+
+
+def iso_time(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,76 @@
+"""The throttle part: the KIP-73 configs our moves need, kept by the book of throttle_book.py.
+
+Each observation syncs the book with the configs read: the originals to record and forget go into the
+cycle's commit, with what the writes will leave (`intents`), before the writes; someone else's change is
+journaled and adopted. Kafka's answer tells which writes applied (journaled as set or restored) and, once
+nothing of ours is left anywhere, the originals are forgotten. The plan-run machine and the idle machine
+(idle.py, throttles left behind) both use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from reassignd.engine.journal import Event, EventKind
+from reassignd.engine.limits import Limits
+from reassignd.engine.run.effects import Answered, Log, Notify
+from reassignd.engine.run.outbox import Outbox
+from reassignd.engine.throttle import Move
+from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync, Written, sync_throttles, written
+from reassignd.model import ClusterSnapshot
+
+
+def synced(
+    book: ThrottleBook,
+    read: ClusterSnapshot,
+    moves: Iterable[Move],
+    limits: Limits,
+    out: Outbox,
+    *,
+    owned: Mapping[str, frozenset[int]],
+    boosts: Mapping[int, Mapping[str, int]] | None = None,
+    log_dir_brokers: frozenset[int] = frozenset(),
+) -> ThrottleSync:
+    """What to record, write and report so the configs become what `moves` need (the book's originals
+    when there are none)."""
+    sync = sync_throttles(book, read, moves, limits, owned, boosts=boosts, log_dir_brokers=log_dir_brokers)
+    for change in sync.foreign:
+        kind, name, config = change.key
+        data = {
+            "resource": kind,
+            "name": name,
+            "config": config,
+            "expected": change.expected,
+            "found": change.found,
+        }
+        out.journal(Event(EventKind.FOREIGN_CHANGE, out.plan_id, None, None, data))
+        out.say(Log("warning", "throttle changed by someone else", data))
+    if sync.foreign:
+        configs = [list(c.key) for c in sync.foreign]
+        out.say(Notify("throttle.foreign_change", {**out.about, "configs": configs}))
+    out.record_originals, out.forget_originals, out.written = sync.record, sync.forget, sync.intents
+    out.throttle_writes = sync.writes
+    return sync
+
+
+def answered(sync: ThrottleSync, answer: Answered, out: Outbox) -> Written:
+    """The book once Kafka answered the writes: applied ones journaled, failed ones tried next cycle."""
+    failed = dict(answer.throttles or {})
+    outcome = written(sync, failed)
+    for write in outcome.applied:
+        event = EventKind.THROTTLE_SET if write.op in ("SET", "APPEND") else EventKind.THROTTLE_RESTORED
+        data = {
+            "resource": write.resource,
+            "name": write.name,
+            "config": write.key,
+            "op": write.op,
+            "value": write.value,
+        }
+        out.journal(Event(event, out.plan_id, None, None, data))
+    if outcome.applied:
+        out.say(Notify("throttle.changed", {**out.about, "writes": len(outcome.applied)}))
+    for (kind, name), error in sorted(failed.items()):
+        fields = {"resource": kind, "name": name, "error": error}
+        out.say(Log("warning", "throttle write failed; retried next cycle", fields))
+    out.forget_originals, out.written = outcome.forget, outcome.notes
+    return outcome
