@@ -35,7 +35,16 @@ from reassignd.cli.watch import (
     status_lines,
     watch,
 )
-from reassignd.client import API_ENV, DEFAULT_API, ApiClient, ApiError, ApiUnreachable
+from reassignd.client import (
+    API_ENV,
+    DEFAULT_API,
+    TOKEN_ENV,
+    TOKEN_FILE_ENV,
+    ApiClient,
+    ApiError,
+    ApiUnreachable,
+    client_env,
+)
 from reassignd.daemon import auth
 from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
 
@@ -47,15 +56,9 @@ Handler = Callable[[argparse.Namespace, ApiClient], int]
 
 def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--api", help=f"the daemon's API URL (default: ${API_ENV} or {DEFAULT_API})")
     common.add_argument(
-        "--api",
-        default=os.environ.get(API_ENV, DEFAULT_API),
-        help=f"the daemon's API URL (default: ${API_ENV} or {DEFAULT_API})",
-    )
-    common.add_argument(
-        "--token-file",
-        default=os.environ.get(auth.TOKEN_FILE_ENV),
-        help=f"file holding the API token (default: ${auth.TOKEN_FILE_ENV}, else ${auth.TOKEN_ENV})",
+        "--token-file", help=f"file holding the API token (default: ${TOKEN_FILE_ENV}, else ${TOKEN_ENV})"
     )
     common.add_argument("--json", action="store_true", help="print the API's JSON instead of a table")
     common.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon (10)")
@@ -259,9 +262,18 @@ def _typed(changes: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, 
 def _run(handler: Handler, args: argparse.Namespace) -> int:
     from reassignd.cli import report_error
 
+    def warn(message: str) -> None:
+        print(f"reassignd: warning: {message}", file=sys.stderr)
+
     try:
-        token = auth.load_token(args.token_file)
-        client = ApiClient(args.api, token=token, timeout=args.timeout)
+        env = {
+            name: value
+            for name in (TOKEN_FILE_ENV, TOKEN_ENV)
+            if (value := client_env(name, os.environ, warn))
+        }
+        token = auth.load_token(args.token_file, env=env, file_var=TOKEN_FILE_ENV, token_var=TOKEN_ENV)
+        api = args.api or client_env(API_ENV, os.environ, warn) or DEFAULT_API
+        client = ApiClient(api, token=token, timeout=args.timeout)
         return handler(args, client)
     except ApiError as exc:
         return report_error(
@@ -283,7 +295,7 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
 
 def _hints(exc: ApiError) -> list[str]:
     if exc.code == "unauthorized":
-        return [f"pass --token-file, or set ${auth.TOKEN_FILE_ENV} or ${auth.TOKEN_ENV}"]
+        return [f"pass --token-file, or set ${TOKEN_FILE_ENV} or ${TOKEN_ENV}"]
     if exc.code == "forbidden":
         return ["this is the read token; changes need the operator token (api.token)"]
     if exc.code == "not_leader" and exc.details.get("leader"):

@@ -65,11 +65,11 @@ async def cli(
     wait: float = 30,
 ) -> Result:
     """Run the CLI while the server keeps serving on this event loop."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND")}
     if daemon is not None:
-        environ["REASSIGND_API"] = daemon.url
+        environ["REASSIGNDCTL_API"] = daemon.url
         if token:
-            environ["REASSIGND_API_TOKEN_FILE"] = str(daemon.token_file)
+            environ["REASSIGNDCTL_TOKEN_FILE"] = str(daemon.token_file)
     environ.update(env or {})
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -191,14 +191,38 @@ async def test_tokens_from_file_environment_or_nowhere(daemon: Daemon, tmp_path:
     result = await cli(daemon, "submit", plan, "--token-file", str(wrong))
     assert result.code == 2 and "wrong bearer token" in result.err
     assert [c for c in daemon.fake.calls if c[0] == "submit_plan"] == []
-    result = await cli(daemon, "submit", plan, token=False, env={"REASSIGND_API_TOKEN": TOKEN})
+    result = await cli(daemon, "submit", plan, token=False, env={"REASSIGNDCTL_TOKEN": TOKEN})
     assert result.code == 0, result.err
+    assert "deprecated" not in result.err
     result = await cli(daemon, "cancel", "--token-file", str(daemon.token_file), token=False)
     assert result.code == 0 and result.out == "plan plan-1 cancelled\n"
     empty = tmp_path / "empty"
     empty.write_text("\n")
     result = await cli(daemon, "pause", "--token-file", str(empty), token=False)
     assert result.code == 2 and "is empty" in result.err
+
+
+async def test_the_client_variables_are_its_own_and_the_old_names_still_work(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    """REASSIGND_* configures the daemon (a daemon started from the same shell read the client's
+    REASSIGND_API as a config typo): the client reads REASSIGNDCTL_*, and the old names with a warning."""
+    url = f"http://127.0.0.1:{free_port()}"
+    result = await cli(None, "plans", env={"REASSIGNDCTL_API": url})
+    assert result.code == 3 and url in result.err and "deprecated" not in result.err
+    result = await cli(None, "plans", env={"REASSIGND_API": url})
+    assert result.code == 3 and url in result.err
+    assert "reassignd: warning: $REASSIGND_API is deprecated: set $REASSIGNDCTL_API" in result.err
+    old = {"REASSIGND_API": daemon.url, "REASSIGND_API_TOKEN_FILE": str(daemon.token_file)}
+    plan = write_plan(tmp_path, drain_plan(count=1))
+    result = await cli(None, "submit", plan, env=old)
+    assert result.code == 0, result.err
+    assert "$REASSIGND_API_TOKEN_FILE is deprecated: set $REASSIGNDCTL_TOKEN_FILE" in result.err
+    both = {**old, "REASSIGNDCTL_API": daemon.url, "REASSIGNDCTL_TOKEN_FILE": str(daemon.token_file)}
+    result = await cli(None, "pause", env=both)
+    assert result.code == 0 and "deprecated" not in result.err, result.err
+    help_text = (await cli(None, "plans", "--help")).out
+    assert "$REASSIGNDCTL_API" in help_text and "$REASSIGNDCTL_TOKEN_FILE" in help_text
 
 
 async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
@@ -347,7 +371,7 @@ async def test_a_standby_names_the_leader(daemon: Daemon) -> None:
 async def test_no_daemon_exits_3_without_a_traceback(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     for args in (("status",), ("plans",), ("pause", "--api", url), ("limits", "a=1")):
-        result = await cli(None, *args, env={"REASSIGND_API": url})
+        result = await cli(None, *args, env={"REASSIGNDCTL_API": url})
         assert result.code == 3, (args, result)
         assert result.err.startswith(f"reassignd: cannot reach the daemon at {url}: ")
     result = await cli(None, "plans", "--api", "ftp://nowhere")
