@@ -215,7 +215,7 @@ async def test_the_client_variables_are_its_own_and_the_old_names_still_work(
     assert "reassignd: warning: $REASSIGND_API is deprecated: set $REASSIGNDCTL_API" in result.err
     old = {"REASSIGND_API": daemon.url, "REASSIGND_API_TOKEN_FILE": str(daemon.token_file)}
     plan = write_plan(tmp_path, drain_plan(count=1))
-    result = await cli(None, "submit", plan, env=old)
+    result = await cli(None, "submit", plan, "--rollback-out", str(tmp_path / "r.json"), env=old)
     assert result.code == 0, result.err
     assert "$REASSIGND_API_TOKEN_FILE is deprecated: set $REASSIGNDCTL_TOKEN_FILE" in result.err
     both = {**old, "REASSIGNDCTL_API": daemon.url, "REASSIGNDCTL_TOKEN_FILE": str(daemon.token_file)}
