@@ -608,6 +608,12 @@ def _register_propose(add: Callable[[str, Handler, str], argparse.ArgumentParser
     propose.add_argument("--topics", help="only move partitions of topics matching this regex")
     propose.add_argument("--exclude-topics", help="never move partitions of topics matching this regex")
     propose.add_argument("--size-aware", action="store_true", help="also balance bytes")
+    propose.add_argument(
+        "--leaders",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also balance preferred leaders (default as for `reassignd plan`: not for drain)",
+    )
     propose.add_argument("--capacity", metavar="FILE", help="broker capacities (JSON) for the hard goals")
     propose.add_argument("--seed", type=int)
     propose.add_argument("--out", metavar="PLAN.json", help="write the proposed plan here (for submit)")
@@ -617,7 +623,7 @@ def _register_propose(add: Callable[[str, Handler, str], argparse.ArgumentParser
 def _propose(args: argparse.Namespace, client: ApiClient) -> int:
     from pathlib import Path
 
-    from reassignd.cli.plan import summary_line
+    from reassignd.cli.plan import goal_exit_code, summary_line
 
     body: dict[str, Any] = {"goal": args.goal}
     for name in ("threshold", "byte_threshold", "topics", "exclude_topics", "seed"):
@@ -635,6 +641,8 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
                 ) from None
     if args.size_aware:
         body["size_aware"] = True
+    if args.leaders is not None:
+        body["leaders"] = args.leaders
     if args.capacity:
         try:
             body["capacity"] = json.loads(Path(args.capacity).read_text())
@@ -645,11 +653,14 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
         Path(args.out).write_text(json.dumps(result["plan"], indent=2) + "\n")
     if args.json:
         print_json(result)
-        return 0
-    print(summary_line(str(result["cluster"]), result["figures"]))
-    where = f"; wrote {args.out}" if args.out else ""
-    print(f"planned in {result['seconds']}s (snapshot {result['snapshot_seconds']}s){where}", file=sys.stderr)
-    return 0
+    else:
+        print(summary_line(str(result["cluster"]), result["figures"]))
+        where = f"; wrote {args.out}" if args.out else ""
+        print(
+            f"planned in {result['seconds']}s (snapshot {result['snapshot_seconds']}s){where}",
+            file=sys.stderr,
+        )
+    return goal_exit_code([result["figures"]])
 
 
 def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
