@@ -6,7 +6,8 @@ collected so the operator fixes the plan in one round; a plan with any problem i
 broken entries are still checked against the cluster, so `[-1, 99]` is reported for both.
 
 Two kinds of refusal (`plan_rejection`): a plan that is wrong (`422 invalid_plan`: unknown topics or
-brokers, a replication-factor change not allowed, a bad document) and a plan that is right but collides
+brokers, a replication-factor change not allowed, a bad document, or nothing to do: every partition is
+already on its target) and a plan that is right but collides
 with work in progress (`409 conflict`: its partitions belong to an unfinished plan or are being
 reassigned by another tool). The second can be submitted again unchanged once that work is over.
 """
@@ -88,15 +89,6 @@ def validate_plan(
                     "(never registered, or offline now)",
                 )
             )
-        if len(target) != len(current.target_replicas) and not allow_rf_change:
-            problems.append(
-                Problem(
-                    where,
-                    "replicas",
-                    f"changes the replication factor from {len(current.target_replicas)} to {len(target)}; "
-                    "submit with allow_rf_change to do that on purpose",
-                )
-            )
         if tp in busy:
             problems.append(
                 PlanConflict(where, "partition", f"already part of plan {busy[tp]}", busy[tp], where)
@@ -111,6 +103,26 @@ def validate_plan(
                     where,
                 )
             )
+        elif len(target) != len(current.target_replicas) and not allow_rf_change:
+            # not for a partition another plan or tool holds: in the middle of a step its replica list
+            # holds the new replicas too, so its replication factor cannot be read off it
+            problems.append(
+                Problem(
+                    where,
+                    "replicas",
+                    f"changes the replication factor from {len(current.target_replicas)} to {len(target)}; "
+                    "submit with allow_rf_change to do that on purpose",
+                )
+            )
+    if not problems and _already_applied(plan, snapshot):
+        problems.append(
+            Problem(
+                "plan",
+                "partitions",
+                f"every partition ({len(plan.targets)}) is already on its target replicas: nothing to do "
+                "(`reassignd verify PLAN.json` checks a plan against the cluster)",
+            )
+        )
     problems += log_dir_problems(
         ReassignmentPlan(
             {tp: t for tp, t in plan.targets.items() if tp in snapshot.partitions},
@@ -119,6 +131,17 @@ def validate_plan(
         snapshot,
     )
     return problems
+
+
+def _already_applied(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> bool:
+    """Every partition holds exactly its target replicas, in order, with no move under way, and the plan
+    moves no replica between log dirs (what a dir holds is not in the snapshot: such a plan is never a
+    no-op here). A plan like that would be queued and complete at once, having done nothing."""
+    for tp, target in plan.targets.items():
+        current = snapshot.partitions.get(tp)
+        if current is None or current.is_reassigning or current.replicas != target or tp in plan.log_dirs:
+            return False
+    return bool(plan.targets)
 
 
 def unfinished_partitions(records: Iterable[PlanRecord]) -> dict[TopicPartition, str]:
