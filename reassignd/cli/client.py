@@ -10,7 +10,6 @@ document `{"error": {"code", "message", "problems"?, "details"?}}`, with the sam
 from __future__ import annotations
 
 import argparse
-import difflib
 import functools
 import json
 import os
@@ -47,6 +46,7 @@ from reassignd.client import (
 )
 from reassignd.daemon import auth
 from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
+from reassignd.suggest import unknown_key
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -139,40 +139,46 @@ def register(subparsers: Any) -> None:
 _RATE = re.compile(
     r"^\s*(?P<number>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z]*?)\s*(?P<per>/s|ps)?\s*$"
 )
-_MULTIPLIERS = {
-    "": 1,
-    "B": 1,
-    "K": 1000,
-    "KB": 1000,
-    "M": 1000**2,
-    "MB": 1000**2,
-    "G": 1000**3,
-    "GB": 1000**3,
-    "T": 1000**4,
-    "TB": 1000**4,
-    "KIB": 1024,
-    "MIB": 1024**2,
-    "GIB": 1024**3,
-    "TIB": 1024**4,
-}
+_PREFIXES = {"": 1, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
+_BINARY = {"KI": 1024, "MI": 1024**2, "GI": 1024**3, "TI": 1024**4}
 MAX_RATE = 2**63 - 1  # Kafka's rate configs are longs
+RATE_UNITS_HELP = (
+    "bytes: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; bits: b, kb, Mb, Gb, Tb or bit, kbit, Mbit, ...; "
+    "each may end in /s or ps, prefixes in any case (50MB/s = 50 megabytes/s, "
+    "50Mbps = 50 megabits/s = 6.25 MB/s)"
+)
+
+
+def _unit_bytes(unit: str) -> Decimal | None:
+    """Bytes per unit: a capital B is bytes, a lowercase b or `bit` is bits (1/8 byte), no letter bytes.
+    Prefixes are decimal (K, M, G, T) or binary (Ki, Mi, ...), read in any case: no rate is in millibytes.
+    `kib`, `mib`, ... stay bytes: binary prefixes are a byte notation (bits say so: `Mibit`)."""
+    if unit.lower().endswith("bit"):
+        stem, per_unit = unit[:-3], Decimal(1) / 8
+    elif unit.endswith("b") and not unit.lower().endswith("ib"):
+        stem, per_unit = unit[:-1], Decimal(1) / 8
+    elif unit.upper().endswith("B"):
+        stem, per_unit = unit[:-1], Decimal(1)
+    else:
+        stem, per_unit = unit, Decimal(1)  # 5M, 2e6: bytes
+    multiplier = _PREFIXES.get(stem.upper()) or _BINARY.get(stem.upper())
+    return None if multiplier is None else per_unit * multiplier
 
 
 def parse_rate(text: str) -> int:
-    """`50MB/s`, `10MiB`, `1.5GB/s`, `2e6` -> bytes per second (KB/MB decimal, KiB/MiB binary).
+    """`50MB/s`, `10MiB`, `1.5GB/s`, `2e6`, `50Mbps` -> bytes per second (KB/MB decimal, KiB/MiB binary).
 
-    A lowercase `b` means bits in networking, so `50Mb/s` is refused rather than guessed.
+    A capital `B` is bytes, a lowercase `b` (or `bit`) bits, as networking writes them: `50mbps` and
+    `50Mbps` are 50 megabits/s, 6.25 MB/s. What the rate is in bytes is what the commands print back.
     """
     match = _RATE.match(text)
     if not match:
-        raise ValueError(f"not a rate: {text!r} (examples: 50MB/s, 10MiB, 1048576)")
+        raise ValueError(f"not a rate: {text!r} (examples: 50MB/s, 10MiB, 400Mbps, 1048576)")
     unit = match["unit"]
-    if unit.endswith("b") and not unit.lower().endswith("ib"):
-        raise ValueError(f"{text!r}: lowercase b means bits; rates are in bytes (write {unit[:-1]}B)")
-    multiplier = _MULTIPLIERS.get(unit.upper())
-    if multiplier is None:
-        raise ValueError(f"{text!r}: unknown unit {unit!r} (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    value = Decimal(match["number"]) * multiplier  # exact: 9007199254740993 stays itself
+    per_unit = _unit_bytes(unit)
+    if per_unit is None:
+        raise ValueError(f"{text!r}: unknown unit {unit!r}; {RATE_UNITS_HELP}")
+    value = Decimal(match["number"]) * per_unit  # exact: 9007199254740993 stays itself
     if value < 1:
         raise ValueError(f"{text!r}: a throttle rate must be at least 1 byte/s")
     if value > MAX_RATE:
@@ -490,10 +496,7 @@ def _reset_limits(client: Any, keys: list[str] | None, before: Mapping[str, Any]
 
 
 def _unknown_limit(key: str, known: Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    if close:
-        return f"unknown key; did you mean {close[0]}?"
-    return "unknown key (`reassignd limits` lists them)"
+    return unknown_key(key, known, listed_by="`reassignd limits` lists them")
 
 
 def config_value(key: str, value: Any) -> str:

@@ -319,9 +319,13 @@ async def test_throttle_show_and_change_with_units(daemon: Daemon, tmp_path: Pat
     assert ["4", "-", "10.5", "MB/s"] in [line.split() for line in result.out.splitlines()]
     result = await cli(daemon, "throttle", "--leader-rate", "none", "--json")
     assert result.code == 0 and result.json()[LEADER] is None
-    result = await cli(daemon, "throttle", "--follower-rate", "50Mb/s")
-    assert result.code == 2 and "lowercase b means bits" in result.err
-    assert daemon.fake.throttles()[FOLLOWER] == 10_485_760
+    result = await cli(daemon, "throttle", "--follower-rate", "400mbps")  # megabits, said back in bytes
+    assert result.code == 0, result.err
+    assert f"{FOLLOWER} = 50.0 MB/s   (was 10.5 MB/s)" in result.out.splitlines()
+    assert daemon.fake.throttles()[FOLLOWER] == 50_000_000
+    result = await cli(daemon, "throttle", "--follower-rate", "50mbs")
+    assert result.code == 2 and "unknown unit 'mbs'" in result.err and "50Mbps = 50 megabits/s" in result.err
+    assert daemon.fake.throttles()[FOLLOWER] == 50_000_000
 
 
 async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) -> None:
