@@ -75,6 +75,7 @@ from reassignd.store.base import (
     SettingsConflict,
     WriteBatch,
 )
+from reassignd.suggest import unknown_key
 
 __all__ = ["AutoThrottle", "Controller"]
 
@@ -659,11 +660,7 @@ class Controller:
         sees two limit sets and a restart or a failover keeps it (daemon/settings.py)."""
         self._require_leader()
         allowed = known if known is not None else set(runtime_settings.RUNTIME_KEYS)
-        problems = [
-            Problem(where, k[:80], f"unknown key; known: {sorted(allowed)}")
-            for k in changes
-            if k not in allowed
-        ]
+        problems = [Problem(where, k[:80], unknown_key(k, allowed)) for k in changes if k not in allowed]
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
         known_changes = {k: v for k, v in changes.items() if k in allowed}

@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Final
 
 from reassignd.model import InvalidInputError, Problem, clipped, shown
+from reassignd.suggest import unknown_key
 
 INT_MAX: Final = 2**31 - 1
 """Kafka's `int`: the type of every KIP-435 count."""
@@ -87,7 +88,7 @@ class Limits:
             key = by_name.get(name)
             if key is None:
                 if name.startswith("reassignment."):
-                    problems.append(Problem("limits", clipped(name), f"unknown key (value {shown(raw)})"))
+                    problems.append(Problem("limits", clipped(name), unknown_key(name, by_name)))
                 continue
             converted, error = key.validate(raw)
             if error is not None:
