@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
         help="about how long the move should play, in wall seconds (100)",
     )
     demo.add_argument("--keep", action="store_true", help="keep the temp dir (logs, state, token) afterwards")
-    demo.set_defaults(func=_run)
+    demo.set_defaults(func=_run, default_log_level="info")
 
 
 def _run(args: argparse.Namespace) -> int:

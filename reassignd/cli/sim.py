@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="controller mode (overrides the scenario's; default: kraft)",
     )
-    sim.set_defaults(func=_run)
+    sim.set_defaults(func=_run, default_log_level="info")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -536,10 +536,12 @@ def _http_error(exc: web.HTTPException, request: web.Request, max_body_bytes: in
 
 
 class AccessLog(abc.AbstractAccessLogger):
-    """One structured line per request: method, path, status, duration, request id. No headers, no query."""
+    """One structured line per request: method, path, status, duration, request id. No headers, no query.
+    At debug: scrapes and `status --watch` polls are most of the requests, and at info a log says what
+    happened (a refused change has its own `api_refused` line at info)."""
 
     def log(self, request: Any, response: Any, time: float) -> None:
-        _log.info(
+        _log.debug(
             "http_request",
             method=request.method,
             path=request.path,

@@ -163,7 +163,10 @@ class Supervisor:
                 if exc is not None:
                     log.error("background task failed", task=running[task], error=repr(exc))
                     raise exc
-                log.warning("background task ended", task=running[task])
+                if stop.is_set():  # it ended because the daemon is stopping: expected
+                    log.debug("background task ended", task=running[task])
+                else:
+                    log.warning("background task ended", task=running[task])
         finally:
             stopper.cancel()
             for task in running:
