@@ -413,7 +413,8 @@ def _plans(args: argparse.Namespace, client: ApiClient) -> int:
 
 _LIFECYCLE_DONE = {
     "paused": "moves in flight finish, no new one starts; `reassignd resume` goes on",
-    "running": "running again",
+    "resumed": "new moves start from the next cycle, under the limits in force; "
+    "`reassignd status --watch` follows it",
     "cancelling": "partitions go back to their pre-plan list, or finish on their target when nearer; "
     "`reassignd status --watch` follows it",
 }
@@ -427,6 +428,8 @@ def _lifecycle(action: str, args: argparse.Namespace, client: ApiClient) -> int:
         print_json(status)
         return 0
     state = str(status.get("state"))
+    if action == "resume" and state == "running":
+        state = "resumed"
     done = _LIFECYCLE_DONE.get(state)
     print(f"plan {status.get('plan_id')} {state}" + (f": {done}" if done else ""))
     return 0

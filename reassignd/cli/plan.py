@@ -334,28 +334,41 @@ def _write_plans(outcomes: list[Any], out: str) -> list[Path]:
         raise InvalidInputError("output", [Problem(out, "--out", exc.strerror or str(exc))]) from None
 
 
+SPREAD_EXAMPLES_SHOWN = 10
+
+
 def _show_state(args: argparse.Namespace) -> int:
+    from reassignd.cli.watch import format_bytes
     from reassignd.placement.state import cluster_state
 
     state = cluster_state(load_snapshot(args.snapshot), args.threshold)
     if args.json:
         print_json(state)
         return 0
-    print(f"{'broker':>7} {'rack':<20} {'replicas':>9} {'leaders':>8} {'preferred':>9} {'bytes':>14}")
+    print(f"{'broker':>7} {'rack':<20} {'replicas':>9} {'leaders':>8} {'preferred':>9} {'bytes':>10}")
     for b in state["brokers"]:
         flag = "" if b["online"] else "  (offline)"
         print(
-            f"{b['broker']:>7} {b['rack'] or '-':<20} {b['replicas']:>9} {b['leaders']:>8} "
-            f"{b['preferred_leaders']:>9} {b['bytes']:>14}{flag}"
+            f"{b['broker']:>7} {(b['rack'] or '-')[:20]:<20} {b['replicas']:>9} {b['leaders']:>8} "
+            f"{b['preferred_leaders']:>9} {format_bytes(b['bytes']):>10}{flag}"
         )
+    percent = f"{args.threshold * 100:g}%"
+    online = sum(1 for b in state["brokers"] if b["online"])
     for name, score in state["scores"].items():
+        if "band" not in score:
+            continue
+        low, high = score["band"]
+        show = format_bytes if name == "bytes" else (lambda v: f"{v:g}")
         print(
-            f"{name}: avg {score['average']}, cv {score['cv']}, max/avg {score['max_over_avg']}, "
-            f"{score['outside_band']} broker(s) outside the band"
+            f"{name}: average {show(round(score['average'], 1))}, band ±{percent} "
+            f"[{show(low)}, {show(high)}]: {score['outside_band']} of {online} brokers outside"
         )
     spread = state["spread_violations"]
     print(f"partitions with uneven rack spread: {spread['partitions']}")
-    for example in spread["examples"][:10]:
+    for example in spread["examples"][:SPREAD_EXAMPLES_SHOWN]:
         where = f"{example['topic']}-{example['partition']} {example['replicas']}"
-        print(f"  {where}: {'; '.join(example['violations'])}")
+        print(f"  {where}: {'; '.join(example['violations'])}"[:80])
+    more = spread["partitions"] - min(len(spread["examples"]), SPREAD_EXAMPLES_SHOWN)
+    if more > 0:
+        print(f"  ... and {more} more (--json lists up to 50)")
     return 0

@@ -233,6 +233,12 @@ async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
     await cli(daemon, "submit", write_plan(tmp_path, drain_plan()))
     result = await cli(daemon, "pause", "plan-1")
     assert result.code == 0 and result.out.startswith("plan plan-1 paused: moves in flight finish, no new")
+    result = await cli(daemon, "resume")  # the issue: it said "running: running again"
+    assert result.code == 0 and result.out == (
+        "plan plan-1 resumed: new moves start from the next cycle, under the limits in force; "
+        "`reassignd status --watch` follows it\n"
+    )
+    result = await cli(daemon, "pause")
     result = await cli(daemon, "resume", "--json")
     assert result.code == 0 and result.json()["state"] == "running"
     result = await cli(daemon, "cancel", "plan-9")

@@ -66,3 +66,28 @@ def test_a_goal_not_held_exits_1_and_says_why(
         tmp_path, snapshot, "--goal", "drain", "--brokers", "4", "--exclude-topics", topic, "--json"
     )
     assert code == 1 and json.loads(capsys.readouterr().out)["clusters"][0]["asked_goals_held"] is False
+
+
+def test_show_cluster_state_reads_as_a_person_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue: bytes as 66464294306, "outside the band" without saying which band, and 10 examples
+    of uneven spread with no word of how many more there were."""
+    from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
+
+    brokers = [Broker(b, f"/dc{b % 2}/r{b}") for b in range(1, 7)]
+    parts = [
+        PartitionState(TopicPartition("t", p), (1, 3, 5), (1, 3, 5), 1, size_bytes=2_500_000_000 + p)
+        for p in range(14)
+    ]
+    path = tmp_path / "s.json"
+    path.write_text(snapshot_to_json(ClusterSnapshot.build(brokers, parts)))
+    assert main(["show-cluster-state", "--snapshot", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["broker", "rack", "replicas", "leaders", "preferred", "bytes"]
+    assert lines[1].split() == ["1", "/dc1/r1", "14", "14", "14", "35.0", "GB"]
+    assert "replicas: average 7, band ±10% [7, 7]: 6 of 6 brokers outside" in lines
+    assert "bytes: average 17.5 GB, band ±10% [15.8 GB, 19.3 GB]: 6 of 6 brokers outside" in lines
+    assert "partitions with uneven rack spread: 14" in lines
+    assert lines[-1] == "  ... and 4 more (--json lists up to 50)"
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
