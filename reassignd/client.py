@@ -63,6 +63,21 @@ class ApiUnreachable(Exception):
     """No usable answer: connection refused, timeout, DNS failure, or something that is not the daemon."""
 
 
+USER_HEADER = "X-Reassignd-User"
+
+
+def _who() -> str:
+    """user@host, as the journal records who made a change (the daemon keeps it as claimed)."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"[:64]
+
+
 class ApiClient:
     def __init__(
         self, base_url: str | None = None, *, token: str | None = None, timeout: float = 10.0
@@ -122,6 +137,10 @@ class ApiClient:
     def place(self, request: Mapping[str, Any]) -> Any:
         return self.request("POST", "/v1/placements", body=request)
 
+    def journal(self, params: Mapping[str, str]) -> Any:
+        """One page of GET /v1/journal (params: plan, kind (comma-separated), since, until, after, limit)."""
+        return self.request("GET", "/v1/journal", query=params)
+
     def health(self) -> Any:
         return self.request("GET", "/healthz")
 
@@ -138,7 +157,7 @@ class ApiClient:
         if query:
             url += "?" + urllib.parse.urlencode(query)
         data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", USER_HEADER: _who()}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self._token:  # reads need a token too unless the daemon serves them open (api.read.open)

@@ -87,6 +87,26 @@ def register(subparsers: Any) -> None:
     status.add_argument("--watch", action="store_true", help="follow live until the plan finishes")
     status.add_argument("--interval", type=_positive_seconds, default=2.0, help="seconds between polls (2)")
     add("plans", _plans, "list plans, newest first")
+    history = add(
+        "history",
+        _history,
+        "what happened, and who did it: the daemon's journal (plans, steps, throttles, limits), oldest first",
+    )
+    history.add_argument("--plan", metavar="PLAN_ID", help="only this plan's entries")
+    history.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        metavar="KIND",
+        help="only entries of this kind (repeatable): plan.paused, limits.changed, throttle.set, ...",
+    )
+    history.add_argument(
+        "--since",
+        metavar="TIME",
+        help="from this time (ISO 8601, UTC unless a zone is given, or Unix seconds)",
+    )
+    history.add_argument("--until", metavar="TIME", help="up to this time")
+    history.add_argument("--limit", type=int, default=50, help="the newest N entries that match (50; 0: all)")
     for action in ("pause", "resume", "cancel"):
         parser = add(
             action, functools.partial(_lifecycle, action), f"{action} a plan (the running one by default)"
@@ -409,6 +429,68 @@ def _plans(args: argparse.Namespace, client: ApiClient) -> int:
     headers = ("PLAN", "STATE", "SUBMITTED (UTC)", "PARTS", "DONE", "ETA")
     _print_lines(format_table(headers, rows, right=(3, 4, 5)))
     return 0
+
+
+def _history(args: argparse.Namespace, client: ApiClient) -> int:
+    from collections import deque
+
+    params = {name: getattr(args, name) for name in ("plan", "since", "until") if getattr(args, name)}
+    if args.kind:
+        params["kind"] = ",".join(args.kind)
+    if args.limit < 0:
+        raise InvalidInputError(
+            "arguments", [Problem("history", "--limit", f"must be 0 or more, got {args.limit}")]
+        )
+    kept: deque[dict[str, Any]] = deque(maxlen=args.limit or None)
+    after = 0
+    while True:  # pages of 1000, oldest first; only the newest --limit are kept
+        page = client.journal({**params, "after": str(after), "limit": "1000"})
+        kept.extend(page["entries"])
+        if page["next_after"] is None:
+            break
+        after = int(page["next_after"])
+    if args.json:
+        print_json(list(kept))
+        return 0
+    if not kept:
+        _print_lines(["no journal entry matches"])
+        return 0
+    _print_lines([history_line(entry) for entry in kept])
+    return 0
+
+
+def who(by: Mapping[str, Any]) -> str:
+    """A journal entry's author as a person reads it."""
+    via = by.get("via")
+    if via == "api":
+        name = by.get("name") or "a client without a name"
+        return f"{name} ({by.get('role', '?')} token, {by.get('remote') or '?'})"
+    if via == "mqtt":
+        return f"MQTT command {by.get('command', '?')} (nonce {str(by.get('nonce', '?'))[:8]})"
+    if via == "sighup":
+        return "SIGHUP (config reload)"
+    return "reassignd"
+
+
+def history_line(entry: Mapping[str, Any]) -> str:
+    """`2026-11-27 02:56:28  plan.paused  plan-... by alice@host (operator token, 10.0.0.7): from running`"""
+    data = dict(entry.get("data") or {})
+    subject = " ".join(
+        str(part) for part in (entry.get("plan_id"), entry.get("partition"), _step(entry.get("step"))) if part
+    )
+    detail = ", ".join(f"{k}={_short(v)}" for k, v in data.items())
+    line = f"{format_time(entry.get('at'))}  {entry.get('kind')}  {subject}".rstrip()
+    line += f"  by {who(entry.get('by') or {})}"
+    return line + (f": {detail}" if detail else "")
+
+
+def _step(index: Any) -> str:
+    return "" if index is None else f"step {index}"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":")) if isinstance(value, dict | list) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _LIFECYCLE_DONE = {

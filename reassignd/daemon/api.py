@@ -30,8 +30,10 @@ from aiohttp import abc, web
 from reassignd import strictjson
 from reassignd.daemon import auth
 from reassignd.daemon.http_limits import DEFAULT_MAX_BODY_BYTES, ConnectionGuard, GuardedRunner, ServerLimits
+from reassignd.daemon.journal import parse_query as parse_journal_query
 from reassignd.daemon.service import JSON, ControllerService, ServiceError
 from reassignd.model import INT32_MAX, InvalidInputError, PlanDraft, Problem, shown
+from reassignd.store.actor import acting_as
 
 MetricsHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -117,6 +119,7 @@ def create_app(
     r.add_get("/v1/throttles", handlers.throttles)
     r.add_patch("/v1/throttles", handlers.set_throttles)
     r.add_get("/v1/reassignments", handlers.reassignments)
+    r.add_get("/v1/journal", handlers.journal)
     r.add_post("/v1/reassignments/cancel", handlers.cancel_foreign)
     r.add_post("/v1/placements", handlers.place)
     r.add_post("/v1/proposals", handlers.propose)
@@ -215,6 +218,10 @@ class _Handlers:
 
     async def set_throttles(self, request: web.Request) -> web.Response:
         return _json(await self.service.set_throttles(await _json_object(request)))
+
+    async def journal(self, request: web.Request) -> web.Response:
+        query = {name: request.query.getall(name) for name in request.query}
+        return _json(await self.service.journal(parse_journal_query(query)))
 
     async def reassignments(self, _: web.Request) -> web.Response:
         return _json({"reassignments": await self.service.cluster_reassignments()})
@@ -428,10 +435,14 @@ async def _guarded(
 ) -> web.StreamResponse:
     routed = request.match_info.http_exception is None
     try:
+        role = None
         if routed:
-            _authorize(request, access)
+            role = _authorize(request, access)
             _check_length(request, bounds.max_bytes)
-        return await handler(request)
+        if role is None:
+            return await handler(request)
+        with acting_as(api_actor(request, role)):  # journaled changes say who made them
+            return await handler(request)
     except ServiceError as exc:
         response = _service_error(exc, request)
         if exc.code in ("payload_too_large", "request_timeout"):
@@ -448,11 +459,26 @@ async def _guarded(
         return _service_error(error, request)
 
 
-def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
-    """Operator token for changes; read or operator token for reads (unless open); probes always open."""
+USER_HEADER = "X-Reassignd-User"
+_USER = re.compile(r"[\w.@+-]{1,64}")
+
+
+def api_actor(request: web.Request, role: str) -> dict[str, str]:
+    """Who makes a change over the API: the token's role (checked), the name the client gives in
+    X-Reassignd-User (the CLI sends user@host; not checked, so it is recorded as claimed) and its address."""
+    claimed = request.headers.get(USER_HEADER, "")
+    actor = {"via": "api", "role": role, "remote": str(request.remote or "")}
+    if _USER.fullmatch(claimed):
+        actor["name"] = claimed
+    return actor
+
+
+def _authorize(request: web.Request, access: auth.ApiAccess) -> str | None:
+    """Operator token for changes; read or operator token for reads (unless open); probes always open.
+    The role of a change's token (OPERATOR), None for a read."""
     if request.method in _SAFE_METHODS:
         if request.path in OPEN_PATHS or access.reads_open:
-            return
+            return None
         if access.operator is None and access.reader is None:
             raise ServiceError(
                 "unauthorized",
@@ -464,7 +490,7 @@ def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
             raise ServiceError("unauthorized", "missing bearer token (Authorization: Bearer <token>)")
         if access.role_of(presented) is None:
             raise ServiceError("unauthorized", "wrong bearer token")
-        return
+        return None
     if access.operator is None:
         raise ServiceError("unauthorized", "this daemon has no API token configured: mutations are disabled")
     presented = auth.bearer_token(request.headers.get("Authorization"))
@@ -475,6 +501,7 @@ def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
         raise ServiceError("unauthorized", "wrong bearer token")
     if role != auth.OPERATOR:
         raise ServiceError("forbidden", "the read token cannot change anything: use the operator token")
+    return role
 
 
 def _check_length(request: web.Request, max_bytes: int) -> None:

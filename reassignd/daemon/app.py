@@ -32,6 +32,7 @@ from reassignd.daemon.proposals import start_proposals
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
+from reassignd.store.actor import acting_as
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import StoreError
 from reassignd.store.sqlite import SqliteStore
@@ -218,7 +219,8 @@ class Daemon:
                 access.operator = result.config.secret("api.token")
                 access.reader = result.config.secret("api.read.token")
                 access.reads_open = bool(result.config["api.read.open"])
-                await controller.config_reloaded(file_settings_from(result.config))
+                with acting_as({"via": "sighup"}):  # what the reload changes is journaled as by SIGHUP
+                    await controller.config_reloaded(file_settings_from(result.config))
                 loop.backoff_max = float(result.config["controller.error.backoff.max.seconds"])
                 loop.interval = float(result.config["controller.cycle.interval.seconds"])
                 loop.min_interval = float(result.config["controller.cycle.min.interval.seconds"])

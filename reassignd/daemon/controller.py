@@ -27,6 +27,7 @@ from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import reassignments
 from reassignd.daemon import settings as runtime_settings
 from reassignd.daemon.executor import EffectHook, Executor, emitted
+from reassignd.daemon.journal import journal_page
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.settings import FileSettings
@@ -572,6 +573,10 @@ class Controller:
 
     def list_plans(self) -> list[JSON]:
         return list_plans_view(self)
+
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """GET /v1/journal (daemon/journal.py): standbys read the same store."""
+        return await journal_page(self.store, **query)
 
     def plan_status(self, plan_id: str | None = None) -> JSON:
         return plan_status_view(self, plan_id)

@@ -64,6 +64,11 @@ class ControllerService(Protocol):
         """Every plan, newest first: {"plan_id", "state", "submitted_at", "partitions", "progress": {...}}."""
         ...
 
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """A page of the journal: {"entries": [{"seq", "at", "kind", "plan_id", "partition", "step", "by",
+        "data"}], "next_after"}; `query` as daemon/journal.py's parse_query returns it."""
+        ...
+
     def plan_status(self, plan_id: str | None = None) -> JSON:
         """One plan (the running one when plan_id is None) with progress in partitions and bytes, ETA,
         per-broker movements and limits, throttle rates, stalled moves, waiting reasons."""

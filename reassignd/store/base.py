@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, Final, Protocol
 
 from reassignd.model import TopicPartition
+from reassignd.store import actor
 
 
 class StoreError(Exception):
@@ -207,6 +208,9 @@ class Event:
             self.plan_id is None or self.tp is None or self.step_index is None
         ):
             raise ValueError(f"{self.kind.value} needs plan_id, tp and step_index")
+        by = actor.current()  # who made the change this event records (store/actor.py); none: the daemon
+        if by is not None and "by" not in self.data:
+            object.__setattr__(self, "data", {**self.data, "by": dict(by)})
 
     @property
     def idempotency_key(self) -> str | None:

@@ -408,3 +408,17 @@ async def test_watch_without_a_terminal_follows_the_plan_to_its_end(daemon: Daem
     assert result.code == 0 and len(lines) >= 2
     assert " plan plan-1 running: " in lines[0] and " plan plan-1 completed: " in lines[-1]
     assert "(100.0%)" in lines[-1]
+
+
+async def test_history_prints_who_did_what(daemon: Daemon, tmp_path: Path) -> None:
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=1)))
+    await cli(daemon, "limits", "reassignment.parallel.partition.count=4")
+    result = await cli(daemon, "history")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert [line.split()[2] for line in lines] == ["plan.submitted", "limits.changed"]
+    assert all(line.endswith("by reassignd") for line in lines)
+    result = await cli(daemon, "history", "--limit", "1", "--kind", "limits.changed", "--json")
+    assert [e["kind"] for e in result.json()] == ["limits.changed"]
+    queries = [q for call, q in daemon.fake.calls if call == "journal"]
+    assert [str(k) for k in queries[-1]["kinds"]] == ["limits.changed"] and queries[-1]["limit"] == 1000

@@ -323,6 +323,26 @@ class FakeControllerService:
             )
         return updated
 
+    # --- journal ---------------------------------------------------------------------------------------
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """What the fake did, as journal entries (the real paging is tested on a real store)."""
+        self.calls.append(("journal", dict(query)))
+        entries = [
+            {
+                "seq": seq,
+                "at": 1.7e9 + seq,
+                "kind": "plan.submitted" if call == "submit_plan" else "limits.changed",
+                "plan_id": None,
+                "partition": None,
+                "step": None,
+                "by": {"via": "self"},
+                "data": {},
+            }
+            for seq, (call, _) in enumerate(self.calls, start=1)
+            if call in ("submit_plan", "set_limits") and seq > int(query.get("after") or 0)
+        ]
+        return {"entries": entries[: int(query.get("limit") or 100)], "next_after": None}
+
     # --- cluster view ----------------------------------------------------------------------------------
     async def cluster_reassignments(self) -> list[JSON]:
         self.calls.append(("cluster_reassignments", None))
