@@ -360,6 +360,8 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
         f"{result.get('replicas_to_move')} replica(s) to move, "
         f"{format_bytes(result.get('bytes_to_move'))}, {steps.get('total', '?')} step(s)"
     )
+    if args.dry_run and result.get("rollback") is not None:
+        _print_lines(dry_run_diff(plan, result["rollback"]))
     if saved:
         print(f"rollback: saved the current assignment to {saved} (`reassignd submit {saved}` restores it)")
     elif rollback_path and result.get("rollback") is not None:
@@ -368,6 +370,41 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
         print(kafka_json(result["rollback"]))
         print("\nSave this to submit during rollback")
     return 0
+
+
+DIFF_LINES = 30
+
+
+def dry_run_diff(plan: Any, current_document: Mapping[str, Any]) -> list[str]:
+    """What a plan would change: current -> target per partition (the first DIFF_LINES that change, then
+    how many more), and per broker the replicas it gains and loses."""
+    current = {
+        (str(e["topic"]), int(e["partition"])): [int(b) for b in e["replicas"]]
+        for e in current_document.get("partitions", ())
+    }
+    changes = []
+    gains: dict[int, int] = {}
+    losses: dict[int, int] = {}
+    for tp, target in sorted(plan.targets.items()):
+        before = current.get((tp.topic, tp.partition))
+        if before is None or list(target) == before:
+            continue
+        changes.append(f"  {tp}  {before} -> {list(target)}")
+        for broker in set(target) - set(before):
+            gains[broker] = gains.get(broker, 0) + 1
+        for broker in set(before) - set(target):
+            losses[broker] = losses.get(broker, 0) + 1
+    lines = [line if len(line) <= 80 else line[:77] + "..." for line in changes[:DIFF_LINES]]
+    if len(changes) > DIFF_LINES:
+        lines.append(f"  ... and {len(changes) - DIFF_LINES} more (--json has the rollback document)")
+    if not changes:
+        return ["  every partition is already on its target"]
+    rows = [
+        [str(b), str(gains.get(b, 0)), str(losses.get(b, 0)), f"{gains.get(b, 0) - losses.get(b, 0):+d}"]
+        for b in sorted(set(gains) | set(losses))
+    ]
+    table = format_table(("BROKER", "GAINS", "LOSES", "NET"), rows, right=(0, 1, 2, 3))
+    return [*lines, "per broker: replicas gained and lost", *table]
 
 
 def _save_rollback(path: str, document: Any) -> str | None:

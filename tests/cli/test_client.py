@@ -134,6 +134,24 @@ async def test_dry_run_queues_nothing(daemon: Daemon, tmp_path: Path) -> None:
     assert not saved, "a dry run saves no rollback unless asked"
 
 
+async def test_a_dry_run_shows_what_would_change(daemon: Daemon, tmp_path: Path) -> None:
+    """The issue: a dry run printed counts only. It prints each partition's current -> target replicas and
+    what each broker gains and loses, within 80 columns."""
+    result = await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=2)), "--dry-run")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith("dry run: 2 partition(s), 2 replica(s) to move")
+    assert "  orders-0  [1, 2, 3] -> [4, 2, 3]" in lines and "  orders-1  [2, 3, 1] -> [2, 3, 4]" in lines
+    table = lines[lines.index("per broker: replicas gained and lost") + 1 :]
+    assert [row.split() for row in table] == [
+        ["BROKER", "GAINS", "LOSES", "NET"],
+        ["1", "0", "2", "-2"],
+        ["4", "2", "0", "+2"],
+    ]
+    assert all(len(line) <= 80 for line in lines)
+    assert daemon.fake.plans == {}
+
+
 async def test_rollback_out_is_written_and_never_overwritten(daemon: Daemon, tmp_path: Path) -> None:
     out = tmp_path / "undo.json"
     plan = write_plan(tmp_path, drain_plan(count=2))
