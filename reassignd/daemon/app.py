@@ -288,7 +288,7 @@ class Daemon:
 
         labeller = None if self.metrics.cluster else asyncio.create_task(learn_cluster_label())
         exit_code = 0
-        supervision = asyncio.create_task(supervisor.run(stop_requested))
+        supervision = asyncio.create_task(supervisor.run(stop_requested, stopping=flags.stop))
         try:
             await supervision
         except Exception as exc:

@@ -226,16 +226,16 @@ async def test_cycle_lines_at_info_only_when_the_situation_changes_or_a_minute_p
 async def test_a_clean_stop_logs_no_warning() -> None:
     """The issue: a clean SIGTERM logged "background task ended" at warning. A task that ends because the
     daemon is stopping is expected; one that ends by itself while the daemon runs is still a warning."""
-    stop = asyncio.Event()
+    stop, stopping = asyncio.Event(), asyncio.Event()
 
-    async def until_stopped() -> None:
-        await stop.wait()
+    async def until_stopped() -> None:  # the controller loop: it ends after its cycle once asked to stop
+        await stopping.wait()
 
     supervisor = Supervisor()
     supervisor.add("cycle-loop", until_stopped())
     with capture_logs() as logs:
-        stop.set()
-        await supervisor.run(stop)
+        stopping.set()  # SIGTERM; `stop` (the forced stop) is never set on a clean stop
+        await supervisor.run(stop, stopping=stopping)
     assert [e for e in logs if e["log_level"] in ("warning", "error")] == []
 
     async def ends_early() -> None:
