@@ -95,9 +95,16 @@ class ApiClient:
 
     # --- plans -----------------------------------------------------------------------------------------
     def submit_plan(
-        self, plan: Mapping[str, Any], *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> Any:
         query = {"dry_run": _flag(dry_run), "allow_rf_change": _flag(allow_rf_change)}
+        if name is not None:
+            query["name"] = name
         return self.request("POST", "/v1/plans", body=plan, query=query)
 
     def plans(self) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +31,7 @@ from reassignd.cli.watch import (
     format_rate,
     format_table,
     format_time,
+    parse_time,
     render_status,
     status_lines,
     watch,
@@ -75,6 +77,9 @@ def register(subparsers: Any) -> None:
     submit.add_argument("--dry-run", action="store_true", help="validate against the live cluster only")
     submit.add_argument(
         "--allow-rf-change", action="store_true", help="accept targets that change the replication factor"
+    )
+    submit.add_argument(
+        "--name", help="a name for people, shown by `reassignd plans` (1-64 letters, digits, spaces, _.@+-)"
     )
     submit.add_argument(
         "--rollback-out",
@@ -344,7 +349,9 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
             "arguments",
             [Problem(args.rollback_out, "--rollback-out", "exists; a rollback file is never overwritten")],
         )
-    result = client.submit_plan(plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change)
+    result = client.submit_plan(
+        plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change, name=args.name
+    )
     plan_id = result.get("plan_id")
     rollback_path = args.rollback_out
     if rollback_path is None and plan_id is not None and not args.json:
@@ -354,7 +361,8 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
         print_json(result)
         return 0
     steps = result.get("steps") or {}
-    what = "dry run" if plan_id is None else f"plan {plan_id} {result.get('state')}"
+    named = f" ({result['name']})" if result.get("name") else ""
+    what = "dry run" if plan_id is None else f"plan {plan_id}{named} {result.get('state')}"
     print(
         f"{what}: {result.get('partitions')} partition(s), "
         f"{result.get('replicas_to_move')} replica(s) to move, "
@@ -455,17 +463,47 @@ def _plans(args: argparse.Namespace, client: ApiClient) -> int:
     if not plans:
         print("no plan submitted yet")
         return 0
-    rows = []
+    rows: list[list[Any]] = []
+    names: dict[int, str] = {}
     for p in plans:
         progress = p.get("progress") or {}
         percent = progress.get("percent")
         done = "-" if percent is None else f"{float(percent):.1f}%"
-        eta = format_duration(progress.get("eta_seconds")) if p.get("state") == "running" else "-"
-        submitted = format_time(p.get("submitted_at"), seconds=False)
-        rows.append([p.get("plan_id"), p.get("state"), submitted, p.get("partitions"), done, eta])
-    headers = ("PLAN", "STATE", "SUBMITTED (UTC)", "PARTS", "DONE", "ETA")
-    _print_lines(format_table(headers, rows, right=(3, 4, 5)))
+        rows.append([p.get("plan_id"), p.get("state"), _plan_end(p), _plan_took(p), _moved(progress), done])
+        if p.get("name"):
+            names[len(rows) - 1] = str(p["name"])
+    table = format_table(("PLAN", "STATE", "END (UTC)", "TOOK", "MOVED", "DONE"), rows, right=(3, 4, 5))
+    lines = table[:1]
+    for index, line in enumerate(table[1:]):
+        lines.append(line)
+        if index in names:  # a name a person gave (submit --name), under its plan
+            lines.append(f"  {names[index]}")
+    _print_lines(lines)
     return 0
+
+
+def _plan_end(plan: Mapping[str, Any]) -> str:
+    """When it ended (UTC, to the minute), or for a running plan when it should (the ETA)."""
+    if plan.get("finished_at"):
+        return format_time(plan["finished_at"], seconds=False)[5:]  # MM-DD HH:MM
+    eta = (plan.get("progress") or {}).get("eta_seconds")
+    if plan.get("state") == "running" and eta is not None:
+        return f"in {format_duration(eta)}"
+    return "-"
+
+
+def _plan_took(plan: Mapping[str, Any]) -> str:
+    """From its start to its end, or to now while it runs."""
+    started = parse_time(plan.get("started_at"))
+    if started is None:
+        return "-"
+    ended = parse_time(plan.get("finished_at")) or datetime.now(UTC)
+    return format_duration(max(0.0, (ended - started).total_seconds()))
+
+
+def _moved(progress: Mapping[str, Any]) -> str:
+    moved = progress.get("bytes_moved")
+    return "-" if moved is None else format_bytes(moved)
 
 
 def _history(args: argparse.Namespace, client: ApiClient) -> int:

@@ -151,10 +151,13 @@ class _Handlers:
             )
         dry_run = _option(request, body, "dry_run")
         allow_rf_change = _option(request, body, "allow_rf_change")
+        name = _plan_name(request)
         draft = await _off_loop(len(body.get("partitions") or ()), PlanDraft.parse, body)
         if draft.problems:
             await self._refuse_draft(draft, allow_rf_change)
-        result = await self.service.submit_plan(draft, dry_run=dry_run, allow_rf_change=allow_rf_change)
+        result = await self.service.submit_plan(
+            draft, dry_run=dry_run, allow_rf_change=allow_rf_change, **({"name": name} if name else {})
+        )
         if dry_run:
             return _json(result, 200)
         headers = {"Location": f"/v1/plans/{result['plan_id']}"} if result.get("plan_id") else None
@@ -364,6 +367,21 @@ def _option(request: web.Request, body: dict[str, Any], name: str) -> bool:
             raise _bad_option(name, f"body field must be true or false, got {shown(value)}")
         enabled = enabled or value
     return enabled
+
+
+PLAN_NAME = re.compile(r"[\w.@+ -]{1,64}")
+
+
+def _plan_name(request: web.Request) -> str | None:
+    """`?name=` a plan's name for people (`drain broker 12`): letters, digits, `_.@+ -`, at most 64."""
+    if "name" not in request.query:
+        return None
+    raw = request.query.getall("name")
+    if len(raw) != 1 or not PLAN_NAME.fullmatch(raw[0]):
+        raise _bad_option(
+            "name", f"must be given once, 1-64 letters, digits, spaces or _.@+-, got {shown(raw)[:80]}"
+        )
+    return raw[0]
 
 
 def _check_placement_size(body: Mapping[str, Any]) -> None:

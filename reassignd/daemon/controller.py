@@ -512,7 +512,12 @@ class Controller:
             )
 
     async def submit_plan(
-        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> JSON:
         if not dry_run:
             self._require_leader()
@@ -563,13 +568,14 @@ class Controller:
         if dry_run:
             return summary
         plan_id = f"plan-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(self.clock()))}-{uuid.uuid4().hex[:6]}"
-        batch = WriteBatch().submit_plan(plan_id, plan.to_dict(), {"allow_rf_change": allow_rf_change})
+        options = {"allow_rf_change": allow_rf_change, **({"name": name} if name else {})}
+        batch = WriteBatch().submit_plan(plan_id, plan.to_dict(), options)
         await self.store.commit(batch)  # the store journals plan.submitted with it
         self._submitted = (plan_id, plan)
         self._emit("plan.submitted", plan_id=plan_id, partitions=len(plan))
         await self._refresh_records()
         self.wake()
-        return {**summary, "plan_id": plan_id}
+        return {**summary, "plan_id": plan_id, **({"name": name} if name else {})}
 
     def list_plans(self) -> list[JSON]:
         return list_plans_view(self)

@@ -51,7 +51,12 @@ class ControllerService(Protocol):
 
     # --- plans -------------------------------------------------------------------------------------------
     async def submit_plan(
-        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> JSON:
         """Validate the whole plan against the live cluster, then queue it (or, with dry_run, only report).
 

@@ -93,6 +93,9 @@ def _summary(controller: Controller, record: PlanSummary) -> JSON:
         "plan_id": record.id,
         "state": _state(controller, record),
         "submitted_at": _iso(record.submitted_at),
+        "started_at": _iso(record.started_at) if record.started_at is not None else None,
+        "finished_at": _iso(record.finished_at) if record.finished_at is not None else None,
+        "name": record.options.get("name"),
         "partitions": record.partitions,
         "progress": _progress(controller, record),
     }
