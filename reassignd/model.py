@@ -566,7 +566,12 @@ def snapshot_to_json(snapshot: ClusterSnapshot, indent: int | None = None) -> st
 
 
 def snapshot_from_json(text: str | bytes) -> ClusterSnapshot:
-    return snapshot_from_dict(_load_json(text, "cluster snapshot"))
+    return snapshot_from_dict(load_snapshot_document(text))
+
+
+def load_snapshot_document(text: str | bytes) -> Any:
+    """A snapshot file's JSON, read with the bounds every snapshot reader applies (reassignd.strictjson)."""
+    return _load_json(text, "cluster snapshot")
 
 
 def snapshot_from_dict(data: Any) -> ClusterSnapshot:

@@ -27,7 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="reassignd", description="Execute Kafka partition reassignments safely."
     )
     parser.add_argument("--version", action="version", version=f"reassignd {__version__}")
-    parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    parser.add_argument(
+        "--log-level",
+        help="debug, info, warning or error (default: info for the daemon and the simulator, warning for "
+        "one-shot commands, whose output is their own words)",
+    )
     parser.add_argument(
         "--log-format", choices=("auto", "json", "console"), default="auto", help="auto: console on a tty"
     )
@@ -56,6 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     fmt = {"auto": None, "json": True, "console": False}[args.log_format]
+    if args.log_level is None:
+        args.log_level = getattr(args, "default_log_level", "warning")
+        args.log_level_given = False
+    else:
+        args.log_level_given = True
     logs.configure(args.log_level, json=fmt)
     as_json = bool(getattr(args, "json", False))
     try:

@@ -79,6 +79,9 @@ def _summary(view: ControllerView, record: PlanSummary) -> JSON:
         "plan_id": record.id,
         "state": _state(view, record),
         "submitted_at": iso_time(record.submitted_at),
+        "started_at": iso_time(record.started_at) if record.started_at is not None else None,
+        "finished_at": iso_time(record.finished_at) if record.finished_at is not None else None,
+        "name": record.options.get("name"),
         "partitions": record.partitions,
         "progress": _progress(view, record),
     }
