@@ -173,6 +173,7 @@ class QuotaWindow:
         plus one sample (SimpleRate.windowSize). Before then more bytes only raise the measured rate."""
         w = self.copy()
         w._advance(now)
+        w._start_next_sample(now)
         return w._totals(now)[1] + self.size
 
     def resume(self, now: float) -> None:
@@ -215,6 +216,8 @@ class QuotaWindow:
                 return t  # above it, or at it and about to pass it
             if not rising and rate <= bound * (1 + _TOLERANCE) + _TOLERANCE:
                 return t
+            if w._start_next_sample(t):  # what the checks after t measure: the oldest slot is reused
+                total, oldest = w._totals(t)
             current = w._current_sample()
             recording = flow > 0 or w.warm
             breaks = [
@@ -234,6 +237,18 @@ class QuotaWindow:
 
     def _current_sample(self) -> _Sample | None:
         return self._samples[self._current] if self._samples else None
+
+    def _start_next_sample(self, now: float) -> bool:
+        """When something is recorded from `now` on (an inflow, or a leader's every fetch) and the current
+        sample is complete, the first record right after `now` starts the next slot (SampledStat.record ->
+        advance), which drops that slot's old sample from the window: do it now. True if it did."""
+        current = self._current_sample()
+        if current is None or not (self.inflow > 0 or self.warm):
+            return False
+        if now - current.start < self.size - _TOLERANCE:
+            return False
+        self._rotate(now)
+        return True
 
 
 def _solve(

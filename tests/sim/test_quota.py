@@ -84,13 +84,20 @@ def test_a_continuous_inflow_fills_samples_as_kafka_records_it() -> None:
 @given(
     st.lists(st.tuples(st.floats(0, 5), st.floats(1, 3 * MIB)), max_size=12),
     st.sampled_from([0.0, 10_000.0, 100_000.0, 700_000.0, 5_000_000.0]),
-    st.sampled_from([0.0, 50_000.0, 2_000_000.0]),
+    st.tuples(st.sampled_from([0.0, 50_000.0, 2_000_000.0]), st.sampled_from([None, 0.0, 120_000_000.0])),
     st.booleans(),
     st.floats(0, 30),
 )
 def test_opens_at_and_closes_at_are_the_first_moments_the_measure_crosses_the_bound(
-    records: list[tuple[float, float]], bound: float, inflow: float, warm: bool, wait: float
+    records: list[tuple[float, float]],
+    bound: float,
+    inflows: tuple[float, float | None],
+    warm: bool,
+    wait: float,
 ) -> None:
+    """`inflows`: recorded all along, and (unless None) from the moment asked about on, as when copies start
+    or stop through the quota (the simulator sets the new inflow, then asks when the quota next changes)."""
+    inflow, then = inflows
     window = QuotaWindow(warm=warm)
     window.set_inflow(inflow, 0.0)
     t = 0.0
@@ -98,6 +105,8 @@ def test_opens_at_and_closes_at_are_the_first_moments_the_measure_crosses_the_bo
         t += gap
         window.record(value, t)
     start = t + wait
+    if then is not None:
+        window.set_inflow(then, start)
     for rising in (False, True):
         when = window.closes_at(start, bound) if rising else window.opens_at(start, bound)
         assert when >= start
@@ -110,3 +119,21 @@ def test_opens_at_and_closes_at_are_the_first_moments_the_measure_crosses_the_bo
         if when < float("inf"):  # opens at `when`; shuts right after `when`
             measured = probe.rate(when + (1e-6 if rising else 0.0))
             assert (measured > bound) if rising else not probe.exceeded(when, bound), (rising, when, measured)
+
+
+def test_a_copy_starting_on_a_complete_sample_shuts_its_quota_as_the_next_measure_sees_it() -> None:
+    """The current sample is complete when a copy starts: its first record goes into the next slot
+    (SampledStat.record -> advance), whose old sample leaves the window. Here that slot held the sample
+    last reset at 58.0 s (its record at 3.0 s, purged every 11 s), the oldest: without it the window starts at
+    59.5 s (the 4.5 s and 15.5 s samples' purge) and holds the 2 MiB granted at 63.5 and 65.5 s, so at
+    300 kB/s the quota shuts after 2,848 bytes more. The solver kept the 58.0 s start (an 8.5 s window) and
+    shut 3.8 ms later, 450 kB on, while every measure after 24 us was above the bound."""
+    window = QuotaWindow()
+    for t in (1.5, 3.0, 4.5, 15.5, 16.5, 17.5, 19.5, 20.5, 31.0, 41.5, 42.0, 52.5, 63.5, 65.5):
+        window.record(MIB, t)  # grants, as a follower at a low rate gets them
+    window.set_inflow(120_000_000.0, 66.5)  # a copy starts at full speed
+    shuts = window.closes_at(66.5, 300_000.0)
+    expected = 66.5 + (300_000.0 * (66.5 - 59.5) - 2 * MIB) / (120_000_000.0 - 300_000.0)
+    assert shuts == pytest.approx(expected, abs=1e-9)
+    assert window.copy().rate(shuts - 1e-6) < 300_000.0 < window.copy().rate(shuts + 1e-6)
+    assert window.copy().closes_at(66.5 + 1e-5, 300_000.0) == pytest.approx(shuts, abs=1e-9)
