@@ -57,6 +57,7 @@ GRANTS_PER_WINDOW = 8
 # burst keeps the measured rate above the bound (a window younger than one sample counts as one sample
 # long), then let their RATE through.
 OPEN, BURST, PAUSE, RATE = "open", "burst", "pause", "rate"
+_HELD, _BOUNDS, _OPEN = 0, 1, 2  # what a quota does to a copy through it now (Gated, _quota_verdict)
 # Bytes/s a leader's quota records from the fetch responses of a throttled partition that carry no data
 # (KafkaApis.sizeOfThrottledPartitions counts a partition's entry, ~50 bytes, in each follower fetch): what
 # keeps a leader rate of 0 shut (measured on 4.4: a move at leader rate 0 never progressed).
@@ -119,9 +120,14 @@ class ClusterCore:
         self._dirty = True
         self._next_event = _INF
         self.reallocations = 0  # how often fetch rates were recomputed (a cost figure for benchmarks)
+        # next_event_time's answer and the reallocation it was found after: every change that can move the
+        # next event makes the rates dirty, and so another reallocation, first
+        self._next_event_of = -1
+        self._next_event_found: float | None = None
         self._rate_cache: dict[
             int, float
         ] = {}  # throttle rates by resource id; cleared on broker config changes
+        self._fetch_cache: dict[int, float] = {}  # replica.fetch.max.bytes by broker; cleared likewise
         self._keys_epoch = 0  # bumped when throttled-replica lists change: cached flow keys go stale
         self._due: list[tuple[float, int]] = []
         self._due_flows: list[tuple[SimPartition, int, Lag]] = []
@@ -147,8 +153,11 @@ class ClusterCore:
         # quota resource id -> (regime, phase) of a quota in use
         self._quota_state: dict[int, tuple[str, str]] = {}
         self._quota_at: dict[int, float] = {}  # quota resource id -> when it next opens or shuts
+        # quota resource id -> what its `_quota_at` was solved from (window version, state, rate): a quota
+        # whose window, phase and rate are unchanged keeps its time instead of solving it again
+        self._quota_basis: dict[int, tuple[int, tuple[str, str], float]] = {}
         self._next_quota = _INF
-        self._gated: dict[tuple[SimPartition, int, bool], Gated] = {}  # (partition, broker, copy) -> copy
+        self._gated: list[Gated] = []  # the copies behind finite quotas, as of the last reallocation
         self._long_run: dict[tuple[SimPartition, int], float] | None = None  # fetch_rates, cached
         self._slow: dict[tuple[SimPartition, int], SlowFollower] = {}
         # (when, partition, follower): in-sync followers due to leave the ISR
@@ -517,17 +526,21 @@ class ClusterCore:
         the ISR."""
         if self._dirty:
             self._reallocate()
+        if self._next_event_of == self.reallocations:  # nothing changed since it was last found
+            return self._next_event_found
         upcoming = self._next_event
         if self._gated:
             rates = self._long_run_rates()
-            for flow in self._gated.values():
+            for flow in self._gated:
                 if flow.copy:
                     rate = min(self._long_run_capacity(k) for k in flow.quotas)
                 else:
                     rate = rates.get((flow.partition, flow.broker), 0.0)
                 if rate > self._target(flow)[1]:
                     upcoming = min(upcoming, *(self._quota_at.get(k, _INF) for k in flow.quotas))
-        return None if upcoming == _INF else upcoming
+        self._next_event_of = self.reallocations
+        self._next_event_found = None if upcoming == _INF else upcoming
+        return self._next_event_found
 
     def advance_until_settled(self, max_seconds: float) -> bool:
         """Jump from event to event until no reassignment is in progress; False if `max_seconds` ran out.
@@ -679,6 +692,13 @@ class ClusterCore:
             return GRANTS
         return WINDOW
 
+    def _quota_verdict(self, key: int, now: float) -> int:
+        """What a quota in use does to the copies through it now (_reallocate)."""
+        regime, phase = self._quota_state_now(key, now)
+        if regime == SHUT or phase in (SHUT, PAUSE):
+            return _HELD
+        return _BOUNDS if phase == RATE else _OPEN
+
     def _quota_state_now(self, key: int, now: float) -> tuple[str, str]:
         """The regime of a quota in use, and its phase: kept while the regime holds, else found from its
         window (the first check after a time nobody checked resets the expired samples then)."""
@@ -729,7 +749,18 @@ class ClusterCore:
 
     def _fetch_bytes(self, broker: int) -> float:
         """replica.fetch.max.bytes: the most a fetch brings per partition (also for copies between dirs)."""
-        return float(max(1, cfg.effective_long(self.broker_config(broker, cfg.REPLICA_FETCH_MAX_BYTES), 1)))
+        size = self._fetch_cache.get(broker)
+        if size is None:
+            raw = self.broker_config(broker, cfg.REPLICA_FETCH_MAX_BYTES)
+            size = self._fetch_cache[broker] = float(max(1, cfg.effective_long(raw, 1)))
+        return size
+
+    def broker_configs_changed(self) -> None:
+        """Forget what was read from broker configs (a dynamic broker config or cluster default changed)."""
+        self._rate_cache.clear()
+        self._fetch_cache.clear()
+        self._keys_epoch += 1  # which of a fetch's quotas are finite may have changed
+        self._dirty = True
 
     def _target(self, flow: Gated) -> tuple[float, float]:
         """(position, growth) of what a gated copy catches up with."""
@@ -747,45 +778,59 @@ class ClusterCore:
         flows: list[tuple[SimPartition, int, Lag]] = []
         keys: list[tuple[int, ...]] = []
         used: set[int] = set()
-        gated: dict[tuple[SimPartition, int, bool], Gated] = {}
+        gated: list[Gated] = []
         running: list[Gated] = []
+        # per quota in use, found once for every copy through it: _HELD (shut, or pausing), _BOUNDS (a
+        # WINDOW quota past its burst: its rate is shared), or _OPEN (lets the copy run at full speed)
+        verdicts: dict[int, int] = {}
 
         def gate(
-            p: SimPartition, b: int, lag: Lag, quotas: tuple[int, ...], fetcher: tuple[int, int]
+            p: SimPartition, b: int, lag: Lag, quotas: tuple[int, ...], leader: int
         ) -> tuple[int, ...] | None:
             """Registers a copy behind quotas: None when one of them holds it back now, else the quotas
             that bound its rate now (WINDOW quotas past their burst)."""
-            copy = fetcher[1] < 0
-            flow = self._gated.get((p, b, copy))
-            if flow is None or flow.progress is not lag:
-                flow = Gated(p, b, lag, quotas, fetcher, copy)
-            flow.quotas, flow.fetcher = quotas, fetcher
-            gated[(p, b, copy)] = flow
-            bounding = []
+            flow = lag.gate
+            if flow is None:
+                flow = lag.gate = Gated(p, b, lag, quotas, (b, leader), leader < 0)
+            else:
+                flow.quotas = quotas
+                if flow.fetcher[1] != leader:
+                    flow.fetcher = (b, leader)
+            gated.append(flow)
+            bounding: tuple[int, ...] = ()
             held = False
             for key in quotas:
-                regime, phase = self._quota_state_now(key, now)
-                if regime == SHUT or phase in (SHUT, PAUSE):
+                verdict = verdicts.get(key)
+                if verdict is None:
+                    verdict = verdicts[key] = self._quota_verdict(key, now)
+                if verdict == _HELD:
                     held = True
-                elif phase == RATE:
-                    bounding.append(key)
+                elif verdict == _BOUNDS:
+                    bounding += (key,)
             if held:
                 flow.started = None
                 return None
             if flow.started is None:
                 flow.started = lag.at(now)
             running.append(flow)
-            return tuple(bounding)
+            return bounding
 
         for (p, b), lag in self._fetching.items():
             if lag.keys is None or lag.keys_epoch != epoch:
                 lag.keys = self._flow_keys(p, b)
                 lag.keys_epoch = epoch
-            quotas = tuple(k for k in lag.keys if k % 8 in _QUOTA_KINDS and self._quota_rate(k) < _UNLIMITED)
-            links = tuple(k for k in lag.keys if k % 8 not in _QUOTA_KINDS)
+                lag.links = tuple(k for k in lag.keys if k % 8 not in _QUOTA_KINDS)
+                lag.quotas = tuple(
+                    k for k in lag.keys if k % 8 in _QUOTA_KINDS and self._quota_rate(k) < _UNLIMITED
+                )
+            quotas = lag.quotas
+            links = lag.links
             if quotas:
-                bounding = gate(p, b, lag, quotas, (b, p.leader))
-                links = () if bounding is None else links + bounding
+                bounding = gate(p, b, lag, quotas, p.leader)
+                if bounding is None:
+                    links = ()
+                elif bounding:
+                    links += bounding
             flows.append((p, b, lag))
             keys.append(links)
             used.update(links)
@@ -794,7 +839,7 @@ class ClusterCore:
             quota = 8 * b + _ALTER_LOG_DIRS_QUOTA
             disk: tuple[int, ...] = (8 * b + 5,)
             if self._quota_rate(quota) < _UNLIMITED:
-                bounding = gate(p, b, future.progress, (quota,), (b, -1))
+                bounding = gate(p, b, future.progress, (quota,), -1)
                 disk = () if bounding is None else disk + bounding
             copies.append((p, b, future))
             keys.append(disk)
@@ -839,12 +884,12 @@ class ClusterCore:
         self._due_flows = flows
         self._due_copies = copies
         self._next_event = min(due[0][0] if due else _INF, self._shrinks[0][0] if self._shrinks else _INF)
-        self._schedule_quotas(now, running)
+        self._schedule_quotas(now, running, set(verdicts))
         self._dirty = False
 
     # -- throttle quotas opening and shutting (quota.py) ---------------------------------------------------
 
-    def _schedule_quotas(self, now: float, running: list[Gated]) -> None:
+    def _schedule_quotas(self, now: float, running: list[Gated], in_use: set[int]) -> None:
         """Each window records what goes through its quota from now on. A GRANTS quota next shuts when its
         measured rate passes its rate, or opens when it is back under it; a WINDOW quota ends its burst
         when its measured rate reaches its rate."""
@@ -852,8 +897,8 @@ class ClusterCore:
         for flow in running:
             for key in flow.quotas:
                 through[key] = through.get(key, 0.0) + flow.progress.rate
-        in_use = {k for flow in self._gated.values() for k in flow.quotas}
         at: dict[int, float] = {}
+        before, basis = self._quota_at, self._quota_basis
         for key, window in self._windows.items():
             inflow = self._quota_inflow(key) + through.get(key, 0.0)
             if window.inflow != inflow:
@@ -866,6 +911,11 @@ class ClusterCore:
             rate = self._quota_rate(key)
             if regime == SHUT or phase == RATE:
                 continue
+            solved_from = (window.version, state, rate)
+            if phase != PAUSE and basis.get(key) == solved_from and key in before:
+                at[key] = before[key]  # the same window under the same inflow: the same answer
+                continue
+            basis[key] = solved_from
             if phase in (OPEN, BURST):
                 at[key] = window.closes_at(now, rate) if inflow > rate else _INF
             elif phase == PAUSE:  # the rate can only be let through once the window grows with time
@@ -891,9 +941,7 @@ class ClusterCore:
         if shutting:
             budget: dict[tuple[int, int], float] = {}
             recorded: dict[int, float] = {}
-            flows = sorted(
-                self._gated.values(), key=lambda f: (f.partition.topic, f.partition.index, f.broker)
-            )
+            flows = sorted(self._gated, key=lambda f: (f.partition.topic, f.partition.index, f.broker))
             for flow in flows:
                 if flow.started is None or not set(flow.quotas) & set(shutting):
                     continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from reassignd import config_keys
 from reassignd.sim.configs import parse_throttled_replicas
@@ -61,11 +62,14 @@ class SimBroker:
 class Lag:
     """A replica outside the ISR: `pos0` bytes at time `t0`, growing at `rate` while it fetches."""
 
-    __slots__ = ("done_at", "keys", "keys_epoch", "pos0", "rate", "t0")
+    __slots__ = ("done_at", "gate", "keys", "keys_epoch", "links", "pos0", "quotas", "rate", "t0")
 
     def __init__(self, pos0: float, t0: float) -> None:
         self.keys: tuple[int, ...] | None = None  # resource ids of its fetch, cached between reallocations
         self.keys_epoch = 0
+        self.links: tuple[int, ...] = ()  # of `keys`, the links (network) and the finite quotas
+        self.quotas: tuple[int, ...] = ()
+        self.gate: Any = None  # the simulator's record of it as a copy behind quotas (core.Gated)
         self.pos0 = pos0
         self.t0 = t0
         self.rate = 0.0

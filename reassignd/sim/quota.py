@@ -53,7 +53,7 @@ class _Sample:
 class QuotaWindow:
     """One replication quota's sensor: SampledStat + SimpleRate (clients/.../metrics/stats/)."""
 
-    __slots__ = ("_current", "_samples", "_t", "inflow", "num", "size", "warm")
+    __slots__ = ("_current", "_samples", "_t", "inflow", "num", "size", "version", "warm")
 
     def __init__(self, num: int = 11, size: float = 1.0, *, warm: bool = False, now: float = 0.0) -> None:
         self.num = max(1, num)  # replication.quota.window.num
@@ -63,6 +63,7 @@ class QuotaWindow:
         self._t = now
         self._samples: list[_Sample] = []
         self._current = 0
+        self.version = 0  # bumped by every change a later `opens_at`/`closes_at` could depend on
         if warm:  # recording since long before now: a full ring of empty samples
             for i in range(self.num + 1):
                 self._samples.append(_Sample(now - (self.num - i) * size))
@@ -123,12 +124,14 @@ class QuotaWindow:
 
     def set_inflow(self, rate: float, now: float) -> None:
         """From `now` on, `rate` bytes/s are recorded continuously."""
+        self.version += 1
         self._advance(now)
         self._t = max(self._t, now)
         self.inflow = max(0.0, rate)
 
     def record(self, value: float, now: float) -> None:
         """SampledStat.record: into the current sample, or the next slot once the current one is complete."""
+        self.version += 1
         self._advance(now)
         if not self._samples:
             self._samples.append(_Sample(now))
@@ -161,6 +164,7 @@ class QuotaWindow:
 
     def rate(self, now: float) -> float:
         """SimpleRate.measure: bytes in the live samples over the time since the oldest one started."""
+        self.version += 1
         self._advance(now)
         for s in self._samples:  # the purge a measure does (SampledStat.purgeObsoleteSamples)
             if now - s.last >= self.expiry - _TOLERANCE:
@@ -179,6 +183,7 @@ class QuotaWindow:
     def resume(self, now: float) -> None:
         """The first measure after a time nobody measured (no throttled copy was fetched): expired samples
         are reset now, not when they expired, so the window starts afresh (one sample long)."""
+        self.version += 1
         self._advance(now)
         for s in self._samples:
             if now - s.last >= self.expiry - _TOLERANCE:

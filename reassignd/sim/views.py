@@ -271,7 +271,7 @@ def _set_broker_configs(
             sim.brokers[broker_id].configs = updated
 
     sim.reaccount(affected if config_keys.MIN_INSYNC_REPLICAS in changed else (), apply)
-    sim._rate_cache.clear()
+    sim.broker_configs_changed()
     if affected:
         _after_config_change(sim, affected)
     sim._dirty = True
