@@ -16,6 +16,7 @@ from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.sim import SimCluster, load_scenario
 
 MB = 1_000_000
+MIB = 1024 * 1024
 RATE = 10 * MB
 
 
@@ -53,32 +54,69 @@ def plan(targets: list[list[int]]) -> ReassignmentPlan:
     return ReassignmentPlan({TopicPartition("t", i): tuple(r) for i, r in enumerate(targets)})
 
 
+# Kafka's quotas (bench/lower_bound.py's docstring): a receiver's window starts afresh, so its quota carries
+# RATE per second from the first byte, plus one whole fetch (MIB) per copy, checked before it is recorded; a
+# leader's window reaches back WINDOW seconds (11 samples of 1 s and the one being filled), so it lets that
+# many seconds' worth through at once, and so may a receiver's over a copy that starts later than the run.
+WINDOW = 12
+ONE_STEP = (1000 * MB - MIB - WINDOW * RATE) / RATE  # a copy through a receiver that may have been idle
+T1 = (900 * MB - MIB - WINDOW * RATE) / (RATE - MB)  # the same on a log growing at 1 MB/s
+
+
 @pytest.mark.parametrize(
     ("setup", "expected", "kind"),
     [
-        # one replica replaced: S / r, entering its new broker
-        (([[1, 2]], [[1, 3]], [100 * MB], 0.0, limits()), 10.0, "enter"),
+        # one replica replaced: S / r entering its new broker, less the fetch in flight
+        (([[1, 2]], [[1, 3]], [100 * MB], 0.0, limits()), (100 * MB - MIB) / RATE, "enter"),
         # two partitions into broker 3: twice the bytes through one follower throttle
-        (([[1, 2], [2, 4]], [[1, 3], [3, 4]], [100 * MB, 100 * MB], 0.0, limits()), 20.0, "enter"),
-        # every replica moves, R = 1: three steps of S / r each
-        (([[1, 2, 3]], [[4, 5, 6]], [100 * MB], 0.0, limits()), 30.0, "chain"),
-        # R = 3: one step, three copies share the leader's throttle
-        (([[1, 2, 3]], [[4, 5, 6]], [100 * MB], 0.0, limits(replicas=3)), 30.0, "chain"),
-        # produce traffic: the lag closes at r - w
-        (([[1, 2]], [[1, 3]], [90 * MB], 1 * MB, limits()), 10.0, "chain"),
+        (
+            ([[1, 2], [2, 4]], [[1, 3], [3, 4]], [100 * MB] * 2, 0.0, limits()),
+            (200 * MB - 2 * MIB) / RATE,
+            "enter",
+        ),
+        # every replica moves, R = 1: three steps one after the other, each through a receiver's window
+        (([[1, 2, 3]], [[4, 5, 6]], [1000 * MB], 0.0, limits()), 3 * ONE_STEP, "chain"),
+        # R = 3: one step, three copies share the leader's throttle; its window, and those of the five
+        # other replicas that could lead meanwhile, let 12 s each at once
+        (
+            ([[1, 2, 3]], [[4, 5, 6]], [1000 * MB], 0.0, limits(replicas=3)),
+            (3000 * MB - 3 * MIB - 6 * WINDOW * RATE) / RATE,
+            "chain",
+        ),
         # RF 1 partitions on broker 1 to four brokers: all bytes leave broker 1
-        (([[1], [1], [1], [1]], [[3], [4], [5], [6]], [50 * MB] * 4, 0.0, limits()), 20.0, "leave"),
-        # the leader throttle is the slower one: the chain uses it
-        (([[1, 2]], [[1, 3]], [100 * MB], 0.0, limits(leader=5 * MB)), 20.0, "chain"),
+        (
+            ([[1], [1], [1], [1]], [[3], [4], [5], [6]], [500 * MB] * 4, 0.0, limits()),
+            (2000 * MB - WINDOW * RATE - 4 * MIB) / RATE,
+            "leave",
+        ),
+        # the leader throttle is the slower one: the chain uses it (the leader, or 2 or 3 if they lead)
+        (
+            ([[1, 2]], [[1, 3]], [1000 * MB], 0.0, limits(leader=5 * MB)),
+            (1000 * MB - MIB - 3 * WINDOW * 5 * MB) / (5 * MB),
+            "chain",
+        ),
         # growing logs into broker 3: the copies complete at 10 s and 20 s at the earliest, by when the two
-        # logs hold 10 MB and 20 MB more: (200 + 30) MB at 10 MB/s
-        (([[1, 2], [2, 4]], [[1, 3], [3, 4]], [100 * MB] * 2, 1 * MB, limits()), 23.0, "enter"),
-        # two steps on a growing log: the first ends at 90 / (10 - 1) = 10 s, the second copies 90 MB plus
-        # what is produced until it ends: (10 * 10 + 90) / (10 - 1) s
-        (([[1, 2]], [[3, 4]], [90 * MB], 1 * MB, limits()), 190 / 9, "chain"),
+        # logs hold 10 MB and 20 MB more, less what the quota's credit (RATE + 2 MIB) buys them earlier
+        (
+            ([[1, 2], [2, 4]], [[1, 3], [3, 4]], [100 * MB] * 2, 1 * MB, limits()),
+            (200 * MB + 30 * MB - (RATE + 2 * MIB) / RATE * 2 * MB - 2 * MIB) / RATE,
+            "enter",
+        ),
+        # two steps on a growing log: the first ends at T1, the second copies 900 MB plus what is produced
+        # until it ends, from T1 on
+        (
+            ([[1, 2]], [[3, 4]], [900 * MB], 1 * MB, limits()),
+            T1 + (900 * MB + MB * T1 - MIB - WINDOW * RATE) / (RATE - MB),
+            "chain",
+        ),
         # R = 2, three new replicas: 2 copies sharing the leader, then 1 alone (or any other order) still
-        # send 300 MB through one leader at 10 MB/s; not two steps of two copies at 5 MB/s each (40 s)
-        (([[1, 2, 3]], [[4, 5, 6]], [100 * MB], 0.0, limits(replicas=2)), 30.0, "chain"),
+        # send 3000 MB through one leader at a time, as at R = 3; not two steps of two copies at half the
+        # rate each
+        (
+            ([[1, 2, 3]], [[4, 5, 6]], [1000 * MB], 0.0, limits(replicas=2)),
+            (3000 * MB - 3 * MIB - 6 * WINDOW * RATE) / RATE,
+            "chain",
+        ),
     ],
 )
 def test_hand_computed_bounds(
@@ -114,18 +152,21 @@ def test_growth_is_not_counted_where_a_broker_stops() -> None:
     # may stop growing (no leader) or be truncated, so only the bytes at the start count.
     sim = cluster([[1, 2], [2, 4]], [100 * MB] * 2, produce=1 * MB)
     bound = lower_bound(sim, plan([[1, 3], [3, 4]]), limits(), outages=[(2, 1000.0, 2000.0)])
-    assert bound.enter == pytest.approx(20.0, rel=1e-9)
+    assert bound.enter == pytest.approx((200 * MB - 2 * MIB) / RATE, rel=1e-9)
 
 
-def test_a_run_with_r_above_one_meets_the_chain_it_cannot_beat() -> None:
-    # Three new replicas at R = 2 (the third hand-computed chain above): the engine copies 2 then 1 and
-    # ends at the bound's 30 s, under the 40 s an earlier chain term claimed no schedule could beat.
+def test_a_run_with_r_above_one_is_not_beaten_by_the_chain_term() -> None:
+    # Three new replicas at R = 2: the engine copies them one after the other in 30 s (each receiver's quota
+    # fresh: 10 MB/s from the first byte), while an earlier chain term claimed 40 s (two steps of two copies
+    # sharing the leader) that no schedule could beat. The leader's window lets 12 s' worth through at once,
+    # so what bounds the run is what enters each receiver.
     data = _case([[1, 2, 3]], [[4, 5, 6]], [100 * MB], replicas=2, produce=0.0)
     case = case_from_dict(data)
     run = STRATEGIES["reassignd-event-driven"](case, 86400.0)
     bound = lower_bound(SimCluster.from_scenario(load_scenario(case.cluster)), case.plan, case.limits)
     assert run.meter.done_at == pytest.approx(30.0, abs=0.01)
-    assert bound.seconds == pytest.approx(30.0, rel=1e-9) and bound.chain == bound.seconds
+    assert bound.seconds == pytest.approx((100 * MB - MIB) / RATE, rel=1e-9) == bound.enter
+    assert bound.chain < bound.seconds
 
 
 def test_nothing_to_move_is_zero() -> None:
@@ -134,16 +175,21 @@ def test_nothing_to_move_is_zero() -> None:
 
 
 def test_produce_at_or_above_the_rate_never_finishes() -> None:
-    bound = lower_bound(cluster([[1, 2]], [MB], produce=RATE), plan([[1, 3]]), limits())
+    # (unless the partition fits in the quotas' credit: 1000 MB does not)
+    bound = lower_bound(cluster([[1, 2]], [1000 * MB], produce=RATE), plan([[1, 3]]), limits())
     assert math.isinf(bound.chain)
 
 
 def test_leave_uses_the_best_spread_over_sources() -> None:
-    # Four copies, each can come from broker 1 or 2: the flow splits them, two each.
-    sim = cluster([[1, 2]] * 4, [50 * MB] * 4)
+    # Four copies, each can come from broker 1 or 2: the flow splits them, two each (each source with its
+    # window's credit and a fetch for each copy it may serve).
+    sim = cluster([[1, 2]] * 4, [500 * MB] * 4)
     bound = lower_bound(sim, plan([[1, 3], [1, 4], [1, 5], [1, 6]]), limits())
-    assert bound.leave == pytest.approx(10.0, rel=1e-4)
-    assert bound.leave_current_leaders == pytest.approx(20.0, rel=1e-4)  # all from leader 1
+    assert bound.leave == pytest.approx((2000 * MB - 2 * (WINDOW * RATE + 4 * MIB)) / (2 * RATE), rel=1e-4)
+    # all from leader 1
+    assert bound.leave_current_leaders == pytest.approx(
+        (2000 * MB - WINDOW * RATE - 4 * MIB) / RATE, rel=1e-4
+    )
 
 
 def _case(
