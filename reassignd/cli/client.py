@@ -119,6 +119,12 @@ def register(subparsers: Any) -> None:
     throttle.add_argument(
         "--follower-rate", type=_rate_arg, help=config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE
     )
+    throttle.add_argument(
+        "--log-dir-rate",
+        type=_rate_arg,
+        help=f"{config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE}: moves between the log dirs of a broker "
+        f"(written as {config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND})",
+    )
     reassignments = add(
         "reassignments", _reassignments, "reassignments the cluster reports, ours and foreign"
     )
@@ -181,7 +187,17 @@ def parse_rate(text: str) -> int:
 
 
 CLEAR = "none"
-RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
+RATE_KEYS = (
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
+)
+RATE_COLUMNS = {
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE: "log_dir",
+}
+"""Each rate's key under `applied` (GET /v1/throttles): the rate in force on a broker."""
 
 
 def _rate_arg(text: str) -> int | str:
@@ -528,6 +544,7 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         for key, value in (
             (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, args.leader_rate),
             (config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE, args.follower_rate),
+            (config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE, args.log_dir_rate),
         )
         if value is not None
     }
@@ -551,14 +568,17 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         lines.append(line)
     applied = throttles.get("applied") or {}
     if applied:
+        # the log-dir column only when a broker has that rate: most plans move nothing between log dirs
+        shown = [c for c in RATE_COLUMNS.values() if c != "log_dir" or any(c in r for r in applied.values())]
         rows = [
-            [broker, format_rate(rates.get("leader")), format_rate(rates.get("follower"))]
+            [broker, *(format_rate(rates.get(column)) for column in shown)]
             for broker, rates in sorted(applied.items(), key=lambda kv: int(kv[0]))
         ]
+        headers = ("BROKER", *(column.replace("_", " ").upper() for column in shown))
         title = "in force on the brokers with moves"
         if pending:
             title += " (not all at the new rate yet: it reaches them at the next cycle)"
-        lines += ["", title, *format_table(("BROKER", "LEADER", "FOLLOWER"), rows, right=(0,))]
+        lines += ["", title, *format_table(headers, rows, right=(0,))]
     else:
         lines.append("no throttle of ours in force: brokers get these rates when moves start")
     _print_lines(lines)
@@ -571,10 +591,7 @@ def _until_applied(
     """The daemon applies new rates in its next cycle (which the change wakes): wait for it, a few
     seconds at most, so the reply shows the rates in force rather than the old ones."""
     deadline = time.monotonic() + min(timeout, 10.0)
-    columns = {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
-    }
+    columns = RATE_COLUMNS
     while True:
         applied = throttles.get("applied") or {}
         stale = [

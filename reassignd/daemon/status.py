@@ -15,11 +15,16 @@ from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.view import ControllerView, iso_time
 from reassignd.engine import Status, WaitReason
+from reassignd.engine.limits import Limits
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
-RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
+RATE_KEYS = (
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
+)
 WAITING_SHOWN = 200
 _PROGRESS_KEYS = (
     "partitions_done",
@@ -144,10 +149,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
         "finished_at": iso_time(record.finished_at),
         "error": record.error,
         "limits": limits.to_mapping(),
-        "throttles": {
-            config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
-            config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
-        },
+        "throttles": _rates(limits),
         "cluster": cluster_view(view.cluster.to_json()),
         "brokers": [],
         "stalled": [],
@@ -159,6 +161,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
         return status
     status["cluster"] = cluster_view(run.cluster.to_json())
     incoming, outgoing = run.throttles.applied_rates()
+    log_dir = run.throttles.applied_log_dir_rates()
     load = run.execution.load
     snapshot = run.reading.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
@@ -171,6 +174,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
             "limit_out": limits.max_outgoing_per_broker,
             "leader_throttle": outgoing.get(b),
             "follower_throttle": incoming.get(b),
+            "log_dir_throttle": log_dir.get(b),
             "online": snapshot.brokers[b].online if snapshot and b in snapshot.brokers else None,
         }
         for b in broker_ids
@@ -217,16 +221,22 @@ def _leader_unthrottled(run: RunState) -> list[JSON]:
     return out
 
 
+def _rates(limits: Limits) -> JSON:
+    """The configured rates, by the names PATCH /v1/throttles takes."""
+    return {
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
+        config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE: limits.log_dir_throttled_rate,
+    }
+
+
 def throttles_view(view: ControllerView) -> JSON:
-    limits = view.limits
     incoming, outgoing = view.throttles.applied_rates()
     applied: dict[str, dict[str, Any]] = {}
     for broker, rate in outgoing.items():
         applied.setdefault(str(broker), {})["leader"] = rate
     for broker, rate in incoming.items():
         applied.setdefault(str(broker), {})["follower"] = rate
-    return {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
-        "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0]))),
-    }
+    for broker, log_dir_rate in view.throttles.applied_log_dir_rates().items():
+        applied.setdefault(str(broker), {})["log_dir"] = log_dir_rate
+    return {**_rates(view.limits), "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0])))}

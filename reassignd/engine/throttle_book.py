@@ -82,6 +82,16 @@ class ThrottleBook:
                 outgoing[int(name)] = float(value)
         return incoming, outgoing
 
+    def applied_log_dir_rates(self) -> dict[int, int]:
+        """`replica.alter.log.dirs.io.max.bytes.per.second` per broker we expect in force (ours, or an
+        operator's plus ours under the `add` policy) while a log-dir move of ours runs there."""
+        key = config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND
+        return {
+            int(name): int(float(values[-1]))
+            for (kind, name, config), values in self.expected.items()
+            if kind == "broker" and config == key and values[-1]
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class ThrottleSync:

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 TOKEN = "cli-test-token-0123456789"
 LEADER = "leader.reassignment.throttled.rate"
 FOLLOWER = "follower.reassignment.throttled.rate"
+LOG_DIR = "log.dir.reassignment.throttled.rate"
 
 
 @dataclass
@@ -298,6 +299,18 @@ async def test_throttle_show_and_change_with_units(daemon: Daemon, tmp_path: Pat
     result = await cli(daemon, "throttle", "--follower-rate", "50Mb/s")
     assert result.code == 2 and "lowercase b means bits" in result.err
     assert daemon.fake.throttles()[FOLLOWER] == 10_485_760
+
+
+async def test_throttle_sets_the_log_dir_rate(daemon: Daemon) -> None:
+    result = await cli(daemon, "throttle", "--log-dir-rate", "2MB/s")
+    assert result.code == 0, result.err
+    assert f"{LOG_DIR} = 2.0 MB/s   (was none (no throttle))" in result.out.splitlines()
+    assert daemon.fake.throttles()[LOG_DIR] == 2_000_000
+    result = await cli(daemon, "throttle", "--log-dir-rate", "none", "--json")
+    assert result.code == 0 and result.json()[LOG_DIR] is None
+    result = await cli(daemon, "limits", f"{LOG_DIR}=5MiB/s")  # the same key as a limit, units and all
+    assert result.code == 0, result.err
+    assert daemon.fake.throttles()[LOG_DIR] == 5 * 1024 * 1024
 
 
 async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from reassignd.placement.api import create_replica_placement
 
 LEADER_RATE = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE = "follower.reassignment.throttled.rate"
+LOG_DIR_RATE = "log.dir.reassignment.throttled.rate"  # no log-dir moves here: configured, never applied
 INCOMING = "reassignment.max.incoming.replica.movements.per.broker"
 OUTGOING = "reassignment.max.outgoing.replica.movements.per.broker"
 FAKE_LIMITS = {
@@ -296,12 +297,14 @@ class FakeControllerService:
                     for broker in move.adding if follower is not None else ():
                         applied.setdefault(str(broker), {})["follower"] = follower
         ordered = dict(sorted(applied.items(), key=lambda kv: int(kv[0])))
-        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, "applied": ordered}
+        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, LOG_DIR_RATE: self._rate(LOG_DIR_RATE)} | {
+            "applied": ordered
+        }
 
     async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
         self.calls.append(("set_throttles", dict(changes)))
         self._require_leader()
-        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE}, "throttles")
+        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE}, "throttles")
         return self._throttles()
 
     def _changed(self, changes: Mapping[str, Any], known: frozenset[str] | set[str], where: str) -> Limits:
@@ -520,6 +523,7 @@ class FakeControllerService:
                 "limit_out": self._limits.max_outgoing_per_broker,
                 "leader_throttle": applied.get(str(b), {}).get("leader"),
                 "follower_throttle": applied.get(str(b), {}).get("follower"),
+                "log_dir_throttle": applied.get(str(b), {}).get("log_dir"),
                 "online": self.brokers[b].online,
             }
             for b in sorted(self.brokers)
@@ -542,7 +546,7 @@ class FakeControllerService:
             "progress": self._progress(plan),
             "brokers": brokers,
             "limits": self._limits.to_mapping(),
-            "throttles": {LEADER_RATE: self._rate(LEADER_RATE), FOLLOWER_RATE: self._rate(FOLLOWER_RATE)},
+            "throttles": {key: self._rate(key) for key in (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)},
             "stalled": stalled,
             "cluster": {
                 "reachable": True,

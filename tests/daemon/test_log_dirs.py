@@ -189,6 +189,33 @@ async def test_a_cancelled_plan_sends_its_log_dir_moves_in_flight_back_and_start
     assert d.throttle_configs() == before
 
 
+async def test_the_log_dir_rate_changes_through_the_throttles_and_status_shows_it_per_broker() -> None:
+    """`PATCH /v1/throttles` takes `log.dir.reassignment.throttled.rate`: the brokers with a move of ours get
+    the new rate in the next cycle, GET /v1/throttles and the status show it in force per broker (broker 2:
+    the operator's own rate plus ours), and every throttle is as it was once the plan is over."""
+    d = InProcessDaemon(scenario(broker_configs={"2": {LOG_DIR_RATE: str(1 * MB)}}), SLOW)
+    before = d.throttle_configs()
+    plan_id = await d.submit(plan(INTRA))
+    await d.run(lambda: {b for _, b in d.sim._futures} >= {1, 2}, seconds=60)
+    answer = await d.controller.set_throttles({"log.dir.reassignment.throttled.rate": 3 * MB})
+    assert answer["log.dir.reassignment.throttled.rate"] == 3 * MB
+    await d.cycle()
+    assert d.sim.brokers[1].configs[LOG_DIR_RATE] == str(3 * MB)
+    assert d.sim.brokers[2].configs[LOG_DIR_RATE] == str(4 * MB), "the operator's 1 MB/s plus ours"
+    applied = d.controller.throttles()["applied"]
+    assert (applied["1"]["log_dir"], applied["2"]["log_dir"]) == (3 * MB, 4 * MB)
+    status = d.controller.plan_status(plan_id)
+    assert status["throttles"]["log.dir.reassignment.throttled.rate"] == 3 * MB
+    in_force = {b["broker"]: b["log_dir_throttle"] for b in status["brokers"]}
+    assert in_force[1] == 3 * MB and in_force[2] == 4 * MB and in_force[5] is None, in_force
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.set_throttles({"log.dir.reassignment.throttled.rate": 0})
+    assert refused.value.code == "invalid_request"
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert d.throttle_configs() == before
+
+
 async def test_a_paused_plan_starts_no_log_dir_move_and_a_resumed_one_finishes() -> None:
     d = InProcessDaemon(scenario(), SLOW)
     plan_id = await d.submit(plan(INTRA))
