@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from reassignd import config_keys
+from reassignd import config_keys, examples
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
 from reassignd.placement.rules import move_violation
 from reassignd.placement.topology import Topology
 
 BOOTSTRAP_PREFIX = "bootstrap.servers="
 CONTROL_PREFIX = "control="
-DEMO_SCENARIO = Path(__file__).resolve().parent.parent / "examples" / "demo.json"
+DEMO_SCENARIO = examples.DIRECTORY / "demo.json"
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 
@@ -13,12 +12,14 @@ def register(subparsers: Any) -> None:
     demo = subparsers.add_parser(
         "demo",
         help="a reassignment on the built-in simulated cluster, shown live to the end",
-        description="Starts a simulated Kafka cluster (examples/demo.json), the daemon against it, computes "
-        "a plan that drains one broker, rehearses it, submits it and shows live progress until it completes. "
+        description="Starts a simulated Kafka cluster (the shipped demo.json), the daemon against it, "
+        "computes a plan that drains one broker, rehearses it, submits it and shows live progress until it "
+        "completes. "
         "Everything it starts is stopped at the end or on Ctrl-C (exit 130).",
     )
     demo.add_argument(
-        "--scenario", type=Path, default=None, help="scenario JSON (default examples/demo.json)"
+        "--scenario",
+        help="scenario JSON file, or a shipped scenario by name (`reassignd examples`); default demo",
     )
     demo.add_argument(
         "--drain",
@@ -34,14 +35,15 @@ def register(subparsers: Any) -> None:
         help="about how long the move should play, in wall seconds (100)",
     )
     demo.add_argument("--keep", action="store_true", help="keep the temp dir (logs, state, token) afterwards")
-    demo.set_defaults(func=_run)
+    demo.set_defaults(func=_run, default_log_level="info")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reassignd import examples
     from reassignd.demo import DEMO_SCENARIO, DemoOptions, run_demo
 
     options = DemoOptions(
-        scenario=args.scenario or DEMO_SCENARIO,
+        scenario=examples.scenario(args.scenario) if args.scenario else DEMO_SCENARIO,
         drain=tuple(args.drain),
         target_seconds=args.seconds,
         keep_dir=args.keep,

@@ -8,6 +8,7 @@ DescribeLogDirs). Threads, timeouts, retries and the observer are in clients.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import operator
 from collections.abc import Collection, Iterable, Mapping
@@ -357,15 +358,16 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
 
         async def attempt() -> dict[str, Any]:
             resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in names]
-            futures = self._ck.describe_configs(resources, request_timeout=self._timeout)
-            results = await asyncio.gather(
-                *(asyncio.wrap_future(futures[r]) for r in resources), return_exceptions=True
-            )
-            if results and all(isinstance(r, BaseException) for r in results):
-                first = results[0]
-                assert isinstance(first, BaseException)
-                if from_exception(first).retriable:
-                    raise first
+            with self._any_broker() as target:
+                futures = self._ck.describe_configs(resources, request_timeout=self._timeout, **target)
+                results = await asyncio.gather(
+                    *(asyncio.wrap_future(futures[r]) for r in resources), return_exceptions=True
+                )
+                if results and all(isinstance(r, BaseException) for r in results):
+                    first = results[0]
+                    assert isinstance(first, BaseException)
+                    if from_exception(first).retriable:
+                        raise first
             return dict(zip(names, results, strict=True))
 
         outcomes = await self._call("describe_configs", attempt)
@@ -424,6 +426,11 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 requests[broker] = log_dirs_request(by_topic)
 
         def read(broker: int, response: Any) -> Listing:
+            # v3+: a principal without DESCRIBE on CLUSTER gets an empty list and this code, which an empty
+            # list alone would read as "this broker hosts none of them"
+            code = getattr(response, "error_code", 0)
+            if code:
+                raise ClusterCallError("describe_log_dirs", error_for_code(code))
             return convert.log_dir_listing(broker, response.results, hosts[broker])
 
         outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()
@@ -489,9 +496,16 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
 
         async def attempt() -> None:
             resource = ConfigResource(kind, name, incremental_configs=entries)
-            self._check_write_fence()
-            futures = self._ck.incremental_alter_configs([resource], request_timeout=self._timeout)
-            await asyncio.wrap_future(next(iter(futures.values())))
+            # a broker's own configs go to that broker (librdkafka); a topic's to any broker
+            routed: contextlib.AbstractContextManager[dict[str, int]] = (
+                self._any_broker() if kind == ConfigResource.Type.TOPIC else contextlib.nullcontext({})
+            )
+            with routed as target:
+                self._check_write_fence()
+                futures = self._ck.incremental_alter_configs(
+                    [resource], request_timeout=self._timeout, **target
+                )
+                await asyncio.wrap_future(next(iter(futures.values())))
 
         await self._call("incremental_alter_configs", attempt)
 

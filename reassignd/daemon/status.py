@@ -13,7 +13,7 @@ from typing import Any
 
 from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.view import ControllerView, iso_time
+from reassignd.daemon.view import ControllerView, cluster_view, iso_time
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.limits import Limits
 from reassignd.engine.run import RunState, summary_of
@@ -41,10 +41,6 @@ _PROGRESS_KEYS = (
     "eta_seconds",
     "eta_reason",
 )
-
-
-def cluster_view(cluster: JSON) -> JSON:
-    return {**cluster, "since": iso_time(cluster.get("since"))}
 
 
 def _current_run(view: ControllerView, record: PlanSummary) -> RunState | None:
@@ -88,6 +84,9 @@ def _summary(view: ControllerView, record: PlanSummary) -> JSON:
         "plan_id": record.id,
         "state": _state(view, record),
         "submitted_at": iso_time(record.submitted_at),
+        "started_at": iso_time(record.started_at) if record.started_at is not None else None,
+        "finished_at": iso_time(record.finished_at) if record.finished_at is not None else None,
+        "name": record.options.get("name"),
         "partitions": record.partitions,
         "progress": _progress(view, record),
     }
@@ -150,7 +149,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
         "error": record.error,
         "limits": limits.to_mapping(),
         "throttles": _rates(limits),
-        "cluster": cluster_view(view.cluster.to_json()),
+        "cluster": cluster_view(view.cluster),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -159,7 +158,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = cluster_view(run.cluster.to_json())
+    status["cluster"] = cluster_view(run.cluster)
     incoming, outgoing = run.throttles.applied_rates()
     log_dir = run.throttles.applied_log_dir_rates()
     load = run.execution.load

@@ -55,17 +55,22 @@ class ControllerView:
         if not self.is_leader:
             return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
         if not self.cluster.reachable:
-            cluster = {**self.cluster.to_json(), "since": iso_time(self.cluster.since)}
             return {
                 "ready": False,
                 "reason": "cluster unreachable",
                 "role": "leader",
                 "leader": None,
-                "cluster": cluster,
+                "cluster": cluster_view(self.cluster),
             }
         if not self.contact and self.last_status == "starting":
             return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
         return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+
+
+def cluster_view(cluster: Reachability) -> JSON:
+    """Reachability for the API: since when, and why the cluster cannot be read (the cause and the setting
+    to check, as the cluster adapter words it) while it cannot."""
+    return {**cluster.to_json(), "since": iso_time(cluster.since), "error": cluster.error}
 
 
 def iso_time(ts: float | None) -> str | None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reassignd.sim.entities import NO_LEADER, Lag, SimBroker, SimPartition
+from reassignd.sim.entities import Lag, SimBroker, SimPartition
 
 DEFAULT_COPY_BYTES_PER_SEC = 250_000_000.0
 
@@ -98,6 +98,5 @@ def copy_target(p: SimPartition, broker_id: int) -> tuple[float, float]:
     """(position, growth in bytes/s) of the current log a future log copies: the replica's own log."""
     lag = p.lags.get(broker_id)
     if lag is None:  # in sync: it grows with the leader's log
-        grows = p.produce_bytes_per_sec if p.leader != NO_LEADER else 0.0
-        return p._end(), grows
+        return p._end(), p.growth
     return p.position_exact(broker_id), lag.rate if p._end() > lag.at(p._clock.now) else 0.0

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from reassignd.cli.watch import (
     StatusView,
+    format_rate,
     render_status,
     status_lines,
     summary_line,
@@ -23,6 +24,8 @@ from reassignd.cli.watch import (
     watch_lines,
 )
 from reassignd.client import ApiUnreachable
+from reassignd.config_keys import FOLLOWER_REASSIGNMENT_THROTTLED_RATE as FOLLOWER_RATE
+from reassignd.config_keys import LEADER_REASSIGNMENT_THROTTLED_RATE as LEADER_RATE
 from reassignd.model import ReassignmentPlan
 from tests.cli.guide_drain import draining
 from tests.daemon.fake_service import drain_plan, small_cluster
@@ -250,3 +253,53 @@ def test_the_bytes_done_never_exceed_the_fixed_total_when_producers_wrote_meanwh
     text = _bytes_text(54.4e9, 51.6e9, 99.4, 3.1e9)
     assert text == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"
     assert _bytes_text(2e9, 10e9, None, None) == "2.0 GB of 10.0 GB (20.0%)"
+
+
+@pytest.mark.parametrize(
+    ("rates", "eta", "rate"),
+    [
+        (
+            {
+                LEADER_RATE: 150_000_000_000,
+                FOLLOWER_RATE: 150_000_000_000,
+            },
+            4.2815e9,
+            999_900_000,
+        ),
+        (
+            {
+                LEADER_RATE: 1_500_000_000_000,
+                FOLLOWER_RATE: 999_000_000_000,
+            },
+            10_000_000,
+            98_000_000,
+        ),
+        ({LEADER_RATE: None, FOLLOWER_RATE: None}, None, 0),
+    ],
+)
+def test_the_throttle_line_never_wraps_in_80_columns(
+    rates: dict[str, Any], eta: float | None, rate: float
+) -> None:
+    """The issue: at 80 columns the rate/ETA/throttle line wrapped in the middle of the throttle."""
+    status = live_status()
+    status["throttles"] = {**(status.get("throttles") or {}), **rates}
+    progress = {**status["progress"], "eta_seconds": eta, "rate_bytes_per_sec": rate}
+    status["progress"] = {**progress, "eta_reason": None if eta else "no rate yet"}
+    lines = status_lines(status, width=80, now=NOW)
+    assert max(len(line) for line in lines) <= 80
+    whole = (
+        f"throttle: leader {format_rate(rates[LEADER_RATE])}, follower {format_rate(rates[FOLLOWER_RATE])}"
+    )
+    assert [line for line in lines if "throttle:" in line] == [
+        next(line for line in lines if line.endswith(whole))
+    ], lines
+
+
+def test_a_paused_plans_view_says_paused_not_an_eta() -> None:
+    """The issue: a paused plan's watch showed a rate and an ETA of 49554 days."""
+    status = {**live_status(), "state": "paused"}
+    lines = status_lines(status, width=80, now=NOW)
+    text = "\n".join(lines)
+    assert "paused: 2 moves in flight finish, none starts; `reassignd resume` goes on" in text
+    assert "ETA" not in text and "rate " not in text
+    assert "throttle: leader 50.0 MB/s, follower 50.0 MB/s" in text

@@ -84,6 +84,7 @@ class _Plan:
     state: str = "queued"
     started_at: float | None = None
     finished_at: float | None = None
+    name: str | None = None
     last_rate: float | None = None
     waiting: dict[TopicPartition, str] = field(default_factory=dict)
 
@@ -116,7 +117,12 @@ class FakeControllerService:
 
     # --- plans -----------------------------------------------------------------------------------------
     async def submit_plan(
-        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> JSON:
         self.calls.append(("submit_plan", {"partitions": len(plan), "dry_run": dry_run}))
         self._require_ready()
@@ -145,9 +151,10 @@ class FakeControllerService:
         if dry_run:
             return summary
         plan_id = f"plan-{len(self.plans) + 1}"
-        self.plans[plan_id] = _Plan(plan_id, self.clock(), moves)
+        self.plans[plan_id] = _Plan(plan_id, self.clock(), moves, name=name)
         self._start_next()
-        return {**summary, "plan_id": plan_id, "state": self.plans[plan_id].state}
+        named = {"name": name} if name else {}
+        return {**summary, "plan_id": plan_id, "state": self.plans[plan_id].state, **named}
 
     def _validate(self, plan: ReassignmentPlan, allow_rf_change: bool) -> dict[TopicPartition, _Move]:
         problems: list[Problem] = []
@@ -201,6 +208,9 @@ class FakeControllerService:
                 "plan_id": p.plan_id,
                 "state": p.state,
                 "submitted_at": _iso(p.submitted_at),
+                "started_at": None if p.started_at is None else _iso(p.started_at),
+                "finished_at": None if p.finished_at is None else _iso(p.finished_at),
+                "name": p.name,
                 "partitions": len(p.moves),
                 "progress": self._progress(p),
             }
@@ -325,6 +335,26 @@ class FakeControllerService:
                 "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
             )
         return updated
+
+    # --- journal ---------------------------------------------------------------------------------------
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """What the fake did, as journal entries (the real paging is tested on a real store)."""
+        self.calls.append(("journal", dict(query)))
+        entries = [
+            {
+                "seq": seq,
+                "at": 1.7e9 + seq,
+                "kind": "plan.submitted" if call == "submit_plan" else "limits.changed",
+                "plan_id": None,
+                "partition": None,
+                "step": None,
+                "by": {"via": "self"},
+                "data": {},
+            }
+            for seq, (call, _) in enumerate(self.calls, start=1)
+            if call in ("submit_plan", "set_limits") and seq > int(query.get("after") or 0)
+        ]
+        return {"entries": entries[: int(query.get("limit") or 100)], "next_after": None}
 
     # --- cluster view ----------------------------------------------------------------------------------
     async def cluster_reassignments(self) -> list[JSON]:
@@ -551,6 +581,7 @@ class FakeControllerService:
             "cluster": {
                 "reachable": True,
                 "since": _iso(plan.submitted_at),
+                "error": None,
                 "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
             },
             "waiting": [

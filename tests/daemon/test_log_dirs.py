@@ -308,6 +308,11 @@ def test_mixed_inter_and_intra_broker_plans_complete_in_their_dirs_under_the_lim
         },
     )
     before = d.throttle_configs()
+    if all(replicas == ASSIGNMENT[p] and set(dirs) == {"any"} for p, (replicas, dirs) in target.items()):
+        with pytest.raises(ServiceError) as refused:  # a plan that changes nothing is refused
+            asyncio.run(d.submit(plan(target)))
+        assert "nothing to do" in refused.value.problems[0].message
+        return
 
     def invariants() -> bool:
         futures: dict[int, int] = {}

@@ -29,9 +29,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tests.services.procs import free_port
+
+if TYPE_CHECKING:
+    from tests.services.kafka_security import ClusterSecurity
 
 REPO = Path(__file__).resolve().parents[2]
 JARS = REPO / ".cache" / "kafka"
@@ -264,6 +267,8 @@ class KafkaCluster:
     `listeners` maps extra listener names to their security protocol (e.g. {"SSL": "SSL"}); PLAINTEXT is
     always there and carries inter-broker traffic. `broker_properties` and `controller_properties` are
     added to (or override) the defaults above; a broker-specific override goes in `per_broker`.
+    `security` (KRaft only; tests/services/kafka_security.py) adds a TLS listener, a SASL/SCRAM listener
+    with its users, and the StandardAuthorizer; the options given here still override its properties.
     """
 
     def __init__(
@@ -280,9 +285,18 @@ class KafkaCluster:
         controller_properties: Mapping[str, str] | None = None,
         per_broker: Mapping[int, Mapping[str, str]] | None = None,
         format_args: Iterable[str] = (),
+        security: ClusterSecurity | None = None,
     ) -> None:
         if mode == "zookeeper" and not zookeeper_hosts:
             raise ValueError("mode='zookeeper' needs zookeeper_hosts")
+        if security is not None:
+            if mode != "kraft":
+                raise ValueError("security= is for KRaft clusters (SCRAM users are made at format time)")
+            listeners = {**security.listeners, **(listeners or {})}
+            broker_properties = {**security.broker_properties(), **(broker_properties or {})}
+            controller_properties = {**security.controller_properties(), **(controller_properties or {})}
+            format_args = [*security.format_args(), *format_args]
+        self.security = security
         self.workdir = Path(workdir)
         self.mode: Mode = mode
         self.dist = "kraft" if mode == "kraft" else "zookeeper"
