@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from reassignd.localkafka.cluster import KafkaCluster, KafkaNode
+from reassignd.localkafka.load import fill
 from tests.realkafka.conftest import create_topic, wait_for
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka import KafkaCluster, KafkaNode
-from tests.services.kafka_load import fill
 from tests.services.kafka_probe import ClusterProbe
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]

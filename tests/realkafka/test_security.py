@@ -26,6 +26,8 @@ from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, Con
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
+from reassignd.localkafka.cluster import REPO, KafkaCluster
+from reassignd.localkafka.load import RateProducer, fill
 from reassignd.model import TopicPartition
 from tests.realkafka.conftest import _failed_modules, _finish, create_topic, wait_for
 from tests.realkafka.test_drain import (
@@ -38,8 +40,6 @@ from tests.realkafka.test_drain import (
     plan_targets,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka import REPO, KafkaCluster
-from tests.services.kafka_load import RateProducer, fill
 from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 from tests.services.kafka_security import CLUSTER_RESOURCE, ClusterSecurity, grant, kafka_acls, listed, revoke
 from tests.services.kafka_security import Acl as Grant
