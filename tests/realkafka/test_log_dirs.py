@@ -247,7 +247,16 @@ def test_a_move_between_the_dirs_of_a_broker_ends_in_the_named_dir_at_the_rate_s
                 30,
                 "the new rate on broker 1",
             )
-            in_force = {b["broker"]: b["log_dir_throttle"] for b in daemon.status(plan_id)["brokers"]}
+            # the status is the view the daemon publishes once its cycle has Kafka's answer to the write,
+            # a moment after the broker has the value (read before it once: {1: 1500000, 2: 13845678})
+            in_force: dict[int, int | None] = {}
+
+            def status_shows_it() -> bool:
+                brokers = daemon.status(plan_id)["brokers"]
+                in_force.update({b["broker"]: b["log_dir_throttle"] for b in brokers})
+                return in_force.get(1) == second
+
+            wait_for(status_shows_it, 10, "the status showing the new rate on broker 1")
             status = daemon.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, timeout=120)
     finally:
         daemon.stop()
