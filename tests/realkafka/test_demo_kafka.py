@@ -1,4 +1,5 @@
-"""`reassignd demo --kafka` as a user runs it: a real cluster, a drain under a producer, judged and stopped."""
+"""`reassignd demo --kafka` as a user runs it: a real cluster, a drain under a producer, judged and
+stopped."""
 
 from __future__ import annotations
 
