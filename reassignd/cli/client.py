@@ -30,6 +30,7 @@ from reassignd.cli.watch import (
     format_rate,
     format_table,
     format_time,
+    idle_lines,
     render_status,
     status_lines,
     watch,
@@ -352,10 +353,13 @@ def _status(args: argparse.Namespace, client: ApiClient) -> int:
     try:
         status = client.status(args.plan_id)
     except ApiError as exc:
-        if args.plan_id is None and exc.code == "not_found":
+        if args.plan_id is None and exc.code == "not_found":  # a daemon older than the idle status
             print_json(None) if args.json else print("no plan is running")
             return 0
         raise
+    if status.get("plan_id") is None:  # idle: the cluster's reachability, then that no plan runs
+        print_json(status) if args.json else _print_lines(idle_lines(status))
+        return 0
     if args.watch:
         plan_id = status["plan_id"]  # follow this plan to its end, even once another one starts
         first = [status]

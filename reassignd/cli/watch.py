@@ -166,18 +166,28 @@ def _moves(count: Any, limit: Any) -> str:
     return f"{count}/{limit}{_OVER if count > limit else ''}"
 
 
-def cluster_text(status: Status, now: datetime | None = None) -> str | None:
-    """The cluster's reachability in words, when there is something to say."""
-    cluster = status.get("cluster") or {}
+def cluster_text(status: Status, now: datetime | None = None) -> str:
+    """The cluster's reachability in words: what every status view says first, idle or not."""
+    cluster = status.get("cluster")
+    if not isinstance(cluster, Mapping):
+        return "cluster: not reported by this daemon"
     offline = cluster.get("unreachable_brokers") or []
-    if cluster.get("reachable", True):
-        return f"cluster reachable; brokers offline: {id_ranges(offline)}" if offline else None
+    if cluster.get("reachable"):
+        return f"cluster reachable; brokers offline: {id_ranges(offline)}" if offline else "cluster reachable"
     since = parse_time(cluster.get("since"))
     when = ""
     if since is not None:
         now = now or datetime.now(UTC)
-        when = f" since {since:%H:%M:%SZ} ({format_duration((now - since).total_seconds())})"
-    return f"CLUSTER UNREACHABLE{when}: no broker answers; nothing new starts"
+        when = f" since {since:%H:%M:%SZ} ({format_duration(max(0.0, (now - since).total_seconds()))})"
+    error = cluster.get("error")
+    if not error:
+        return f"cluster not reached yet{when}: waiting for a first answer"
+    return f"CLUSTER UNREACHABLE{when}: {error}; nothing new starts"
+
+
+def idle_lines(status: Status, now: datetime | None = None) -> list[str]:
+    """The daemon's status while no plan runs: the cluster, then that no plan runs."""
+    return [cluster_text(status, now), "no plan is running"]
 
 
 def outcome_text(status: Status) -> str | None:
@@ -213,10 +223,11 @@ def _eta_text(p: Mapping[str, Any]) -> str:
     return f"ETA {format_duration(eta)}"
 
 
-def summary_line(status: Status) -> str:
+def summary_line(status: Status, now: datetime | None = None) -> str:
     p = _progress(status)
     moved = _bytes_text(p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown"))
     return (
+        f"{cluster_text(status, now)}; "
         f"plan {status.get('plan_id')} {status.get('state')}: "
         f"bytes {moved}, "
         f"partitions {p.get('partitions_done', 0)}/{_partitions_total(status)} done, "
@@ -224,7 +235,6 @@ def summary_line(status: Status) -> str:
         f"rate {format_rate(p.get('rate_bytes_per_sec'))}, {_eta_text(p)}, "
         f"stalled {len(status.get('stalled') or [])}"
         + (f", dropped {p['partitions_dropped']}" if p.get("partitions_dropped") else "")
-        + ("" if (status.get("cluster") or {}).get("reachable", True) else ", CLUSTER UNREACHABLE")
     )
 
 
@@ -511,7 +521,9 @@ def _cropped(lines: list[Line], width: int) -> list[Line]:
 def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bars: bool) -> list[Line]:
     p = _progress(status)
     ended = _ended(status)
-    lines = [Line(_header(status, now), "bold")]
+    reach = cluster_text(status, now)
+    lines = _wrap(reach, width, "bold red" if "UNREACHABLE" in reach else None)
+    lines.append(Line(_header(status, now), "bold"))
     measured = p.get("bytes_total") is not None
     bytes_text = _bytes_text(
         p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown")
@@ -534,9 +546,9 @@ def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bar
     if not ended:
         rates = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {_eta_text(p)}   {_throttle_text(status)}"
         lines += _wrap(rates, width)
-    for note in (cluster_text(status, now), outcome_text(status)):
-        if note is not None:
-            lines += _wrap(note, width, "bold red" if "UNREACHABLE" in note else "bold")
+    note = outcome_text(status)
+    if note is not None:
+        lines += _wrap(note, width, "bold")
     return lines
 
 
@@ -575,9 +587,10 @@ class StatusView:
             ascii_only=options.ascii_only,
         )
         state = str(self.status.get("state"))
-        for index, line in enumerate(lines):
+        header = f"plan {self.status.get('plan_id')}  "
+        for line in lines:
             text = Text(line.text, style=line.style or "", no_wrap=True, overflow="crop")
-            if index == 0:
+            if line.text.startswith(header):
                 text.highlight_words([f"  {state}"], _STATE_STYLE.get(state, "bold"))
             yield text
 
@@ -598,8 +611,10 @@ def status_lines(status: Status, *, width: int = 80, now: datetime | None = None
 def watch_lines(status: Status, now: datetime) -> list[str]:
     """One timestamped line per interval (plus one per stalled move): a log-friendly watch."""
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if status.get("plan_id") is None:
+        return [f"{stamp} {'; '.join(idle_lines(status, now))}"]
     return [
-        f"{stamp} {summary_line(status)}",
+        f"{stamp} {summary_line(status, now)}",
         *(f"{stamp}   STALLED {_stalled_text(s)}" for s in status.get("stalled") or []),
     ]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.view import ControllerView, iso_time
+from reassignd.daemon.view import ControllerView, cluster_json, iso_time
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
@@ -36,10 +36,6 @@ _PROGRESS_KEYS = (
     "eta_seconds",
     "eta_reason",
 )
-
-
-def cluster_view(cluster: JSON) -> JSON:
-    return {**cluster, "since": iso_time(cluster.get("since"))}
 
 
 def _current_run(view: ControllerView, record: PlanSummary) -> RunState | None:
@@ -134,11 +130,33 @@ def _waiting(run: RunState) -> list[JSON]:
     return out
 
 
+def idle_status_view(view: ControllerView) -> JSON:
+    """The daemon's status while no plan runs or waits: the cluster first, as in a plan's status."""
+    return {
+        "cluster": cluster_json(view.cluster),
+        "plan_id": None,
+        "state": "idle",
+        "last_cycle": view.last_status,
+    }
+
+
+def daemon_status_view(view: ControllerView) -> JSON:
+    """`GET /v1/status`: the plan in progress (else the first queued one), or the idle status."""
+    try:
+        return plan_status_view(view, None)
+    except ServiceError as exc:
+        if exc.code != "not_found":
+            raise
+        return idle_status_view(view)
+
+
 def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
+    """A plan's status; the cluster's reachability first, whatever the plan's state."""
     record = _record(view, plan_id)
     limits = view.limits
     run = _current_run(view, record)
     status = {
+        "cluster": cluster_json(view.cluster),
         **_summary(view, record),
         "started_at": iso_time(record.started_at),
         "finished_at": iso_time(record.finished_at),
@@ -148,7 +166,6 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
             config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
             config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
         },
-        "cluster": cluster_view(view.cluster.to_json()),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -157,7 +174,6 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = cluster_view(run.cluster.to_json())
     incoming, outgoing = run.throttles.applied_rates()
     load = run.execution.load
     snapshot = run.reading.last_view

@@ -111,14 +111,19 @@ def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
     # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"
     assert "plan p  queued" in text and "unknown" in text and "100.0%" not in text and "ETA unknown" in text
-    assert status_lines({"plan_id": "p", "state": "queued"})[:2] == ["plan p  queued", "bytes      unknown"]
+    # what it does not report is said, not taken as reachable
+    assert status_lines({"plan_id": "p", "state": "queued"})[:3] == [
+        "cluster: not reported by this daemon",
+        "plan p  queued",
+        "bytes      unknown",
+    ]
 
 
 def test_plain_lines_fit_80_columns_without_bars() -> None:
     status = live_status(**{"follower.reassignment.throttled.rate": 900_000})
     lines = status_lines(status, now=NOW)
     assert max(len(line) for line in lines) <= 80
-    assert lines[1] == "bytes      0 B of 6.0 GB (0.0%)"
+    assert lines[:1] == ["cluster reachable"] and lines[2] == "bytes      0 B of 6.0 GB (0.0%)"
     assert "BROKER   IN  OUT  LEADER RATE  FOLLOWER RATE" in lines
     assert "STALLED 2: the new replica does not catch up with producers" in lines
     stamped = watch_lines(status, NOW)
@@ -135,7 +140,7 @@ async def test_the_view_fits_the_terminal_and_keeps_every_receiving_broker() -> 
     for width, height in ((80, 24), (100, 30), (200, 50), (60, 20)):
         lines = [line.text for line in view_lines(status, width=width, height=height - 1)]
         assert len(lines) <= height - 1 and max(len(line) for line in lines) <= width, (width, height)
-        assert lines[0].startswith(f"plan {plan_id}  running")
+        assert lines[0] == "cluster reachable" and lines[1].startswith(f"plan {plan_id}  running")
         shown = {int(m[1]) for line in lines for m in re.finditer(r"(?:^|\s)(\d+) in \d", line)}
         shown |= {int(line.split()[0]) for line in lines if re.match(r"^\s*\d+\s+\d+/", line)}
         assert receiving <= shown, (width, height, "\n".join(lines))
@@ -150,7 +155,8 @@ async def test_a_finished_plan_shows_its_duration_outcome_and_brokers() -> None:
     lines = [line.text for line in view_lines(status, width=80, height=40, now=NOW)]
     assert max(len(line) for line in lines) <= 80
     started, finished = status["started_at"], status["finished_at"]
-    assert lines[0].startswith(f"plan {plan_id}  completed  ran ") and started and finished
+    assert lines[0] == "cluster reachable" and started and finished
+    assert lines[1].startswith(f"plan {plan_id}  completed  ran ")
     assert "ended: 23 on target" in lines
     assert "brokers: replicas gained and lost, the highest throttle rates applied" in lines
     assert "BROKER  REPLICAS IN  OUT  BYTES IN  LEADER RATE  FOLLOWER RATE" in lines
@@ -168,7 +174,8 @@ def test_the_view_is_laid_out_again_for_each_terminal_size() -> None:
         console = Console(file=io.StringIO(), width=width, height=24, record=True, color_system=None)
         console.print(StatusView(status))
         drawn = console.export_text().splitlines()
-        assert drawn[0].startswith("plan plan-1  running") and max(len(line) for line in drawn) <= width
+        assert drawn[0] == "cluster reachable" and drawn[1].startswith("plan plan-1  running")
+        assert max(len(line) for line in drawn) <= width
         assert len(drawn) <= 23
 
 
@@ -186,7 +193,12 @@ def scripted(*steps: Any) -> Callable[[], Any]:
 
 
 def at(state: str, moved: int) -> dict[str, Any]:
-    return {"plan_id": "p", "state": state, "progress": {"bytes_total": 100, "bytes_moved": moved}}
+    return {
+        "cluster": {"reachable": True, "since": None, "unreachable_brokers": [], "error": None},
+        "plan_id": "p",
+        "state": state,
+        "progress": {"bytes_total": 100, "bytes_moved": moved},
+    }
 
 
 def test_watch_without_a_terminal_prints_one_line_per_interval_until_the_end() -> None:
@@ -195,7 +207,7 @@ def test_watch_without_a_terminal_prints_one_line_per_interval_until_the_end() -
     code = watch(fetch, interval=2.5, out=out, sleep=sleeps.append, now=lambda: NOW)
     lines = out.getvalue().splitlines()
     assert code == 0 and sleeps == [2.5, 2.5, 2.5]
-    assert [line.split(" ")[3 if " plan " in line else 1] for line in lines] == [
+    assert [line.split(" ")[5 if " plan " in line else 1] for line in lines] == [
         "running:",
         "running:",
         "unreachable:",
