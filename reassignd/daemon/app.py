@@ -425,7 +425,8 @@ class Daemon:
         try:
             async with asyncio.timeout(self._shutdown_timeout):
                 await started.runner.cleanup()
-                await started.cluster.close()
+                # calls to a cluster that does not answer would only wait out their timeouts: left
+                await started.cluster.close(wait=started.controller.link.state.reachable)
                 await started.store.close()
                 if started.proposals is not None:
                     await started.proposals.close()
