@@ -25,9 +25,7 @@ from reassignd import config_keys
 from reassignd.cli._common import load_plan, print_json
 from reassignd.cli.watch import (
     UNLIMITED,
-    format_bytes,
     format_duration,
-    format_rate,
     format_table,
     format_time,
     idle_lines,
@@ -38,6 +36,7 @@ from reassignd.cli.watch import (
 from reassignd.client import API_ENV, DEFAULT_API, ApiClient, ApiError, ApiUnreachable
 from reassignd.daemon import auth
 from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
+from reassignd.units import format_bytes, format_rate
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3

@@ -28,31 +28,17 @@ from rich.text import Text
 
 from reassignd import config_keys
 from reassignd.client import ApiUnreachable
+from reassignd.units import format_bytes, format_rate
 
 Status = Mapping[str, Any]
 FINISHED = {"completed": 0, "cancelled": 1, "failed": 1}
 UNLIMITED = 2**31 - 1  # Kafka's int: a movement limit at this value never binds
 _STATE_STYLE = {"running": "green", "paused": "yellow", "completed": "bold green", "cancelled": "magenta"}
-_UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 _OVER = "!"
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Units
-
-
-def format_bytes(value: float | None) -> str:
-    """Decimal units, as Kafka's configs and most dashboards count bytes: 1.5 GB = 1.5e9 bytes."""
-    if value is None:
-        return "?"
-    size, unit = float(value), 0
-    while abs(size) >= 1000 and unit < len(_UNITS) - 1:
-        size, unit = size / 1000, unit + 1
-    return f"{size:.0f} {_UNITS[unit]}" if unit == 0 else f"{size:.1f} {_UNITS[unit]}"
-
-
-def format_rate(value: float | None) -> str:
-    return "-" if value is None else f"{format_bytes(value)}/s"
 
 
 def format_duration(seconds: float | None) -> str:
@@ -94,14 +80,16 @@ def _percent(done: float, total: float) -> str:
     return f"{100.0 * done / total:.1f}%" if total else "100.0%"
 
 
-def _bytes_text(moved: Any, total: Any, percent: Any = None, grown: Any = None) -> str:
-    """`moved of total (pct)`, or `unknown` before the daemon has measured the plan (queued). The total and
-    the daemon's percentage are the work fixed at the start; what producers wrote since shows apart."""
+def _bytes_text(p: Mapping[str, Any]) -> str:
+    """`done of total (pct)`, or `unknown` before the daemon has measured the plan (queued). The total and
+    the daemon's percentage are the work fixed at the start, `bytes_done` that percentage of it (so the
+    figure agrees with the percentage and never falls); what producers wrote since shows apart."""
+    total, percent, grown = p.get("bytes_total"), p.get("percent"), p.get("bytes_grown")
     if total is None:
         return "unknown"
-    # `moved` counts the copies of what producers wrote since too: of the fixed total, the part done is
-    # moved less that growth, so the first figure never exceeds the second.
-    done = max(0.0, min(float(total), float(moved or 0) - float(grown or 0)))
+    done = p.get("bytes_done")
+    if done is None:  # a daemon older than `bytes_done`: moved less what producers wrote since
+        done = max(0.0, min(float(total), float(p.get("bytes_moved") or 0) - float(grown or 0)))
     shown = f"{float(percent):.1f}%" if percent is not None else _percent(done, total)
     extra = f", +{format_bytes(grown)} written since" if grown else ""
     return f"{format_bytes(done)} of {format_bytes(total)} ({shown}){extra}"
@@ -215,17 +203,21 @@ def outcome_text(status: Status) -> str | None:
     return None
 
 
-def _eta_text(p: Mapping[str, Any]) -> str:
+def _eta_text(p: Mapping[str, Any], *, brief: bool = False) -> str:
+    """`brief`: "never at this rate" without its figures (the view's stalled moves show them)."""
     eta = p.get("eta_seconds")
     reason = p.get("eta_reason")
     if eta is None and reason:
+        # "never at this rate: producers write ...": said as it is, not as an unknown
+        if str(reason).startswith("never"):
+            return f"ETA {str(reason).split(':')[0] if brief else reason}"
         return f"ETA unknown ({reason})"
     return f"ETA {format_duration(eta)}"
 
 
 def summary_line(status: Status, now: datetime | None = None) -> str:
     p = _progress(status)
-    moved = _bytes_text(p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown"))
+    moved = _bytes_text(p)
     return (
         f"{cluster_text(status, now)}; "
         f"plan {status.get('plan_id')} {status.get('state')}: "
@@ -525,9 +517,7 @@ def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bar
     lines = _wrap(reach, width, "bold red" if "UNREACHABLE" in reach else None)
     lines.append(Line(_header(status, now), "bold"))
     measured = p.get("bytes_total") is not None
-    bytes_text = _bytes_text(
-        p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown")
-    )
+    bytes_text = _bytes_text(p)
     parts_total = _partitions_total(status)
     parts_done = p.get("partitions_done", 0) or 0
     parts_text = f"{parts_done} of {parts_total} done"
@@ -544,7 +534,8 @@ def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bar
         drawn = f"{_bar(done, total, bar, ascii_only)} " if bars else ""
         lines.append(Line(f"{label:<10} {drawn}{text}"))
     if not ended:
-        rates = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {_eta_text(p)}   {_throttle_text(status)}"
+        eta = _eta_text(p, brief=True)
+        rates = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {eta}   {_throttle_text(status)}"
         lines += _wrap(rates, width)
     note = outcome_text(status)
     if note is not None:

@@ -27,6 +27,7 @@ _PROGRESS_KEYS = (
     "partitions_waiting",
     "partitions_dropped",
     "bytes_total",
+    "bytes_done",
     "bytes_moved",
     "bytes_remaining",
     "bytes_grown",
@@ -56,6 +57,10 @@ def _progress(view: ControllerView, record: PlanSummary) -> JSON:
     progress: JSON = {"partitions_total": partitions}
     for key in _PROGRESS_KEYS:
         progress[key] = figures.get(key)
+    if progress["bytes_done"] is None and figures.get("bytes_total") is not None:
+        # a record saved before the figure existed: tracking.done_bytes, from what it kept
+        work = max(0.0, figures["bytes_total"] - float(figures.get("bytes_dropped") or 0))
+        progress["bytes_done"] = round(float(figures.get("percent") or 0) / 100.0 * work)
     if not figures:  # never started (queued, or cancelled before it ran)
         progress.update(
             partitions_done=0, partitions_in_flight=0, partitions_waiting=0, partitions_dropped=0, percent=0.0

@@ -259,6 +259,34 @@ def test_the_bytes_done_never_exceed_the_fixed_total_when_producers_wrote_meanwh
     against the fixed total. The part of the total done is shown, and the growth apart."""
     from reassignd.cli.watch import _bytes_text
 
-    text = _bytes_text(54.4e9, 51.6e9, 99.4, 3.1e9)
-    assert text == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"
-    assert _bytes_text(2e9, 10e9, None, None) == "2.0 GB of 10.0 GB (20.0%)"
+    p = {"bytes_moved": 54.4e9, "bytes_total": 51.6e9, "percent": 99.4, "bytes_grown": 3.1e9}
+    assert _bytes_text(p) == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"  # an older daemon
+    assert _bytes_text({"bytes_moved": 2e9, "bytes_total": 10e9}) == "2.0 GB of 10.0 GB (20.0%)"
+    assert _bytes_text({**p, "bytes_done": 51.29e9}) == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"
+
+
+def test_the_bytes_done_agree_with_the_percentage_and_never_fall() -> None:
+    """Issue 27: `11.5 GB of 290.5 GB (4.2%)` then `7.2 GB ... (5.5%)` seconds later (moved less growth),
+    and `0 B of 290.5 GB (10.4%)` while paused. The figure shown is the daemon's `bytes_done`: the
+    percentage of the fixed total."""
+    from reassignd.cli.watch import _bytes_text
+
+    total = 290.5e9
+    shown = [
+        _bytes_text(
+            {"bytes_total": total, "percent": pct, "bytes_done": pct / 100 * total, "bytes_moved": mv}
+        )
+        for pct, mv in ((4.2, 12.5e9), (5.5, 16.9e9), (10.4, 31.0e9))
+    ]
+    assert [s.split(" of ")[0] for s in shown] == ["12.2 GB", "16.0 GB", "30.2 GB"]
+
+
+def test_an_eta_that_never_comes_is_said_as_never_with_its_figures() -> None:
+    status = live_status()
+    reason = "never at this rate: producers write 2.0 MB/s into orders-0, its copy into broker 4 gets"
+    reason += " at most 1.5 MB/s"
+    status["progress"] = {**status["progress"], "eta_seconds": None, "eta_reason": reason}
+    assert "   ETA never at this rate   throttle:" in " ".join(status_lines(status, now=NOW))
+    assert f"ETA {reason}," in watch_lines(status, NOW)[0]
+    status["progress"]["eta_reason"] = "2 partition(s) wait for offline broker(s) 5"
+    assert "ETA unknown (2 partition(s) wait for offline broker(s) 5)" in watch_lines(status, NOW)[0]

@@ -516,6 +516,7 @@ class FakeControllerService:
             "partitions_in_flight": sum(m.state == "moving" for m in moves),
             "partitions_waiting": sum(m.state == "waiting" for m in moves),
             "bytes_total": total,
+            "bytes_done": moved,
             "bytes_moved": moved,
             "bytes_remaining": remaining,
             "rate_bytes_per_sec": rate,
