@@ -12,12 +12,37 @@ import os
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_API = "http://127.0.0.1:8080"
-API_ENV = "REASSIGND_API"
+# The client's own variables. REASSIGND_* configures the daemon (REASSIGND_API_TOKEN_FILE is its
+# api.token.file, and it warns about any REASSIGND_* it does not know), so a client setting there leaked
+# into a daemon started from the same shell. The old names are still read, with a warning.
+API_ENV = "REASSIGNDCTL_API"
+TOKEN_FILE_ENV = "REASSIGNDCTL_TOKEN_FILE"
+TOKEN_ENV = "REASSIGNDCTL_TOKEN"
+DEPRECATED_ENV: Mapping[str, str] = {
+    API_ENV: "REASSIGND_API",
+    TOKEN_FILE_ENV: "REASSIGND_API_TOKEN_FILE",
+    TOKEN_ENV: "REASSIGND_API_TOKEN",
+}
+
+
+def client_env(
+    name: str, environ: Mapping[str, str], warn: Callable[[str], None] | None = None
+) -> str | None:
+    """The client setting `name` (API_ENV, TOKEN_FILE_ENV or TOKEN_ENV) from `environ`: its own variable,
+    else the deprecated one it replaced (`warn` is told so), else None."""
+    value = environ.get(name)
+    if value:
+        return value
+    old = DEPRECATED_ENV[name]
+    value = environ.get(old)
+    if value and warn is not None:
+        warn(f"${old} is deprecated: set ${name} (REASSIGND_* variables configure the daemon)")
+    return value or None
 
 
 @dataclass
@@ -38,11 +63,26 @@ class ApiUnreachable(Exception):
     """No usable answer: connection refused, timeout, DNS failure, or something that is not the daemon."""
 
 
+USER_HEADER = "X-Reassignd-User"
+
+
+def _who() -> str:
+    """user@host, as the journal records who made a change (the daemon keeps it as claimed)."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"[:64]
+
+
 class ApiClient:
     def __init__(
         self, base_url: str | None = None, *, token: str | None = None, timeout: float = 10.0
     ) -> None:
-        base = base_url or os.environ.get(API_ENV) or DEFAULT_API
+        base = base_url or client_env(API_ENV, os.environ) or DEFAULT_API
         parsed = urllib.parse.urlsplit(base)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"API URL must be http(s)://HOST:PORT, got {base!r}")
@@ -55,9 +95,16 @@ class ApiClient:
 
     # --- plans -----------------------------------------------------------------------------------------
     def submit_plan(
-        self, plan: Mapping[str, Any], *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> Any:
         query = {"dry_run": _flag(dry_run), "allow_rf_change": _flag(allow_rf_change)}
+        if name is not None:
+            query["name"] = name
         return self.request("POST", "/v1/plans", body=plan, query=query)
 
     def plans(self) -> list[dict[str, Any]]:
@@ -97,6 +144,10 @@ class ApiClient:
     def place(self, request: Mapping[str, Any]) -> Any:
         return self.request("POST", "/v1/placements", body=request)
 
+    def journal(self, params: Mapping[str, str]) -> Any:
+        """One page of GET /v1/journal (params: plan, kind (comma-separated), since, until, after, limit)."""
+        return self.request("GET", "/v1/journal", query=params)
+
     def health(self) -> Any:
         return self.request("GET", "/healthz")
 
@@ -113,7 +164,7 @@ class ApiClient:
         if query:
             url += "?" + urllib.parse.urlencode(query)
         data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", USER_HEADER: _who()}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self._token:  # reads need a token too unless the daemon serves them open (api.read.open)

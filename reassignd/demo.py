@@ -15,7 +15,6 @@ import os
 import queue
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,14 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from reassignd import config_keys
+from reassignd import config_keys, examples
+from reassignd.children import free_port, stop_process
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
 from reassignd.placement.rules import move_violation
 from reassignd.placement.topology import Topology
 
 BOOTSTRAP_PREFIX = "bootstrap.servers="
 CONTROL_PREFIX = "control="
-DEMO_SCENARIO = Path(__file__).resolve().parent.parent / "examples" / "demo.json"
+DEMO_SCENARIO = examples.DIRECTORY / "demo.json"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -89,26 +89,6 @@ def drain_plan(snapshot: ClusterSnapshot, drained: Sequence[int]) -> Reassignmen
 
 # ---------------------------------------------------------------------------------------------------------
 # Child processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def stop_process(proc: subprocess.Popen[Any], timeout: float = 10.0) -> int | None:
-    """SIGTERM exactly this process, SIGKILL if it has not gone after `timeout`."""
-    if proc.poll() is None:
-        try:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-        except ProcessLookupError:
-            pass
-    return proc.returncode
 
 
 def _child_env() -> dict[str, str]:

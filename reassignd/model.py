@@ -412,9 +412,9 @@ ANY_LOG_DIR: Final = "any"
 
 
 def assignment_document(assignment: Mapping[TopicPartition, Iterable[int]]) -> dict[str, Any]:
-    """Kafka's reassignment JSON for an assignment, as kafka-reassign-partitions prints the current one to
-    save for rollback (formatAsReassignmentJson: sorted by topic then partition, every log dir "any"), so the
-    document can be submitted back as it is."""
+    """Kafka's reassignment JSON for an assignment, as kafka-reassign-partitions printed the current one to
+    save for rollback up to Kafka 4.1 (formatAsReassignmentJson: sorted by topic then partition, every log
+    dir "any"; since 4.2 it names each replica's dir), so the document can be submitted back as it is."""
     entries = []
     for tp in sorted(assignment):
         replicas = [int(b) for b in assignment[tp]]
@@ -566,7 +566,12 @@ def snapshot_to_json(snapshot: ClusterSnapshot, indent: int | None = None) -> st
 
 
 def snapshot_from_json(text: str | bytes) -> ClusterSnapshot:
-    return snapshot_from_dict(_load_json(text, "cluster snapshot"))
+    return snapshot_from_dict(load_snapshot_document(text))
+
+
+def load_snapshot_document(text: str | bytes) -> Any:
+    """A snapshot file's JSON, read with the bounds every snapshot reader applies (reassignd.strictjson)."""
+    return _load_json(text, "cluster snapshot")
 
 
 def snapshot_from_dict(data: Any) -> ClusterSnapshot:

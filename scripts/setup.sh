@@ -27,15 +27,18 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
     .venv/bin/pip install -q --upgrade pip wheel setuptools
 fi
-# Reinstall only when the project's metadata changed since the last install.
+# Reinstall only when the project's metadata or the pinned versions changed since the last install. The
+# exact versions come from the constraints file the image uses too (pyproject.toml has ranges).
 stamp=.venv/.reassignd-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml deploy/docker/constraints.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c "import reassignd" 2>/dev/null; then
     echo "setup: installing reassignd and its extras into .venv"
-    .venv/bin/pip install -q -e ".[pipeline,charts,dev]"
+    .venv/bin/pip install -q -c deploy/docker/constraints.txt -e ".[pipeline,charts,dev]"
     echo "$want" > "$stamp"
 fi
 scripts/fetch-kafka.sh
-# The JVM class-data archive that halves a Kafka node's start-up CPU (tests/services/kafka.py).
-.venv/bin/python -m tests.services.kafka class-archive
+# The JVM class-data archive that halves a Kafka node's start-up CPU (reassignd/localkafka/cluster.py).
+.venv/bin/python -m reassignd.localkafka.cluster class-archive
+# The same for Kafka's own reassignment tool (tests/services/kafka_tools.py): a short JVM the tests run often.
+.venv/bin/python -m tests.services.kafka_tools class-archive
 echo "setup: ready"

@@ -27,7 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="reassignd", description="Execute Kafka partition reassignments safely."
     )
     parser.add_argument("--version", action="version", version=f"reassignd {__version__}")
-    parser.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    parser.add_argument(
+        "--log-level",
+        help="debug, info, warning or error (default: info for the daemon and the simulator, warning for "
+        "one-shot commands, whose output is their own words)",
+    )
     parser.add_argument(
         "--log-format", choices=("auto", "json", "console"), default="auto", help="auto: console on a tty"
     )
@@ -45,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 EXIT_INVALID = 2
 EXIT_INTERNAL = 1
-_LOCAL_CODES = frozenset({"invalid_input", "unreachable"})
+EXIT_UNREADABLE = 3  # the cluster could not be read (verify, snapshot, rehearse and plan from a live cluster)
+_LOCAL_CODES = frozenset({"invalid_input", "unreachable", "cannot_start"})
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a reader closing the pipe early (`| head`) gives a C tool
 
 
@@ -55,6 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     fmt = {"auto": None, "json": True, "console": False}[args.log_format]
+    if args.log_level is None:
+        args.log_level = getattr(args, "default_log_level", "warning")
+        args.log_level_given = False
+    else:
+        args.log_level_given = True
     logs.configure(args.log_level, json=fmt)
     as_json = bool(getattr(args, "json", False))
     try:
@@ -69,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug: one line, the traceback only at --log-level debug
+        cluster_failure = _cluster_failure(exc)
+        if cluster_failure is not None:
+            return report_error("unreachable", cluster_failure, as_json=as_json, exit_code=EXIT_UNREADABLE)
         if args.log_level == "debug":
             traceback.print_exc()
         try:
@@ -80,6 +93,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         except BrokenPipeError:
             return _pipe_closed()
+
+
+def _cluster_failure(exc: BaseException) -> str | None:
+    """A failed cluster call as its one line (the cause and the setting to check, diagnosis.py), else None.
+    Commands that never load the cluster adapter do not pay for importing it here."""
+    errors = sys.modules.get("reassignd.cluster.errors")
+    if errors is None or not isinstance(exc, errors.ClusterCallError):
+        return None
+    from reassignd.cluster.diagnosis import explain
+
+    return f"cannot read the cluster: {explain(exc)}"
 
 
 def report_error(

@@ -10,7 +10,6 @@ document `{"error": {"code", "message", "problems"?, "details"?}}`, with the sam
 from __future__ import annotations
 
 import argparse
-import difflib
 import functools
 import json
 import os
@@ -18,6 +17,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -29,13 +29,24 @@ from reassignd.cli.watch import (
     format_table,
     format_time,
     idle_lines,
+    parse_time,
     render_status,
     status_lines,
     watch,
 )
-from reassignd.client import API_ENV, DEFAULT_API, ApiClient, ApiError, ApiUnreachable
+from reassignd.client import (
+    API_ENV,
+    DEFAULT_API,
+    TOKEN_ENV,
+    TOKEN_FILE_ENV,
+    ApiClient,
+    ApiError,
+    ApiUnreachable,
+    client_env,
+)
 from reassignd.daemon import auth
 from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
+from reassignd.suggest import unknown_key
 from reassignd.units import format_bytes, format_rate
 
 EXIT_REFUSED = 2
@@ -46,15 +57,9 @@ Handler = Callable[[argparse.Namespace, ApiClient], int]
 
 def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--api", help=f"the daemon's API URL (default: ${API_ENV} or {DEFAULT_API})")
     common.add_argument(
-        "--api",
-        default=os.environ.get(API_ENV, DEFAULT_API),
-        help=f"the daemon's API URL (default: ${API_ENV} or {DEFAULT_API})",
-    )
-    common.add_argument(
-        "--token-file",
-        default=os.environ.get(auth.TOKEN_FILE_ENV),
-        help=f"file holding the API token (default: ${auth.TOKEN_FILE_ENV}, else ${auth.TOKEN_ENV})",
+        "--token-file", help=f"file holding the API token (default: ${TOKEN_FILE_ENV}, else ${TOKEN_ENV})"
     )
     common.add_argument("--json", action="store_true", help="print the API's JSON instead of a table")
     common.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the daemon (10)")
@@ -73,6 +78,9 @@ def register(subparsers: Any) -> None:
         "--allow-rf-change", action="store_true", help="accept targets that change the replication factor"
     )
     submit.add_argument(
+        "--name", help="a name for people, shown by `reassignd plans` (1-64 letters, digits, spaces, _.@+-)"
+    )
+    submit.add_argument(
         "--rollback-out",
         metavar="FILE",
         help="save the pre-plan assignment (Kafka's reassignment JSON) here; by default a queued plan's "
@@ -83,6 +91,26 @@ def register(subparsers: Any) -> None:
     status.add_argument("--watch", action="store_true", help="follow live until the plan finishes")
     status.add_argument("--interval", type=_positive_seconds, default=2.0, help="seconds between polls (2)")
     add("plans", _plans, "list plans, newest first")
+    history = add(
+        "history",
+        _history,
+        "what happened, and who did it: the daemon's journal (plans, steps, throttles, limits), oldest first",
+    )
+    history.add_argument("--plan", metavar="PLAN_ID", help="only this plan's entries")
+    history.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        metavar="KIND",
+        help="only entries of this kind (repeatable): plan.paused, limits.changed, throttle.set, ...",
+    )
+    history.add_argument(
+        "--since",
+        metavar="TIME",
+        help="from this time (ISO 8601, UTC unless a zone is given, or Unix seconds)",
+    )
+    history.add_argument("--until", metavar="TIME", help="up to this time")
+    history.add_argument("--limit", type=int, default=50, help="the newest N entries that match (50; 0: all)")
     for action in ("pause", "resume", "cancel"):
         parser = add(
             action, functools.partial(_lifecycle, action), f"{action} a plan (the running one by default)"
@@ -119,6 +147,12 @@ def register(subparsers: Any) -> None:
     throttle.add_argument(
         "--follower-rate", type=_rate_arg, help=config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE
     )
+    throttle.add_argument(
+        "--log-dir-rate",
+        type=_rate_arg,
+        help=f"{config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE}: moves between the log dirs of a broker "
+        f"(written as {config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND})",
+    )
     reassignments = add(
         "reassignments", _reassignments, "reassignments the cluster reports, ours and foreign"
     )
@@ -139,40 +173,46 @@ def register(subparsers: Any) -> None:
 _RATE = re.compile(
     r"^\s*(?P<number>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z]*?)\s*(?P<per>/s|ps)?\s*$"
 )
-_MULTIPLIERS = {
-    "": 1,
-    "B": 1,
-    "K": 1000,
-    "KB": 1000,
-    "M": 1000**2,
-    "MB": 1000**2,
-    "G": 1000**3,
-    "GB": 1000**3,
-    "T": 1000**4,
-    "TB": 1000**4,
-    "KIB": 1024,
-    "MIB": 1024**2,
-    "GIB": 1024**3,
-    "TIB": 1024**4,
-}
+_PREFIXES = {"": 1, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
+_BINARY = {"KI": 1024, "MI": 1024**2, "GI": 1024**3, "TI": 1024**4}
 MAX_RATE = 2**63 - 1  # Kafka's rate configs are longs
+RATE_UNITS_HELP = (
+    "bytes: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB; bits: b, kb, Mb, Gb, Tb or bit, kbit, Mbit, ...; "
+    "each may end in /s or ps, prefixes in any case (50MB/s = 50 megabytes/s, "
+    "50Mbps = 50 megabits/s = 6.25 MB/s)"
+)
+
+
+def _unit_bytes(unit: str) -> Decimal | None:
+    """Bytes per unit: a capital B is bytes, a lowercase b or `bit` is bits (1/8 byte), no letter bytes.
+    Prefixes are decimal (K, M, G, T) or binary (Ki, Mi, ...), read in any case: no rate is in millibytes.
+    `kib`, `mib`, ... stay bytes: binary prefixes are a byte notation (bits say so: `Mibit`)."""
+    if unit.lower().endswith("bit"):
+        stem, per_unit = unit[:-3], Decimal(1) / 8
+    elif unit.endswith("b") and not unit.lower().endswith("ib"):
+        stem, per_unit = unit[:-1], Decimal(1) / 8
+    elif unit.upper().endswith("B"):
+        stem, per_unit = unit[:-1], Decimal(1)
+    else:
+        stem, per_unit = unit, Decimal(1)  # 5M, 2e6: bytes
+    multiplier = _PREFIXES.get(stem.upper()) or _BINARY.get(stem.upper())
+    return None if multiplier is None else per_unit * multiplier
 
 
 def parse_rate(text: str) -> int:
-    """`50MB/s`, `10MiB`, `1.5GB/s`, `2e6` -> bytes per second (KB/MB decimal, KiB/MiB binary).
+    """`50MB/s`, `10MiB`, `1.5GB/s`, `2e6`, `50Mbps` -> bytes per second (KB/MB decimal, KiB/MiB binary).
 
-    A lowercase `b` means bits in networking, so `50Mb/s` is refused rather than guessed.
+    A capital `B` is bytes, a lowercase `b` (or `bit`) bits, as networking writes them: `50mbps` and
+    `50Mbps` are 50 megabits/s, 6.25 MB/s. What the rate is in bytes is what the commands print back.
     """
     match = _RATE.match(text)
     if not match:
-        raise ValueError(f"not a rate: {text!r} (examples: 50MB/s, 10MiB, 1048576)")
+        raise ValueError(f"not a rate: {text!r} (examples: 50MB/s, 10MiB, 400Mbps, 1048576)")
     unit = match["unit"]
-    if unit.endswith("b") and not unit.lower().endswith("ib"):
-        raise ValueError(f"{text!r}: lowercase b means bits; rates are in bytes (write {unit[:-1]}B)")
-    multiplier = _MULTIPLIERS.get(unit.upper())
-    if multiplier is None:
-        raise ValueError(f"{text!r}: unknown unit {unit!r} (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    value = Decimal(match["number"]) * multiplier  # exact: 9007199254740993 stays itself
+    per_unit = _unit_bytes(unit)
+    if per_unit is None:
+        raise ValueError(f"{text!r}: unknown unit {unit!r}; {RATE_UNITS_HELP}")
+    value = Decimal(match["number"]) * per_unit  # exact: 9007199254740993 stays itself
     if value < 1:
         raise ValueError(f"{text!r}: a throttle rate must be at least 1 byte/s")
     if value > MAX_RATE:
@@ -181,7 +221,17 @@ def parse_rate(text: str) -> int:
 
 
 CLEAR = "none"
-RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
+RATE_KEYS = (
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
+)
+RATE_COLUMNS = {
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE: "log_dir",
+}
+"""Each rate's key under `applied` (GET /v1/throttles): the rate in force on a broker."""
 
 
 def _rate_arg(text: str) -> int | str:
@@ -262,9 +312,18 @@ def _typed(changes: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, 
 def _run(handler: Handler, args: argparse.Namespace) -> int:
     from reassignd.cli import report_error
 
+    def warn(message: str) -> None:
+        print(f"reassignd: warning: {message}", file=sys.stderr)
+
     try:
-        token = auth.load_token(args.token_file)
-        client = ApiClient(args.api, token=token, timeout=args.timeout)
+        env = {
+            name: value
+            for name in (TOKEN_FILE_ENV, TOKEN_ENV)
+            if (value := client_env(name, os.environ, warn))
+        }
+        token = auth.load_token(args.token_file, env=env, file_var=TOKEN_FILE_ENV, token_var=TOKEN_ENV)
+        api = args.api or client_env(API_ENV, os.environ, warn) or DEFAULT_API
+        client = ApiClient(api, token=token, timeout=args.timeout)
         return handler(args, client)
     except ApiError as exc:
         return report_error(
@@ -286,7 +345,7 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
 
 def _hints(exc: ApiError) -> list[str]:
     if exc.code == "unauthorized":
-        return [f"pass --token-file, or set ${auth.TOKEN_FILE_ENV} or ${auth.TOKEN_ENV}"]
+        return [f"pass --token-file, or set ${TOKEN_FILE_ENV} or ${TOKEN_ENV}"]
     if exc.code == "forbidden":
         return ["this is the read token; changes need the operator token (api.token)"]
     if exc.code == "not_leader" and exc.details.get("leader"):
@@ -309,7 +368,9 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
             "arguments",
             [Problem(args.rollback_out, "--rollback-out", "exists; a rollback file is never overwritten")],
         )
-    result = client.submit_plan(plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change)
+    result = client.submit_plan(
+        plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change, name=args.name
+    )
     plan_id = result.get("plan_id")
     rollback_path = args.rollback_out
     if rollback_path is None and plan_id is not None and not args.json:
@@ -319,12 +380,15 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
         print_json(result)
         return 0
     steps = result.get("steps") or {}
-    what = "dry run" if plan_id is None else f"plan {plan_id} {result.get('state')}"
+    named = f" ({result['name']})" if result.get("name") else ""
+    what = "dry run" if plan_id is None else f"plan {plan_id}{named} {result.get('state')}"
     print(
         f"{what}: {result.get('partitions')} partition(s), "
         f"{result.get('replicas_to_move')} replica(s) to move, "
         f"{format_bytes(result.get('bytes_to_move'))}, {steps.get('total', '?')} step(s)"
     )
+    if args.dry_run and result.get("rollback") is not None:
+        _print_lines(dry_run_diff(plan, result["rollback"]))
     if saved:
         print(f"rollback: saved the current assignment to {saved} (`reassignd submit {saved}` restores it)")
     elif rollback_path and result.get("rollback") is not None:
@@ -333,6 +397,41 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
         print(kafka_json(result["rollback"]))
         print("\nSave this to submit during rollback")
     return 0
+
+
+DIFF_LINES = 30
+
+
+def dry_run_diff(plan: Any, current_document: Mapping[str, Any]) -> list[str]:
+    """What a plan would change: current -> target per partition (the first DIFF_LINES that change, then
+    how many more), and per broker the replicas it gains and loses."""
+    current = {
+        (str(e["topic"]), int(e["partition"])): [int(b) for b in e["replicas"]]
+        for e in current_document.get("partitions", ())
+    }
+    changes = []
+    gains: dict[int, int] = {}
+    losses: dict[int, int] = {}
+    for tp, target in sorted(plan.targets.items()):
+        before = current.get((tp.topic, tp.partition))
+        if before is None or list(target) == before:
+            continue
+        changes.append(f"  {tp}  {before} -> {list(target)}")
+        for broker in set(target) - set(before):
+            gains[broker] = gains.get(broker, 0) + 1
+        for broker in set(before) - set(target):
+            losses[broker] = losses.get(broker, 0) + 1
+    lines = [line if len(line) <= 80 else line[:77] + "..." for line in changes[:DIFF_LINES]]
+    if len(changes) > DIFF_LINES:
+        lines.append(f"  ... and {len(changes) - DIFF_LINES} more (--json has the rollback document)")
+    if not changes:
+        return ["  every partition is already on its target"]
+    rows = [
+        [str(b), str(gains.get(b, 0)), str(losses.get(b, 0)), f"{gains.get(b, 0) - losses.get(b, 0):+d}"]
+        for b in sorted(set(gains) | set(losses))
+    ]
+    table = format_table(("BROKER", "GAINS", "LOSES", "NET"), rows, right=(0, 1, 2, 3))
+    return [*lines, "per broker: replicas gained and lost", *table]
 
 
 def _save_rollback(path: str, document: Any) -> str | None:
@@ -386,22 +485,115 @@ def _plans(args: argparse.Namespace, client: ApiClient) -> int:
     if not plans:
         print("no plan submitted yet")
         return 0
-    rows = []
+    rows: list[list[Any]] = []
+    names: dict[int, str] = {}
     for p in plans:
         progress = p.get("progress") or {}
         percent = progress.get("percent")
         done = "-" if percent is None else f"{float(percent):.1f}%"
-        eta = format_duration(progress.get("eta_seconds")) if p.get("state") == "running" else "-"
-        submitted = format_time(p.get("submitted_at"), seconds=False)
-        rows.append([p.get("plan_id"), p.get("state"), submitted, p.get("partitions"), done, eta])
-    headers = ("PLAN", "STATE", "SUBMITTED (UTC)", "PARTS", "DONE", "ETA")
-    _print_lines(format_table(headers, rows, right=(3, 4, 5)))
+        rows.append([p.get("plan_id"), p.get("state"), _plan_end(p), _plan_took(p), _moved(progress), done])
+        if p.get("name"):
+            names[len(rows) - 1] = str(p["name"])
+    table = format_table(("PLAN", "STATE", "END (UTC)", "TOOK", "MOVED", "DONE"), rows, right=(3, 4, 5))
+    lines = table[:1]
+    for index, line in enumerate(table[1:]):
+        lines.append(line)
+        if index in names:  # a name a person gave (submit --name), under its plan
+            lines.append(f"  {names[index]}")
+    _print_lines(lines)
     return 0
+
+
+def _plan_end(plan: Mapping[str, Any]) -> str:
+    """When it ended (UTC, to the minute), or for a running plan when it should (the ETA)."""
+    if plan.get("finished_at"):
+        return format_time(plan["finished_at"], seconds=False)[5:]  # MM-DD HH:MM
+    eta = (plan.get("progress") or {}).get("eta_seconds")
+    if plan.get("state") == "running" and eta is not None:
+        return f"in {format_duration(eta)}"
+    return "-"
+
+
+def _plan_took(plan: Mapping[str, Any]) -> str:
+    """From its start to its end, or to now while it runs."""
+    started = parse_time(plan.get("started_at"))
+    if started is None:
+        return "-"
+    ended = parse_time(plan.get("finished_at")) or datetime.now(UTC)
+    return format_duration(max(0.0, (ended - started).total_seconds()))
+
+
+def _moved(progress: Mapping[str, Any]) -> str:
+    moved = progress.get("bytes_moved")
+    return "-" if moved is None else format_bytes(moved)
+
+
+def _history(args: argparse.Namespace, client: ApiClient) -> int:
+    from collections import deque
+
+    params = {name: getattr(args, name) for name in ("plan", "since", "until") if getattr(args, name)}
+    if args.kind:
+        params["kind"] = ",".join(args.kind)
+    if args.limit < 0:
+        raise InvalidInputError(
+            "arguments", [Problem("history", "--limit", f"must be 0 or more, got {args.limit}")]
+        )
+    kept: deque[dict[str, Any]] = deque(maxlen=args.limit or None)
+    after = 0
+    while True:  # pages of 1000, oldest first; only the newest --limit are kept
+        page = client.journal({**params, "after": str(after), "limit": "1000"})
+        kept.extend(page["entries"])
+        if page["next_after"] is None:
+            break
+        after = int(page["next_after"])
+    if args.json:
+        print_json(list(kept))
+        return 0
+    if not kept:
+        _print_lines(["no journal entry matches"])
+        return 0
+    _print_lines([history_line(entry) for entry in kept])
+    return 0
+
+
+def who(by: Mapping[str, Any]) -> str:
+    """A journal entry's author as a person reads it."""
+    via = by.get("via")
+    if via == "api":
+        name = by.get("name") or "a client without a name"
+        return f"{name} ({by.get('role', '?')} token, {by.get('remote') or '?'})"
+    if via == "mqtt":
+        return f"MQTT command {by.get('command', '?')} (nonce {str(by.get('nonce', '?'))[:8]})"
+    if via == "sighup":
+        return "SIGHUP (config reload)"
+    return "reassignd"
+
+
+def history_line(entry: Mapping[str, Any]) -> str:
+    """`2026-11-27 02:56:28  plan.paused  plan-... by alice@host (operator token, 10.0.0.7): from running`"""
+    data = dict(entry.get("data") or {})
+    subject = " ".join(
+        str(part) for part in (entry.get("plan_id"), entry.get("partition"), _step(entry.get("step"))) if part
+    )
+    detail = ", ".join(f"{k}={_short(v)}" for k, v in data.items())
+    line = f"{format_time(entry.get('at'))}  {entry.get('kind')}  {subject}".rstrip()
+    line += f"  by {who(entry.get('by') or {})}"
+    return line + (f": {detail}" if detail else "")
+
+
+def _step(index: Any) -> str:
+    return "" if index is None else f"step {index}"
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, separators=(",", ":")) if isinstance(value, dict | list) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _LIFECYCLE_DONE = {
     "paused": "moves in flight finish, no new one starts; `reassignd resume` goes on",
-    "running": "running again",
+    "resumed": "new moves start from the next cycle, under the limits in force; "
+    "`reassignd status --watch` follows it",
     "cancelling": "partitions go back to their pre-plan list, or finish on their target when nearer; "
     "`reassignd status --watch` follows it",
 }
@@ -415,6 +607,8 @@ def _lifecycle(action: str, args: argparse.Namespace, client: ApiClient) -> int:
         print_json(status)
         return 0
     state = str(status.get("state"))
+    if action == "resume" and state == "running":
+        state = "resumed"
     done = _LIFECYCLE_DONE.get(state)
     print(f"plan {status.get('plan_id')} {state}" + (f": {done}" if done else ""))
     return 0
@@ -484,10 +678,7 @@ def _reset_limits(client: Any, keys: list[str] | None, before: Mapping[str, Any]
 
 
 def _unknown_limit(key: str, known: Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    if close:
-        return f"unknown key; did you mean {close[0]}?"
-    return "unknown key (`reassignd limits` lists them)"
+    return unknown_key(key, known, listed_by="`reassignd limits` lists them")
 
 
 def config_value(key: str, value: Any) -> str:
@@ -531,6 +722,7 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         for key, value in (
             (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, args.leader_rate),
             (config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE, args.follower_rate),
+            (config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE, args.log_dir_rate),
         )
         if value is not None
     }
@@ -554,14 +746,17 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         lines.append(line)
     applied = throttles.get("applied") or {}
     if applied:
+        # the log-dir column only when a broker has that rate: most plans move nothing between log dirs
+        shown = [c for c in RATE_COLUMNS.values() if c != "log_dir" or any(c in r for r in applied.values())]
         rows = [
-            [broker, format_rate(rates.get("leader")), format_rate(rates.get("follower"))]
+            [broker, *(format_rate(rates.get(column)) for column in shown)]
             for broker, rates in sorted(applied.items(), key=lambda kv: int(kv[0]))
         ]
+        headers = ("BROKER", *(column.replace("_", " ").upper() for column in shown))
         title = "in force on the brokers with moves"
         if pending:
             title += " (not all at the new rate yet: it reaches them at the next cycle)"
-        lines += ["", title, *format_table(("BROKER", "LEADER", "FOLLOWER"), rows, right=(0,))]
+        lines += ["", title, *format_table(headers, rows, right=(0,))]
     else:
         lines.append("no throttle of ours in force: brokers get these rates when moves start")
     _print_lines(lines)
@@ -574,10 +769,7 @@ def _until_applied(
     """The daemon applies new rates in its next cycle (which the change wakes): wait for it, a few
     seconds at most, so the reply shows the rates in force rather than the old ones."""
     deadline = time.monotonic() + min(timeout, 10.0)
-    columns = {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
-    }
+    columns = RATE_COLUMNS
     while True:
         applied = throttles.get("applied") or {}
         stale = [
@@ -608,6 +800,12 @@ def _register_propose(add: Callable[[str, Handler, str], argparse.ArgumentParser
     propose.add_argument("--topics", help="only move partitions of topics matching this regex")
     propose.add_argument("--exclude-topics", help="never move partitions of topics matching this regex")
     propose.add_argument("--size-aware", action="store_true", help="also balance bytes")
+    propose.add_argument(
+        "--leaders",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also balance preferred leaders (default as for `reassignd plan`: not for drain)",
+    )
     propose.add_argument("--capacity", metavar="FILE", help="broker capacities (JSON) for the hard goals")
     propose.add_argument("--seed", type=int)
     propose.add_argument("--out", metavar="PLAN.json", help="write the proposed plan here (for submit)")
@@ -617,7 +815,7 @@ def _register_propose(add: Callable[[str, Handler, str], argparse.ArgumentParser
 def _propose(args: argparse.Namespace, client: ApiClient) -> int:
     from pathlib import Path
 
-    from reassignd.cli.plan import summary_line
+    from reassignd.cli.plan import goal_exit_code, summary_line
 
     body: dict[str, Any] = {"goal": args.goal}
     for name in ("threshold", "byte_threshold", "topics", "exclude_topics", "seed"):
@@ -635,6 +833,8 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
                 ) from None
     if args.size_aware:
         body["size_aware"] = True
+    if args.leaders is not None:
+        body["leaders"] = args.leaders
     if args.capacity:
         try:
             body["capacity"] = json.loads(Path(args.capacity).read_text())
@@ -645,11 +845,24 @@ def _propose(args: argparse.Namespace, client: ApiClient) -> int:
         Path(args.out).write_text(json.dumps(result["plan"], indent=2) + "\n")
     if args.json:
         print_json(result)
-        return 0
-    print(summary_line(str(result["cluster"]), result["figures"]))
-    where = f"; wrote {args.out}" if args.out else ""
-    print(f"planned in {result['seconds']}s (snapshot {result['snapshot_seconds']}s){where}", file=sys.stderr)
-    return 0
+    else:
+        print(summary_line(str(result["cluster"]), result["figures"]))
+        where = f"; wrote {args.out}" if args.out else ""
+        print(
+            f"planned in {result['seconds']}s (snapshot {result['snapshot_seconds']}s){where}",
+            file=sys.stderr,
+        )
+    return goal_exit_code([result["figures"]])
+
+
+# Another tool's throttles outlive the moves cancelled here: reassignd cannot tell them from an operator's, so
+# it leaves them; Kafka's tool SETs them on --execute --throttle and DELETEs every one on --verify/--cancel
+# (tests/realkafka/test_kafka_tool.py).
+FOREIGN_THROTTLES_NOTE = (
+    "throttles: none changed. The tool that started these moves may have set some:",
+    "its --verify (or --cancel) of the same plan file removes them, and with them",
+    "every other replication throttle of the cluster's brokers and of those topics.",
+)
 
 
 def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
@@ -678,6 +891,8 @@ def _cancel_foreign(args: argparse.Namespace, client: ApiClient) -> int:
         lines.append(
             "no foreign reassignment to cancel" + (f" in topics {args.topics}" if args.topics else "")
         )
+    if answer["cancelled"]:
+        lines.extend(FOREIGN_THROTTLES_NOTE)
     _print_lines(lines)
     return EXIT_REFUSED if answer["failed"] else 0
 

@@ -38,8 +38,21 @@ def _validate_config(args: argparse.Namespace) -> int:
     config = load_config(args.file, None if args.no_env else os.environ)
     for variable in config.ignored_env:
         print(f"reassignd: warning: {variable} matches no configuration key; ignored", file=sys.stderr)
+    notes = []
+    if not config["cluster.id"]:
+        notes.append(
+            "cluster.id is not set: metrics, alerts and MQTT topics will carry the id Kafka reports (an "
+            'opaque string such as bSXPc0xJod0nPk2Pq19b2w); set a short name such as "prod-eu1"'
+        )
+    for note in notes:
+        print(f"reassignd: note: {note}", file=sys.stderr)
     if args.json:
-        summary: dict[str, Any] = {"valid": True, "file": args.file, "ignored_env": list(config.ignored_env)}
+        summary: dict[str, Any] = {
+            "valid": True,
+            "file": args.file,
+            "ignored_env": list(config.ignored_env),
+            "notes": notes,
+        }
         if args.show:
             summary["config"] = config.redacted()
         print_json(summary)

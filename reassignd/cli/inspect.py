@@ -97,7 +97,7 @@ def plan_warnings(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> list[dic
     """What the plan changes that an operator may not mean to.
 
     `replication_factor`: partitions whose replica count changes (the daemon refuses them unless
-    `allow_rf_change`). `rack_spread`: partitions whose replicas are spread evenly over the rack tree now
+    `--allow-rf-change`). `rack_spread`: partitions whose replicas are spread evenly over the rack tree now
     (KIP-879: level by level, within what each subtree can hold) but not after the plan, grouped by the
     level that loses its spread (1: the top level, such as data centres; 2: the racks within them; ...).
     """
@@ -113,7 +113,7 @@ def plan_warnings(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> list[dic
                 "kind": "replication_factor",
                 "partitions": len(resized),
                 "message": f"{len(resized)} partition(s) change their replication factor; the daemon refuses "
-                "them unless submitted with allow_rf_change",
+                "them unless submitted with --allow-rf-change",
                 "examples": [f"{tp}: {old} -> {new}" for tp, old, new in resized[:MAX_EXAMPLES]],
             }
         )

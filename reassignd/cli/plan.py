@@ -107,6 +107,14 @@ def register(subparsers: Any) -> None:
         "Control's capacity.json): hard goals no move may break",
     )
     plan.add_argument(
+        "--leaders",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also balance preferred leaders (a goal the plan is then judged by); default: yes for "
+        "leader-balance and cluster-balance, best effort for fill, no for drain and replica-balance, "
+        "which change a preferred leader only where they move it",
+    )
+    plan.add_argument(
         "--size-aware",
         action="store_true",
         help="also balance bytes: replicas sized toward the byte average, then byte quotas",
@@ -227,6 +235,7 @@ def _plan(args: argparse.Namespace) -> int:
         exclude_topics=args.exclude_topics,
         exclude_brokers=tuple(args.exclude_brokers or ()),
         capacities=load_capacities(args.capacity) if args.capacity else None,
+        leaders=args.leaders,
     )
     request.check()
     started = time.monotonic()
@@ -273,7 +282,20 @@ def _plan(args: argparse.Namespace) -> int:
         for o in outcomes:
             print(summary_line(o.cluster, o.figures))
         print(f"wrote {', '.join(str(p) for p in written)} in {elapsed}s", file=sys.stderr)
-    return 0
+    return goal_exit_code([o.figures for o in outcomes])
+
+
+EXIT_GOAL_NOT_HELD = 1
+
+
+def goal_exit_code(figures: list[dict[str, Any]]) -> int:
+    """0 when every plan reaches every goal it was asked for (hard goals included), else EXIT_GOAL_NOT_HELD
+    with one line on stderr naming them: the plan is written all the same (it does what it can)."""
+    failed = sorted({g["goal"] for f in figures for g in f["goals"] if g["asked"] and not g["held"]})
+    if not failed:
+        return 0
+    print(f"reassignd: the plan does not reach its goal ({', '.join(failed)} not held)", file=sys.stderr)
+    return EXIT_GOAL_NOT_HELD
 
 
 def _gb(value: float) -> str:
@@ -281,9 +303,10 @@ def _gb(value: float) -> str:
 
 
 def summary_line(cluster: str, f: dict[str, Any]) -> str:
-    """One line per cluster: what moves, against the bound, and every goal that did not hold."""
+    """One line per cluster: what moves, against the bound, and every goal asked for that did not hold (a
+    best-effort goal, such as fill's leader balance, is in the JSON figures and the report)."""
     ratio = f["moves_over_lower_bound"]
-    failed = [g for g in f["goals"] if not g["held"]]
+    failed = [g for g in f["goals"] if g["asked"] and not g["held"]]
     goals = "; ".join(f"{g['goal']} not held: {g['detail']}" for g in failed)
     return (
         f"{cluster}: {f['partitions_changed']} partitions, {f['replicas_moved']} replicas moved "
@@ -311,28 +334,41 @@ def _write_plans(outcomes: list[Any], out: str) -> list[Path]:
         raise InvalidInputError("output", [Problem(out, "--out", exc.strerror or str(exc))]) from None
 
 
+SPREAD_EXAMPLES_SHOWN = 10
+
+
 def _show_state(args: argparse.Namespace) -> int:
     from reassignd.placement.state import cluster_state
+    from reassignd.units import format_bytes
 
     state = cluster_state(load_snapshot(args.snapshot), args.threshold)
     if args.json:
         print_json(state)
         return 0
-    print(f"{'broker':>7} {'rack':<20} {'replicas':>9} {'leaders':>8} {'preferred':>9} {'bytes':>14}")
+    print(f"{'broker':>7} {'rack':<20} {'replicas':>9} {'leaders':>8} {'preferred':>9} {'bytes':>10}")
     for b in state["brokers"]:
         flag = "" if b["online"] else "  (offline)"
         print(
-            f"{b['broker']:>7} {b['rack'] or '-':<20} {b['replicas']:>9} {b['leaders']:>8} "
-            f"{b['preferred_leaders']:>9} {b['bytes']:>14}{flag}"
+            f"{b['broker']:>7} {(b['rack'] or '-')[:20]:<20} {b['replicas']:>9} {b['leaders']:>8} "
+            f"{b['preferred_leaders']:>9} {format_bytes(b['bytes']):>10}{flag}"
         )
+    percent = f"{args.threshold * 100:g}%"
+    online = sum(1 for b in state["brokers"] if b["online"])
     for name, score in state["scores"].items():
+        if "band" not in score:
+            continue
+        low, high = score["band"]
+        show = format_bytes if name == "bytes" else (lambda v: f"{v:g}")
         print(
-            f"{name}: avg {score['average']}, cv {score['cv']}, max/avg {score['max_over_avg']}, "
-            f"{score['outside_band']} broker(s) outside the band"
+            f"{name}: average {show(round(score['average'], 1))}, band ±{percent} "
+            f"[{show(low)}, {show(high)}]: {score['outside_band']} of {online} brokers outside"
         )
     spread = state["spread_violations"]
     print(f"partitions with uneven rack spread: {spread['partitions']}")
-    for example in spread["examples"][:10]:
+    for example in spread["examples"][:SPREAD_EXAMPLES_SHOWN]:
         where = f"{example['topic']}-{example['partition']} {example['replicas']}"
-        print(f"  {where}: {'; '.join(example['violations'])}")
+        print(f"  {where}: {'; '.join(example['violations'])}"[:80])
+    more = spread["partitions"] - min(len(spread["examples"]), SPREAD_EXAMPLES_SHOWN)
+    if more > 0:
+        print(f"  ... and {more} more (--json lists up to 50)")
     return 0

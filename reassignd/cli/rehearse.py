@@ -28,7 +28,8 @@ def register(subparsers: Any) -> None:
         description="Runs PLAN through the real engine against a simulated copy of the cluster (sizes and "
         "produce rates included), with the limits, throttles and cycle interval of --config, and reports "
         "the predicted duration, bytes and peak movements per broker, time under min.insync.replicas and "
-        "moves that would never converge. Exit 0 when the plan finishes, 1 when it does not.",
+        "moves that would never converge. Exit 0 when the plan finishes, 1 when it does not, 3 when the "
+        "live cluster (--bootstrap-servers) cannot be read.",
     )
     parser.add_argument("plan", help="Kafka reassignment JSON")
     source = parser.add_mutually_exclusive_group()

@@ -21,15 +21,19 @@ def register(subparsers: Any) -> None:
     run.add_argument("--api-listen", dest="api_listen", help="override api.listen (HOST:PORT)")
     run.add_argument("--state-dir", dest="state_dir", help="override state.dir")
     run.add_argument("--api-token-file", dest="api_token_file", help="override api.token.file")
-    run.set_defaults(func=_run)
+    run.set_defaults(func=_run, default_log_level="info")
 
 
 def _run(args: argparse.Namespace) -> int:
-    from reassignd.daemon.app import Daemon
+    from reassignd.cli import report_error
+    from reassignd.daemon.app import CannotStart, Daemon
 
     overrides = run_overrides(vars(args))
     config = load_config(args.config, dict(os.environ), overrides)
-    if args.log_level == "info" and config[config_keys.LOG_LEVEL]:
+    if not args.log_level_given and config[config_keys.LOG_LEVEL]:
         fmt = {"json": True, "console": False}.get(str(config[config_keys.LOG_FORMAT]))
         logs.configure(str(config[config_keys.LOG_LEVEL]), json=fmt)
-    return asyncio.run(Daemon(config, overrides=overrides).run())
+    try:
+        return asyncio.run(Daemon(config, overrides=overrides).run())
+    except CannotStart as exc:
+        return report_error("cannot_start", str(exc), as_json=False, exit_code=1)

@@ -16,7 +16,12 @@ def register(subparsers: Any) -> None:
         description="Prints `bootstrap.servers=...` and `control=http://...` when ready; runs until "
         "SIGTERM or SIGINT.",
     )
-    sim.add_argument("--scenario", required=True, help="scenario JSON or cluster snapshot JSON file")
+    sim.add_argument(
+        "--scenario",
+        required=True,
+        help="scenario JSON or cluster snapshot JSON file, or a shipped scenario by name (guide, demo, "
+        "small, medium, multi-dc: `reassignd examples`)",
+    )
     sim.add_argument(
         "--time-scale",
         type=float,
@@ -35,7 +40,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="controller mode (overrides the scenario's; default: kraft)",
     )
-    sim.set_defaults(func=_run)
+    sim.set_defaults(func=_run, default_log_level="info")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -44,12 +49,13 @@ def _run(args: argparse.Namespace) -> int:
             "arguments",
             [Problem("--time-scale", "time_scale", f"must be a number >= 0, got {args.time_scale}")],
         )
+    from reassignd import examples
     from reassignd.sim.kafka_version import KafkaVersion, KafkaVersionError
     from reassignd.sim.model import SimCluster
     from reassignd.sim.runner import run_simulator
     from reassignd.sim.scenario import load_scenario
 
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(examples.scenario(args.scenario))
     kafka = None
     if args.kafka_version is not None or args.kafka_mode is not None:
         release = args.kafka_version or scenario.kafka.release

@@ -6,7 +6,8 @@ nothing (throttles are the daemon's to restore) and tells "not applied" from "di
 rollback file `reassignd submit` saved (the pre-plan assignment).
 
 Exit codes: 0 every partition applied; 1 not yet (some in progress, not applied or diverged); 2 bad input;
-3 the cluster (or part of it) could not be read.
+3 the cluster (or part of it) could not be read (a cluster that cannot be read at all is reported by the
+command line's one error shape, reassignd/cli/__init__.py).
 """
 
 from __future__ import annotations
@@ -80,17 +81,9 @@ def _log_dir_errors(found: Any) -> list[Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from reassignd.cli import report_error
-    from reassignd.cluster.errors import ClusterCallError
-
     plan = load_plan(args.plan)
     pre_plan = load_plan(args.rollback).targets if args.rollback else None
-    try:
-        result, dirs = asyncio.run(_read(args, plan))
-    except ClusterCallError as exc:
-        return report_error(
-            "unreachable", f"cannot read the cluster: {exc}", as_json=args.json, exit_code=EXIT_UNREADABLE
-        )
+    result, dirs = asyncio.run(_read(args, plan))
     unreadable = [e for e in result.errors if e.error.name != "UNKNOWN_TOPIC_OR_PARTITION"]
     verdicts = verify_plan(plan, result.snapshot.partitions, pre_plan=pre_plan, log_dirs=dirs)
     tally = counts(verdicts)

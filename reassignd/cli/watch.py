@@ -534,9 +534,15 @@ def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bar
         drawn = f"{_bar(done, total, bar, ascii_only)} " if bars else ""
         lines.append(Line(f"{label:<10} {drawn}{text}"))
     if not ended:
-        eta = _eta_text(p, brief=True)
-        rates = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {eta}   {_throttle_text(status)}"
-        lines += _wrap(rates, width)
+        throttle = _throttle_text(status)
+        if status.get("state") == "paused":  # no rate or ETA to speak of: nothing new starts
+            moving = p.get("partitions_in_flight", 0)
+            first = f"paused: {moving} moves in flight finish, none starts; `reassignd resume` goes on"
+        else:
+            first = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {_eta_text(p, brief=True)}"
+        together = f"{first}   {throttle}"
+        # the throttle is never cut in two: on a line of its own when both do not fit
+        lines += [Line(together)] if len(together) <= width else [*_wrap(first, width), Line(throttle)]
     note = outcome_text(status)
     if note is not None:
         lines += _wrap(note, width, "bold")

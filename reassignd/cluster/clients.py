@@ -5,6 +5,12 @@ librdkafka's list_topics) block, so they run on one dedicated thread pool, never
 call goes through `_call`: a timeout per attempt, retries with backoff and full jitter on retriable errors
 only, and one report to the observer (the daemon's metrics) after the retries; requests to every broker at
 once (`_each_broker`) report once per broker.
+
+Until a call has answered (and again once every broker went down), each attempt first checks that a broker
+can be reached at all, with a DescribeCluster raced against what librdkafka reports about its connections
+(connection.py): a wrong password, an untrusted CA or TLS against a PLAINTEXT listener fails the call within
+about a second, with one line naming the cause and the setting to check (diagnosis.py), instead of the
+request timeout on every retry.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -25,13 +31,16 @@ from reassignd import config_keys
 from reassignd.cluster import convert
 from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
 from reassignd.cluster.api import ClusterObserver
+from reassignd.cluster.connection import SCRUB, ConnectionMonitor, LibrdkafkaEvents, route_kafka_python_logs
 from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
-from reassignd.cluster.pool import DaemonThreadPool
+from reassignd.cluster.pool import DaemonThreadPool, on_own_thread
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
-from reassignd.cluster.security import redact, to_kafka_python, validate_settings
+from reassignd.cluster.security import is_secret, redact, to_kafka_python, validate_settings
 
 log = structlog.get_logger("reassignd.cluster")
 T = TypeVar("T")
+# How often a contact check looks at what librdkafka reported meanwhile.
+CONTACT_POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +78,8 @@ class ClientCalls:
         write_fence: Callable[[], None] | None = None,
     ) -> None:
         validate_settings(settings.client)
+        SCRUB.add(str(v) for k, v in settings.client.items() if is_secret(k))
+        route_kafka_python_logs()
         # Called (no I/O) right before each write leaves: with HA, it refuses (raising WriteFenced) once the
         # leadership lease has run out, so a write delayed by a pause or a retry cannot land after a standby
         # took over. Kafka's admin API takes no fencing token, so this check is the last line.
@@ -98,8 +109,23 @@ class ClientCalls:
         # The admin handle is a producer inside librdkafka, whose Metadata requests would otherwise ask the
         # broker to auto-create a topic we only name (list_topics(topic=...)).
         confluent_config["allow.auto.create.topics"] = "false"
-        self._ck = AdminClient(confluent_config)
-        log.info("cluster admin created", settings=redact(confluent_config))
+        shown = redact(confluent_config)
+        self._monitor = ConnectionMonitor(self._kp_config.get("bootstrap_servers", ()))
+        self._contact_lock = asyncio.Lock()
+        events = LibrdkafkaEvents(self._monitor)
+        self._ck = AdminClient(confluent_config, error_cb=events.error, logger=events)
+        # librdkafka hands its error events and log lines over only in poll(): a thread of its own polls
+        self._polling = threading.Event()
+        self._poller = threading.Thread(target=self._poll_events, name="reassignd-librdkafka", daemon=True)
+        self._poller.start()
+        log.debug("cluster admin created", settings=shown)
+        self._live: tuple[int, ...] = ()  # the brokers DescribeCluster listed last
+        self._answering: int | None = None  # where requests any broker answers go (_any_broker)
+        self._steer_controller = False  # the next kafka-python client starts on _answering (_on_controller)
+
+    def _poll_events(self) -> None:
+        while not self._polling.is_set():
+            self._ck.poll(0.2)
 
     # --- plumbing ------------------------------------------------------------------------------------------
 
@@ -119,6 +145,7 @@ class ClientCalls:
         async def once() -> T:
             try:
                 async with asyncio.timeout(self._timeout + 1.0):  # not wait_for: see daemon/runtime.py
+                    await self._ensure_contact(api)
                     return await attempt()
             except (ClusterCallError, WriteFenced):
                 raise
@@ -144,6 +171,36 @@ class ClientCalls:
             self._item_succeeded(api)
         return result
 
+    async def _ensure_contact(self, api: str) -> None:
+        """Returns once a broker answers (at once while calls do). Until then a DescribeCluster (no ACL
+        needed) is raced against librdkafka's connection reports: once every broker is down, the call fails
+        with the problem they name, not retried (diagnosis.ConnectionProblem.error). One check at a time;
+        calls made meanwhile wait for its outcome."""
+        if self._monitor.in_contact:
+            return
+        async with self._contact_lock:
+            if self._monitor.in_contact:
+                return
+            started = time.monotonic()
+            answer = asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
+            try:
+                while not answer.done():
+                    await asyncio.wait({answer}, timeout=CONTACT_POLL_SECONDS)
+                    problem = None if answer.done() else self._monitor.blocking(started, time.monotonic())
+                    if problem is not None:
+                        raise ClusterCallError(api, problem.error())
+                try:
+                    answer.result()
+                except Exception as exc:
+                    problem = self._monitor.last_problem()
+                    error = problem.error() if problem else from_exception(exc)
+                    raise ClusterCallError(api, error) from exc
+            finally:
+                # given up on (a problem, the attempt's timeout): librdkafka ends the request by itself,
+                # and its outcome is not wanted (nor reported as never retrieved)
+                answer.cancel()
+            self._monitor.contact()
+
     def _check_write_fence(self) -> None:
         """Immediately before a write is handed to a client (on whichever thread sends it)."""
         if self.write_fence is not None:
@@ -154,6 +211,7 @@ class ClientCalls:
             self._observer.call_failed(api, error)
 
     def _item_succeeded(self, api: str) -> None:
+        self._monitor.contact()
         if self._observer is not None:
             self._observer.call_succeeded(api, time.time())
 
@@ -164,17 +222,38 @@ class ClientCalls:
                 raise _closed_error()
             if self._kp is None:
                 self._kp = KafkaAdminClient(**self._kp_config)
+                if self._steer_controller:
+                    self._steer_controller = False
+                    broker = self._answering_broker()
+                    if broker is not None:
+                        self._kp._controller_id = broker  # kafka-python's cached controller (pinned 3.0.12)
             return self._kp
 
     def _on_controller(self, call: Callable[[KafkaAdminClient], T]) -> T:
         """Run a controller-routed kafka-python call (on the pool). kafka-python caches the controller id
         and refreshes it only on a NOT_CONTROLLER answer; when the controller broker is down it keeps
         dialling the dead one (NodeNotReadyError, then UnknownBrokerIdError). So after a failure the broker
-        did not answer itself (no Kafka code) or NOT_CONTROLLER, the client is replaced: the retry
-        bootstraps a fresh one, which asks Metadata for the current controller."""
+        did not answer itself (no Kafka code) or NOT_CONTROLLER, the client is replaced.
+
+        The replacement starts on the broker requests any broker answers go to (`_any_broker`), moved past
+        the one that failed, rather than asking Metadata: a KRaft broker names a random live broker as the
+        controller (every broker forwards these requests to the real one), a broker killed a moment ago
+        stays live until it is fenced, and a fresh client knows nothing of the failure. On real KRaft,
+        four fresh clients in a row went back to the killed broker (its Metadata request or the controller
+        named) within a second, and the cycle failed. In ZooKeeper mode a broker that is not the controller
+        answers NOT_CONTROLLER, and kafka-python then asks Metadata for the real one."""
         return self._replacing_client(
-            call, lambda e: e.code is None or e.name == "NOT_CONTROLLER", "a controller failure"
+            call,
+            lambda e: e.code is None or e.name == "NOT_CONTROLLER",
+            "a controller failure",
+            on_stale=self._controller_failed,
         )
+
+    def _controller_failed(self, client: KafkaAdminClient) -> None:
+        failed = getattr(client, "_controller_id", None)
+        if isinstance(failed, int):
+            self._broker_failed(failed)
+        self._steer_controller = True
 
     def _on_broker(self, call: Callable[[KafkaAdminClient], T]) -> T:
         """Run a broker-routed kafka-python call (on the pool). kafka-python's metadata forgets a broker
@@ -260,9 +339,11 @@ class ClientCalls:
         why: str,
         *,
         again: bool = False,
+        on_stale: Callable[[KafkaAdminClient], None] | None = None,
     ) -> T:
         """`call` on the kafka-python client; a failure that says the client's view is `stale` replaces
-        the client, then raises (the caller's retry bootstraps a new one) or, `again`, calls once more."""
+        the client (`on_stale` sees the old one first), then raises (the caller's retry bootstraps a new
+        one) or, `again`, calls once more."""
         client = self._kafka_python()
         try:
             return call(client)
@@ -271,6 +352,8 @@ class ClientCalls:
         except Exception as exc:
             if not stale(from_exception(exc)):
                 raise
+            if on_stale is not None:
+                on_stale(client)
             self._discard_kafka_python(client, why)
             if not again:
                 raise
@@ -292,6 +375,7 @@ class ClientCalls:
         async def attempt() -> convert.ClusterView:
             result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
             controller = result.controller
+            self._live = tuple(sorted(int(n.id) for n in result.nodes))
             return convert.ClusterView(
                 cluster_id=result.cluster_id,
                 controller_id=None if controller is None or controller.id < 0 else int(controller.id),
@@ -299,6 +383,36 @@ class ClientCalls:
             )
 
         return await self._call("describe_cluster", attempt)
+
+    @contextlib.contextmanager
+    def _any_broker(self) -> Iterator[dict[str, int]]:
+        """`broker=` for a confluent-kafka request any broker answers (DescribeConfigs and
+        IncrementalAlterConfigs of topics): the broker that answered the last one, or after a failure the
+        next broker DescribeCluster lists.
+
+        librdkafka sends those requests to the controller its last Metadata named. A KRaft broker names a
+        random live broker there (clients cannot reach the KRaft controller), a killed broker stays live
+        until the controller fences it (broker.session.timeout.ms), and librdkafka waits the whole request
+        timeout for that broker on every retry: on a real KRaft cluster, a killed broker failed every
+        snapshot for 22 s with a 5 s timeout (2 minutes with the default 30 s) and the daemon reported the
+        cluster unreachable. Kafka's own admin client sends them to its least loaded broker."""
+        broker = self._answering_broker()
+        try:
+            yield {} if broker is None else {"broker": broker}
+        except BaseException:
+            if broker is not None:
+                self._broker_failed(broker)
+            raise
+
+    def _answering_broker(self) -> int | None:
+        if self._answering not in self._live:
+            self._answering = self._live[0] if self._live else None
+        return self._answering
+
+    def _broker_failed(self, broker: int) -> None:
+        """A request to `broker` failed: requests any broker answers go to the next live one from now."""
+        if self._answering == broker and broker in self._live:
+            self._answering = self._live[(self._live.index(broker) + 1) % len(self._live)]
 
     async def _live_brokers(self) -> frozenset[int]:
         return frozenset((await self._describe_cluster()).racks)
@@ -317,14 +431,15 @@ class ClientCalls:
         (the cluster does not answer) leaves them to end on their own, never holding the process's exit
         (pool.py), rather than wait out their timeouts."""
         self._closed = True
+        self._polling.set()  # the poller ends within its poll timeout (0.2 s) by itself
         if not wait:  # the lock may be held for a client's whole bootstrap: not waited for either
             self._executor.shutdown(wait=False, cancel_futures=True)
             return
         # off the event loop, so the caller's own timeout can still end the wait
-        client = await asyncio.to_thread(self._take_client)
+        client = await on_own_thread(self._take_client)
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
-        await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
+        await on_own_thread(lambda: self._executor.shutdown(wait=True, cancel_futures=True))
 
     def _take_client(self) -> KafkaAdminClient | None:
         with self._kp_lock:

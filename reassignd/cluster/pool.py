@@ -8,6 +8,7 @@ These threads are daemon threads: a call left in flight by `shutdown(wait=False)
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
 from collections.abc import Callable
@@ -76,3 +77,29 @@ class DaemonThreadPool(Executor):
         if wait:
             for thread in threads:
                 thread.join()
+
+
+async def on_own_thread(fn: Callable[[], T]) -> T:
+    """`fn()` on a thread of its own that ends with it, awaited without blocking the event loop (unlike
+    asyncio.to_thread, no pool thread of the loop's stays behind: closing the adapter leaves no thread)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result = fn()
+        except BaseException as exc:  # handed to the awaiting task
+            loop.call_soon_threadsafe(settle, None, exc)
+        else:
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=run, name="reassignd-cluster-close", daemon=True).start()
+    return await future

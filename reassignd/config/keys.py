@@ -72,8 +72,8 @@ CLUSTER_KEYS: Final = (
         "cluster",
         config_keys.CLUSTER_ID,
         STRING,
-        "A short label for this cluster in metrics, MQTT topics and the ZooKeeper path. Empty: the "
-        "cluster id Kafka reports.",
+        "A short label for this cluster in metrics, alerts, MQTT topics and the ZooKeeper path: set one "
+        "(e.g. prod-eu1). Empty: the cluster id Kafka reports, an opaque string.",
         default="",
         validator=_LABEL,
     ),

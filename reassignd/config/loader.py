@@ -6,7 +6,6 @@ the environment variable), the key and the bad value, so an operator fixes a con
 
 from __future__ import annotations
 
-import difflib
 import os
 import shlex
 import stat
@@ -22,6 +21,7 @@ from reassignd.config.keys import schema
 from reassignd.config.schema import ENV_PREFIX, BadValue, ConfigKey, Secret
 from reassignd.engine.limits import flatten_toml
 from reassignd.model import InvalidInputError, Problem
+from reassignd.suggest import unknown_key
 
 DEFAULT = "default"
 ENVIRONMENT = "environment"
@@ -169,8 +169,7 @@ def is_config_key(name: str) -> bool:
 
 
 def _unknown_message(name: str, table: Mapping[str, ConfigKey]) -> str:
-    close = difflib.get_close_matches(name, list(table), n=1, cutoff=0.75)
-    return "unknown key" + (f" (did you mean {close[0]}?)" if close else "")
+    return unknown_key(name, table, listed_by="`reassignd config-reference` lists them")
 
 
 MAX_CONFIG_BYTES: Final = 4 * 1024 * 1024

@@ -30,8 +30,10 @@ from aiohttp import abc, web
 from reassignd import strictjson
 from reassignd.daemon import auth
 from reassignd.daemon.http_limits import DEFAULT_MAX_BODY_BYTES, ConnectionGuard, GuardedRunner, ServerLimits
+from reassignd.daemon.journal import parse_query as parse_journal_query
 from reassignd.daemon.service import JSON, ControllerService, ServiceError
 from reassignd.model import INT32_MAX, InvalidInputError, PlanDraft, Problem, shown
+from reassignd.store.actor import acting_as
 
 MetricsHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -117,6 +119,7 @@ def create_app(
     r.add_get("/v1/throttles", handlers.throttles)
     r.add_patch("/v1/throttles", handlers.set_throttles)
     r.add_get("/v1/reassignments", handlers.reassignments)
+    r.add_get("/v1/journal", handlers.journal)
     r.add_post("/v1/reassignments/cancel", handlers.cancel_foreign)
     r.add_post("/v1/placements", handlers.place)
     r.add_post("/v1/proposals", handlers.propose)
@@ -148,10 +151,13 @@ class _Handlers:
             )
         dry_run = _option(request, body, "dry_run")
         allow_rf_change = _option(request, body, "allow_rf_change")
+        name = _plan_name(request)
         draft = await _off_loop(len(body.get("partitions") or ()), PlanDraft.parse, body)
         if draft.problems:
             await self._refuse_draft(draft, allow_rf_change)
-        result = await self.service.submit_plan(draft, dry_run=dry_run, allow_rf_change=allow_rf_change)
+        result = await self.service.submit_plan(
+            draft, dry_run=dry_run, allow_rf_change=allow_rf_change, **({"name": name} if name else {})
+        )
         if dry_run:
             return _json(result, 200)
         headers = {"Location": f"/v1/plans/{result['plan_id']}"} if result.get("plan_id") else None
@@ -216,6 +222,10 @@ class _Handlers:
     async def set_throttles(self, request: web.Request) -> web.Response:
         return _json(await self.service.set_throttles(await _json_object(request)))
 
+    async def journal(self, request: web.Request) -> web.Response:
+        query = {name: request.query.getall(name) for name in request.query}
+        return _json(await self.service.journal(parse_journal_query(query)))
+
     async def reassignments(self, _: web.Request) -> web.Response:
         return _json({"reassignments": await self.service.cluster_reassignments()})
 
@@ -243,7 +253,9 @@ class _Handlers:
         if report.get("ready"):
             return _json(report)
         reason = str(report.get("reason") or "not ready")
-        return _json({**report, "error": {"code": "unavailable", "message": reason}}, 503)
+        cause = (report.get("cluster") or {}).get("error")
+        message = f"{reason}: {cause}" if cause else reason
+        return _json({**report, "error": {"code": "unavailable", "message": message}}, 503)
 
     async def metrics(self, request: web.Request) -> web.StreamResponse:
         return await self.metrics_handler(request)
@@ -359,6 +371,21 @@ def _option(request: web.Request, body: dict[str, Any], name: str) -> bool:
     return enabled
 
 
+PLAN_NAME = re.compile(r"[\w.@+ -]{1,64}")
+
+
+def _plan_name(request: web.Request) -> str | None:
+    """`?name=` a plan's name for people (`drain broker 12`): letters, digits, `_.@+ -`, at most 64."""
+    if "name" not in request.query:
+        return None
+    raw = request.query.getall("name")
+    if len(raw) != 1 or not PLAN_NAME.fullmatch(raw[0]):
+        raise _bad_option(
+            "name", f"must be given once, 1-64 letters, digits, spaces or _.@+-, got {shown(raw)[:80]}"
+        )
+    return raw[0]
+
+
 def _check_placement_size(body: Mapping[str, Any]) -> None:
     """A placement is computed in memory: its size is bounded here, before the placer runs."""
     count = body.get("num_partitions")
@@ -428,10 +455,14 @@ async def _guarded(
 ) -> web.StreamResponse:
     routed = request.match_info.http_exception is None
     try:
+        role = None
         if routed:
-            _authorize(request, access)
+            role = _authorize(request, access)
             _check_length(request, bounds.max_bytes)
-        return await handler(request)
+        if role is None:
+            return await handler(request)
+        with acting_as(api_actor(request, role)):  # journaled changes say who made them
+            return await handler(request)
     except ServiceError as exc:
         response = _service_error(exc, request)
         if exc.code in ("payload_too_large", "request_timeout"):
@@ -448,11 +479,26 @@ async def _guarded(
         return _service_error(error, request)
 
 
-def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
-    """Operator token for changes; read or operator token for reads (unless open); probes always open."""
+USER_HEADER = "X-Reassignd-User"
+_USER = re.compile(r"[\w.@+-]{1,64}")
+
+
+def api_actor(request: web.Request, role: str) -> dict[str, str]:
+    """Who makes a change over the API: the token's role (checked), the name the client gives in
+    X-Reassignd-User (the CLI sends user@host; not checked, so it is recorded as claimed) and its address."""
+    claimed = request.headers.get(USER_HEADER, "")
+    actor = {"via": "api", "role": role, "remote": str(request.remote or "")}
+    if _USER.fullmatch(claimed):
+        actor["name"] = claimed
+    return actor
+
+
+def _authorize(request: web.Request, access: auth.ApiAccess) -> str | None:
+    """Operator token for changes; read or operator token for reads (unless open); probes always open.
+    The role of a change's token (OPERATOR), None for a read."""
     if request.method in _SAFE_METHODS:
         if request.path in OPEN_PATHS or access.reads_open:
-            return
+            return None
         if access.operator is None and access.reader is None:
             raise ServiceError(
                 "unauthorized",
@@ -464,7 +510,7 @@ def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
             raise ServiceError("unauthorized", "missing bearer token (Authorization: Bearer <token>)")
         if access.role_of(presented) is None:
             raise ServiceError("unauthorized", "wrong bearer token")
-        return
+        return None
     if access.operator is None:
         raise ServiceError("unauthorized", "this daemon has no API token configured: mutations are disabled")
     presented = auth.bearer_token(request.headers.get("Authorization"))
@@ -475,6 +521,7 @@ def _authorize(request: web.Request, access: auth.ApiAccess) -> None:
         raise ServiceError("unauthorized", "wrong bearer token")
     if role != auth.OPERATOR:
         raise ServiceError("forbidden", "the read token cannot change anything: use the operator token")
+    return role
 
 
 def _check_length(request: web.Request, max_bytes: int) -> None:
@@ -536,10 +583,12 @@ def _http_error(exc: web.HTTPException, request: web.Request, max_body_bytes: in
 
 
 class AccessLog(abc.AbstractAccessLogger):
-    """One structured line per request: method, path, status, duration, request id. No headers, no query."""
+    """One structured line per request: method, path, status, duration, request id. No headers, no query.
+    At debug: scrapes and `status --watch` polls are most of the requests, and at info a log says what
+    happened (a refused change has its own `api_refused` line at info)."""
 
     def log(self, request: Any, response: Any, time: float) -> None:
-        _log.info(
+        _log.debug(
             "http_request",
             method=request.method,
             path=request.path,

@@ -36,11 +36,17 @@ from reassignd.daemon.proposals import ProposalService, start_proposals
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
+from reassignd.store.actor import acting_as
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import StoreError
 from reassignd.store.sqlite import SqliteStore
 
 log = logs.get_logger("reassignd.daemon")
+
+
+class CannotStart(Exception):
+    """The daemon cannot start for a reason its operator fixes (its API address in use): `reassignd run`
+    says it in one line and exits 1, without a traceback."""
 
 
 def auto_throttle_from(config: Config) -> AutoThrottle | None:
@@ -287,7 +293,14 @@ class Daemon:
             proposals=proposals,
         )
         host, port = parse_listen(str(config[config_keys.API_LISTEN]))
-        runner = await start_api(app, host, port, limits=server_limits)
+        try:
+            runner = await start_api(app, host, port, limits=server_limits)
+        except OSError as exc:
+            reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise CannotStart(
+                f"cannot serve the API on {host}:{port} (api.listen): {reason}; is another reassignd, or "
+                "another program, listening there?"
+            ) from None
         bound = [a for a in runner.addresses if isinstance(a, tuple)]
         self.api_address = (str(bound[0][0]), int(bound[0][1])) if bound else (host, port)
         return app, runner
@@ -300,7 +313,7 @@ class Daemon:
         if not self.metrics.cluster:
             started.labeller = asyncio.create_task(self._learn_cluster_label(started))
         try:
-            await asyncio.create_task(supervisor.run(started.stop_requested))
+            await asyncio.create_task(supervisor.run(started.stop_requested, stopping=started.flags.stop))
         except Exception as exc:
             log.error("daemon failed", error=repr(exc))
             return 1
@@ -391,7 +404,8 @@ class Daemon:
         access.operator = config.secret(config_keys.API_TOKEN)
         access.reader = config.secret(config_keys.API_READ_TOKEN)
         access.reads_open = bool(config[config_keys.API_READ_OPEN])
-        await started.controller.config_reloaded(file_settings_from(config))
+        with acting_as({"via": "sighup"}):  # what the reload changes is journaled as by SIGHUP
+            await started.controller.config_reloaded(file_settings_from(config))
         link = started.controller.link
         link.probe_timeout = float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS])
         link.probe_interval = float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS])

@@ -50,24 +50,26 @@ def load_token(
     *,
     env: Mapping[str, str] | None = None,
     min_length: int = 0,
+    file_var: str = TOKEN_FILE_ENV,
+    token_var: str = TOKEN_ENV,
 ) -> str | None:
-    """The token from `token_file`, else $REASSIGND_API_TOKEN_FILE, else $REASSIGND_API_TOKEN, else None.
+    """The token from `token_file`, else $`file_var`, else $`token_var`, else None.
 
-    For clients (the CLI): they accept whatever the operator was given. The daemon reads its tokens through
-    its configuration, which enforces MIN_TOKEN_LENGTH and private files. Surrounding whitespace (a
-    trailing newline) is not part of the token.
+    For clients (the CLI, which names its own variables): they accept whatever the operator was given. The
+    daemon reads its tokens through its configuration, which enforces MIN_TOKEN_LENGTH and private files.
+    Surrounding whitespace (a trailing newline) is not part of the token.
     """
     env = os.environ if env is None else env
-    path = token_file or env.get(TOKEN_FILE_ENV) or None
+    path = token_file or env.get(file_var) or None
     if path is not None:
         token = _read_token_file(Path(path))
         where, fld = str(path), "(token file)"
     else:
-        raw = env.get(TOKEN_ENV)
+        raw = env.get(token_var)
         if raw is None:
             return None
         token = raw.strip()
-        where, fld = "environment", TOKEN_ENV
+        where, fld = "environment", token_var
     if not token:
         raise InvalidInputError("API token", [Problem(where, fld, "is empty")])
     if any(ch.isspace() for ch in token):

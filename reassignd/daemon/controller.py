@@ -26,6 +26,7 @@ from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import loading, reads, reassignments, submission
 from reassignd.daemon.executor import EffectHook, Executor, emitted
+from reassignd.daemon.journal import journal_page
 from reassignd.daemon.link import Link, LinkLost
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
@@ -322,7 +323,12 @@ class Controller:
     # -- ControllerService: see reassignd/daemon/service.py -----------------------------------------
 
     async def submit_plan(
-        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> JSON:
         if not dry_run:
             self._require_leader()
@@ -337,16 +343,22 @@ class Controller:
         )
         if dry_run:
             return summary
-        plan_id = await submission.queued(self.store, plan, self.clock(), allow_rf_change=allow_rf_change)
+        plan_id = await submission.queued(
+            self.store, plan, self.clock(), allow_rf_change=allow_rf_change, name=name
+        )
         self._submitted = (plan_id, plan)
         self._emit("plan.submitted", plan_id=plan_id, partitions=len(plan))
         await self._refresh_records()
         self._publish()
         self.wake()
-        return {**summary, "plan_id": plan_id}
+        return {**summary, "plan_id": plan_id, **({"name": name} if name else {})}
 
     def list_plans(self) -> list[JSON]:
         return list_plans_view(self.view)
+
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """GET /v1/journal (daemon/journal.py): standbys read the same store."""
+        return await journal_page(self.store, **query)
 
     def plan_status(self, plan_id: str | None = None) -> JSON:
         return plan_status_view(self.view, plan_id)

@@ -39,6 +39,7 @@ from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.mqtt_auth import NONCE_FILE, Command, CommandRejected, CommandVerifier
 from reassignd.daemon.service import ServiceError
 from reassignd.logs import get_logger
+from reassignd.store.actor import acting_as
 
 log = get_logger("reassignd.mqtt")
 
@@ -330,7 +331,8 @@ class MqttBridge:
             )
             return
         try:
-            await self._execute(command)
+            with acting_as({"via": "mqtt", "command": command.name, "nonce": command.nonce}):
+                await self._execute(command)
         except Exception as exc:
             code, message = (
                 (exc.code, exc.message) if isinstance(exc, ServiceError) else ("internal", repr(exc))

@@ -151,7 +151,10 @@ class Supervisor:
     def add(self, name: str, coro: Coroutine[Any, Any, None]) -> None:
         self.tasks[name] = coro
 
-    async def run(self, stop: asyncio.Event) -> None:
+    async def run(self, stop: asyncio.Event, stopping: asyncio.Event | None = None) -> None:
+        """Until `stop` is set or a task ends. `stopping`: set when a stop was asked for (SIGTERM), so the
+        tasks that end because of it (the controller loop finishing its last cycle) are expected, not
+        logged as a warning."""
         running: dict[asyncio.Task[Any], str] = {
             asyncio.create_task(coro, name=name): name for name, coro in self.tasks.items()
         }
@@ -165,7 +168,10 @@ class Supervisor:
                 if exc is not None:
                     log.error("background task failed", task=running[task], error=repr(exc))
                     raise exc
-                log.warning("background task ended", task=running[task])
+                if stop.is_set() or (stopping is not None and stopping.is_set()):  # asked to stop
+                    log.debug("background task ended", task=running[task])
+                else:
+                    log.warning("background task ended", task=running[task])
         finally:
             stopper.cancel()
             for task in running:

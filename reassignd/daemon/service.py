@@ -51,7 +51,12 @@ class ControllerService(Protocol):
 
     # --- plans -------------------------------------------------------------------------------------------
     async def submit_plan(
-        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> JSON:
         """Validate the whole plan against the live cluster, then queue it (or, with dry_run, only report).
 
@@ -62,6 +67,11 @@ class ControllerService(Protocol):
 
     def list_plans(self) -> list[JSON]:
         """Every plan, newest first: {"plan_id", "state", "submitted_at", "partitions", "progress": {...}}."""
+        ...
+
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """A page of the journal: {"entries": [{"seq", "at", "kind", "plan_id", "partition", "step", "by",
+        "data"}], "next_after"}; `query` as daemon/journal.py's parse_query returns it."""
         ...
 
     def plan_status(self, plan_id: str | None = None) -> JSON:

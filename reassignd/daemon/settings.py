@@ -22,6 +22,7 @@ from reassignd import config_keys
 from reassignd.engine.limits import LIMIT_KEYS, Limits
 from reassignd.engine.run import AutoThrottle
 from reassignd.model import InvalidInputError, Problem
+from reassignd.suggest import unknown_key
 
 AUTO_KEYS: Final = (
     config_keys.AUTO_THROTTLE_ENABLE,
@@ -149,9 +150,7 @@ def changed(
 ) -> tuple[dict[str, Any], Effective]:
     """The record with `changes` made (validated together with everything in force: all or nothing)."""
     unknown = [
-        Problem("limits", k[:80], f"unknown key; known: {sorted(RUNTIME_KEYS)}")
-        for k in changes
-        if k not in RUNTIME_KEYS
+        Problem("limits", k[:80], unknown_key(k, RUNTIME_KEYS)) for k in changes if k not in RUNTIME_KEYS
     ]
     if unknown:
         raise InvalidInputError("limits", unknown)

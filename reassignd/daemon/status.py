@@ -13,13 +13,18 @@ from typing import Any
 
 from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.view import ControllerView, cluster_json, iso_time
+from reassignd.daemon.view import ControllerView, cluster_view, iso_time
 from reassignd.engine import Status, WaitReason
+from reassignd.engine.limits import Limits
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
-RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
+RATE_KEYS = (
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
+)
 WAITING_SHOWN = 200
 _PROGRESS_KEYS = (
     "partitions_done",
@@ -84,6 +89,9 @@ def _summary(view: ControllerView, record: PlanSummary) -> JSON:
         "plan_id": record.id,
         "state": _state(view, record),
         "submitted_at": iso_time(record.submitted_at),
+        "started_at": iso_time(record.started_at) if record.started_at is not None else None,
+        "finished_at": iso_time(record.finished_at) if record.finished_at is not None else None,
+        "name": record.options.get("name"),
         "partitions": record.partitions,
         "progress": _progress(view, record),
     }
@@ -138,7 +146,7 @@ def _waiting(run: RunState) -> list[JSON]:
 def idle_status_view(view: ControllerView) -> JSON:
     """The daemon's status while no plan runs or waits: the cluster first, as in a plan's status."""
     return {
-        "cluster": cluster_json(view.cluster),
+        "cluster": cluster_view(view.cluster),
         "plan_id": None,
         "state": "idle",
         "last_cycle": view.last_status,
@@ -161,16 +169,13 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     limits = view.limits
     run = _current_run(view, record)
     status = {
-        "cluster": cluster_json(view.cluster),
+        "cluster": cluster_view(view.cluster),
         **_summary(view, record),
         "started_at": iso_time(record.started_at),
         "finished_at": iso_time(record.finished_at),
         "error": record.error,
         "limits": limits.to_mapping(),
-        "throttles": {
-            config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
-            config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
-        },
+        "throttles": _rates(limits),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -180,6 +185,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     if run is None or run.execution is None or run.ended:
         return status
     incoming, outgoing = run.throttles.applied_rates()
+    log_dir = run.throttles.applied_log_dir_rates()
     load = run.execution.load
     snapshot = run.reading.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
@@ -192,6 +198,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
             "limit_out": limits.max_outgoing_per_broker,
             "leader_throttle": outgoing.get(b),
             "follower_throttle": incoming.get(b),
+            "log_dir_throttle": log_dir.get(b),
             "online": snapshot.brokers[b].online if snapshot and b in snapshot.brokers else None,
         }
         for b in broker_ids
@@ -238,16 +245,22 @@ def _leader_unthrottled(run: RunState) -> list[JSON]:
     return out
 
 
+def _rates(limits: Limits) -> JSON:
+    """The configured rates, by the names PATCH /v1/throttles takes."""
+    return {
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
+        config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE: limits.log_dir_throttled_rate,
+    }
+
+
 def throttles_view(view: ControllerView) -> JSON:
-    limits = view.limits
     incoming, outgoing = view.throttles.applied_rates()
     applied: dict[str, dict[str, Any]] = {}
     for broker, rate in outgoing.items():
         applied.setdefault(str(broker), {})["leader"] = rate
     for broker, rate in incoming.items():
         applied.setdefault(str(broker), {})["follower"] = rate
-    return {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
-        "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0]))),
-    }
+    for broker, log_dir_rate in view.throttles.applied_log_dir_rates().items():
+        applied.setdefault(str(broker), {})["log_dir"] = log_dir_rate
+    return {**_rates(view.limits), "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0])))}

@@ -76,12 +76,14 @@ async def previewed(
     }
 
 
-async def queued(store: AsyncStore, plan: ReassignmentPlan, now: float, *, allow_rf_change: bool) -> str:
-    """The plan stored as queued, under a new id (the store journals `plan.submitted` with it)."""
+async def queued(
+    store: AsyncStore, plan: ReassignmentPlan, now: float, *, allow_rf_change: bool, name: str | None = None
+) -> str:
+    """The plan stored as queued, under a new id (the store journals `plan.submitted` with it); `name`:
+    what the operator called it (submit --name)."""
     plan_id = f"plan-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(now))}-{uuid.uuid4().hex[:6]}"
-    await store.commit(
-        WriteBatch().submit_plan(plan_id, plan.to_dict(), {"allow_rf_change": allow_rf_change})
-    )
+    options = {"allow_rf_change": allow_rf_change, **({"name": name} if name else {})}
+    await store.commit(WriteBatch().submit_plan(plan_id, plan.to_dict(), options))
     return plan_id
 
 

@@ -22,6 +22,7 @@ from reassignd.logs import get_logger
 from reassignd.model import InvalidInputError, Problem
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import SettingsConflict, WriteBatch
+from reassignd.suggest import unknown_key
 
 log = get_logger("reassignd.controller")
 
@@ -99,11 +100,7 @@ class Tuning:
         """All or nothing: every value checked with everything else in force, bad input refused now, before
         the store is touched, and checked again against the record as stored when the commit runs."""
         allowed = known if known is not None else set(runtime_settings.RUNTIME_KEYS)
-        problems = [
-            Problem(where, k[:80], f"unknown key; known: {sorted(allowed)}")
-            for k in changes
-            if k not in allowed
-        ]
+        problems = [Problem(where, k[:80], unknown_key(k, allowed)) for k in changes if k not in allowed]
         if not changes:
             problems.append(Problem(where, "(body)", "no changes given"))
         known_changes = {k: v for k, v in changes.items() if k in allowed}

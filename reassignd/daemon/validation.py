@@ -6,7 +6,8 @@ collected so the operator fixes the plan in one round; a plan with any problem i
 broken entries are still checked against the cluster, so `[-1, 99]` is reported for both.
 
 Two kinds of refusal (`plan_rejection`): a plan that is wrong (`422 invalid_plan`: unknown topics or
-brokers, a replication-factor change not allowed, a bad document) and a plan that is right but collides
+brokers, a replication-factor change not allowed, a bad document, or nothing to do: every partition is
+already on its target) and a plan that is right but collides
 with work in progress (`409 conflict`: its partitions belong to an unfinished plan or are being
 reassigned by another tool). The second can be submitted again unchanged once that work is over.
 """
@@ -62,7 +63,7 @@ def validate_plan(
         if current is None:
             problems.append(_missing(tp, snapshot))
             continue
-        problems += _target_problems(tp, plan.targets[tp], current, snapshot, allow_rf_change=allow_rf_change)
+        problems += _unknown_brokers(tp, plan.targets[tp], snapshot)
         if tp in busy:
             problems.append(
                 PlanConflict(str(tp), "partition", f"already part of plan {busy[tp]}", busy[tp], str(tp))
@@ -70,6 +71,19 @@ def validate_plan(
         elif tp in ongoing and tp not in ours_set:
             reason = "is being reassigned by someone else (ListPartitionReassignments)"
             problems.append(PlanConflict(str(tp), "partition", reason, None, str(tp)))
+        elif len(plan.targets[tp]) != len(current.target_replicas) and not allow_rf_change:
+            # not for a partition another plan or tool holds: in the middle of a step its replica list
+            # holds the new replicas too, so its replication factor cannot be read off it
+            problems.append(_rf_change(tp, plan.targets[tp], current))
+    if not problems and _already_applied(plan, snapshot):
+        problems.append(
+            Problem(
+                "plan",
+                "partitions",
+                f"every partition ({len(plan.targets)}) is already on its target replicas: nothing to do "
+                "(`reassignd verify PLAN.json` checks a plan against the cluster)",
+            )
+        )
     problems += log_dir_problems(
         ReassignmentPlan(
             {tp: t for tp, t in plan.targets.items() if tp in snapshot.partitions},
@@ -99,30 +113,35 @@ def _missing(tp: TopicPartition, snapshot: ClusterSnapshot) -> Problem:
     return Problem(str(tp), "partition", f"unknown topic {tp.topic!r}")
 
 
-def _target_problems(
-    tp: TopicPartition,
-    target: tuple[int, ...],
-    current: PartitionState,
-    snapshot: ClusterSnapshot,
-    *,
-    allow_rf_change: bool,
-) -> list[Problem]:
-    problems = []
+def _unknown_brokers(tp: TopicPartition, target: tuple[int, ...], snapshot: ClusterSnapshot) -> list[Problem]:
     unknown = sorted(b for b in target if b not in snapshot.brokers)
-    if unknown:
-        message = (
-            f"unknown broker id(s) {unknown} in {list(target)}: not in the cluster's metadata "
-            "(never registered, or offline now)"
-        )
-        problems.append(Problem(str(tp), "replicas", message))
+    if not unknown:
+        return []
+    message = (
+        f"unknown broker id(s) {unknown} in {list(target)}: not in the cluster's metadata "
+        "(never registered, or offline now)"
+    )
+    return [Problem(str(tp), "replicas", message)]
+
+
+def _rf_change(tp: TopicPartition, target: tuple[int, ...], current: PartitionState) -> Problem:
     rf, new_rf = len(current.target_replicas), len(target)
-    if new_rf != rf and not allow_rf_change:
-        message = (
-            f"changes the replication factor from {rf} to {new_rf}; "
-            "submit with allow_rf_change to do that on purpose"
-        )
-        problems.append(Problem(str(tp), "replicas", message))
-    return problems
+    message = (
+        f"changes the replication factor from {rf} to {new_rf}; "
+        "submit with allow_rf_change to do that on purpose"
+    )
+    return Problem(str(tp), "replicas", message)
+
+
+def _already_applied(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> bool:
+    """Every partition holds exactly its target replicas, in order, with no move under way, and the plan
+    moves no replica between log dirs (what a dir holds is not in the snapshot: such a plan is never a
+    no-op here). A plan like that would be queued and complete at once, having done nothing."""
+    for tp, target in plan.targets.items():
+        current = snapshot.partitions.get(tp)
+        if current is None or current.is_reassigning or current.replicas != target or tp in plan.log_dirs:
+            return False
+    return bool(plan.targets)
 
 
 def unfinished_partitions(records: Iterable[PlanRecord]) -> dict[TopicPartition, str]:

@@ -61,12 +61,13 @@ class ControllerView:
             "reason": "cluster unreachable",
             "role": "leader",
             "leader": None,
-            "cluster": cluster_json(self.cluster),
+            "cluster": cluster_view(self.cluster),
         }
 
 
-def cluster_json(cluster: Reachability) -> JSON:
-    """Reachability as the API shows it: since when as ISO 8601, why not while it cannot be read."""
+def cluster_view(cluster: Reachability) -> JSON:
+    """Reachability for the API: since when, and why the cluster cannot be read (the cause and the setting
+    to check, as the cluster adapter words it) while it cannot."""
     return {**cluster.to_json(), "since": iso_time(cluster.since)}
 
 

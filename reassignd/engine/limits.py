@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from reassignd import config_keys
 from reassignd.model import InvalidInputError, Problem, clipped, shown
+from reassignd.suggest import unknown_key
 
 INT_MAX: Final = 2**31 - 1
 """Kafka's `int`: the type of every KIP-435 count."""
@@ -88,7 +89,7 @@ class Limits:
             key = by_name.get(name)
             if key is None:
                 if name.startswith("reassignment."):
-                    problems.append(Problem("limits", clipped(name), f"unknown key (value {shown(raw)})"))
+                    problems.append(Problem("limits", clipped(name), unknown_key(name, by_name)))
                 continue
             converted, error = key.validate(raw)
             if error is not None:

@@ -372,6 +372,8 @@ def _list_writes(
 ) -> list[ConfigWrite]:
     if _is_wildcard(original) or _is_wildcard(current):
         return []  # `*` throttles everything already; it is the operator's, leave it alone
+    if current == "" and original is None and desired is None:
+        return [ConfigWrite("topic", topic, key, "DELETE")]  # what a SUBTRACT of all left: the key, empty
     have = split_entries(current)
     want = split_entries(desired)
     have_set, want_set = set(have), set(want)

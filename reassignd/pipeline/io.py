@@ -11,13 +11,24 @@ optionally, produce_bytes_per_sec.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reassignd.model import InvalidInputError, Problem, snapshot_from_json
+from reassignd.model import (
+    INT32_MAX,
+    INT64_MAX,
+    MAX_REPLICATION_FACTOR,
+    SNAPSHOT_FIELDS,
+    SNAPSHOT_PARTITION_FIELDS,
+    InvalidInputError,
+    Problem,
+    load_snapshot_document,
+    snapshot_from_dict,
+    topic_name_problem,
+)
 from reassignd.placement.assignment import ClusterInput
 
 _BROKER_FIELDS = "id INT, rack STRING, online BOOLEAN"
@@ -116,37 +127,32 @@ def normalise(partitions: Any) -> Any:
 
 
 def read_json_input(path: str) -> tuple[ClusterInput, str | None]:
-    """A snapshot JSON file straight into the planner's arrays, named after the file, with the checks the
-    planning job runs (reassignd/pipeline/validate.py); anything else wrong, or any problem found, is
-    reported by the snapshot model's parser, which names every problem. Several times faster than building
-    the model's objects (a 50,000-partition snapshot: 0.4 s instead of 2.2 s)."""
+    """A snapshot JSON file straight into the planner's arrays, named after the file, read by the model's
+    JSON parser and with the checks the planning job runs (reassignd/pipeline/validate.py) and the model's
+    field names and value types; anything else wrong, or any problem found, is reported by the snapshot
+    model's parser, which names every problem: `plan` refuses what validate-snapshot and place refuse, in
+    the same words. Several times faster than building the model's objects."""
     from reassignd.pipeline.validate import broker_problems, partition_problems
 
-    text = Path(path).read_text()
+    raw = Path(path).read_bytes()
     name = Path(path).stem
+    doc = load_snapshot_document(raw)  # the model's own parser and bounds: the same refusals, same words
     try:
-        doc = json.loads(text)
+        if not snapshot_shape_ok(doc):
+            raise ValueError("a field the model checks")
         brokers = doc["brokers"]
         racks = {int(b["id"]): b.get("rack") or None for b in brokers}
         online = [int(b["id"]) for b in brokers if b.get("online", True)]
         rows = []
         listed, leaders, sizes = [], [], []
+        topics_ok: dict[Any, bool] = {}
         for p in doc.get("partitions") or []:
             replicas = p["replicas"]
             removing = p.get("removing") or ()
             adding = p.get("adding") or ()
             leader = p.get("leader")
             size = p.get("size_bytes") or 0
-            held = set(replicas)
-            if (
-                not isinstance(p["topic"], str)
-                or not p["topic"]
-                or type(p["partition"]) is not int
-                or p["partition"] < 0
-                or not held.issuperset(p.get("isr") or ())
-                or not held.issuperset(adding)
-                or not held.issuperset(removing)
-            ):
+            if not _partition_ok(p, topics_ok):
                 raise ValueError("a field the model checks")
             rows.append(
                 (
@@ -180,6 +186,93 @@ def read_json_input(path: str) -> tuple[ClusterInput, str | None]:
     except (KeyError, TypeError, ValueError, AttributeError):
         bad = True
     if bad:  # let the model name every problem (or accept what the quick reading did not)
-        snapshot = snapshot_from_json(text)
+        snapshot = snapshot_from_dict(doc)
         return ClusterInput.from_snapshot(snapshot, name), snapshot.cluster_id
     return ClusterInput.build(name, racks, online, rows), doc.get("cluster_id")
+
+
+def snapshot_shape_ok(doc: Any) -> bool:
+    """What the quick reading does not look at itself, checked as the model does: the document's fields,
+    its version, and everything but the partitions (brokers, topics, configs: few), parsed by the model."""
+    if (
+        not isinstance(doc, dict)
+        or not set(doc) <= SNAPSHOT_FIELDS
+        or not isinstance(doc.get("partitions"), list)
+    ):
+        return False
+    try:
+        snapshot_from_dict({**doc, "partitions": []})
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _partition_ok(p: Any, topics_ok: dict[Any, bool]) -> bool:
+    """A partition entry the model would take as it is: a cheap, strict check of the common case (C-level
+    passes over each list; each topic name checked once)."""
+    if not p.keys() <= SNAPSHOT_PARTITION_FIELDS:
+        return False
+    topic = p["topic"]
+    if type(topic) is not str:
+        return False
+    named = topics_ok.get(topic)
+    if named is None:
+        named = topics_ok[topic] = topic_name_problem(topic) is None
+    number = p["partition"]
+    if not named or type(number) is not int or not 0 <= number <= INT32_MAX:
+        return False
+    replicas = p["replicas"]
+    if not _ids_ok(replicas) or not replicas:
+        return False
+    held = set(replicas)
+    if len(held) != len(replicas):
+        return False
+    for name in ("isr", "adding", "removing"):
+        subset = p[name] if name == "isr" else p.get(name, _EMPTY)
+        if not _ids_ok(subset) or not held.issuperset(subset) or len(set(subset)) != len(subset):
+            return False
+    leader = p.get("leader", -1)
+    if not (leader is None or (type(leader) is int and (leader == -1 or leader in held))):
+        return False
+    size = p.get("size_bytes", 0)
+    return (
+        type(size) is int
+        and 0 <= size <= INT64_MAX
+        and _rate_ok(p.get("produce_bytes_per_sec", 0.0))
+        and _sizes_ok(p.get("replica_sizes", _NO_SIZES))
+    )
+
+
+_EMPTY: list[int] = []
+_NO_SIZES: dict[str, int] = {}
+_INT_ONLY = {int}
+
+
+def _ids_ok(value: Any) -> bool:
+    """A list of broker ids as the model reads them (no bool, no fraction, INT32, at most RF entries)."""
+    return type(value) is list and (
+        not value
+        or (
+            len(value) <= MAX_REPLICATION_FACTOR
+            and set(map(type, value)) == _INT_ONLY
+            and min(value) >= 0
+            and max(value) <= INT32_MAX
+        )
+    )
+
+
+def _rate_ok(value: Any) -> bool:
+    return type(value) in (int, float) and 0 <= value < math.inf and value <= INT64_MAX
+
+
+def _sizes_ok(value: Any) -> bool:
+    if type(value) is not dict:
+        return False
+    if not value:
+        return True
+    for key, nbytes in value.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) <= INT32_MAX):
+            return False
+        if type(nbytes) is not int or not 0 <= nbytes <= INT64_MAX:
+            return False
+    return True

@@ -166,13 +166,13 @@ def _goals(
             )
         )
     if request.balances_leaders:
-        # drain and fill balance leaders too, best effort: they are reported, not what the plan is judged by
+        # fill balances leaders by default, best effort: reported, not what the plan is judged by unless asked
         goals.append(
             _band_goal(
                 "leader-balance",
                 _ints(state.lead, members),
                 request.leader_threshold,
-                asked=request.goal in ("leader-balance", "cluster-balance"),
+                asked=request.leaders_asked,
             )
         )
     return goals
@@ -257,6 +257,7 @@ def outcome_figures(
         "rounds": progress.passes,
         "stopped": stopped,
         "goals_held": held,
+        "asked_goals_held": all(g["held"] for g in goals if g["asked"]),
         "goals": goals,
         "spread_violations": {"before": spread_before, "after": spread_after},
         "scores_before": scores(before),

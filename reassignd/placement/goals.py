@@ -27,7 +27,10 @@ from reassignd.placement.capacity import Capacities
 
 GOALS: Final = ("leader-balance", "replica-balance", "cluster-balance", "drain", "fill")
 REPLICA_GOALS: Final = ("replica-balance", "cluster-balance", "drain", "fill")
-LEADER_GOALS: Final = ("leader-balance", "cluster-balance", "drain", "fill")
+LEADER_GOALS: Final = ("leader-balance", "cluster-balance", "fill")
+"""Goals that balance preferred leaders unless asked not to (`leaders=False`). A drain and a replica
+balance change only the partitions they move, and a preferred leader only where it moved, unless asked to
+balance leaders too (`leaders=True`, the CLI's --leaders): a drain moves only what it must."""
 
 
 def parse_threshold(text: str) -> float:
@@ -76,6 +79,9 @@ class PlanRequest:
     exclude_topics: str | None = None
     exclude_brokers: tuple[int, ...] = ()
     capacities: Capacities | None = None
+    leaders: bool | None = None
+    """Balance preferred leaders too: None is the goal's default (LEADER_GOALS); True asks for it (then it
+    is a goal the plan is judged by), False leaves preferred leaders alone."""
 
     def check(self) -> None:
         problems = []
@@ -93,6 +99,12 @@ class PlanRequest:
             )
         if self.goal in ("drain", "fill") and not self.brokers:
             problems.append(Problem("plan", "brokers", f"goal {self.goal} needs the brokers to {self.goal}"))
+        if self.goal == "leader-balance" and self.leaders is False:
+            problems.append(
+                Problem(
+                    "plan", "leaders", "leader-balance balances preferred leaders: leave out --no-leaders"
+                )
+            )
         if self.max_rounds < 1:
             problems.append(Problem("plan", "max_rounds", f"must be >= 1, got {self.max_rounds}"))
         if self.goal == "fill" and set(self.brokers) & set(self.exclude_brokers):
@@ -129,7 +141,12 @@ class PlanRequest:
 
     @property
     def balances_leaders(self) -> bool:
-        return self.goal in LEADER_GOALS
+        return self.goal in LEADER_GOALS if self.leaders is None else self.leaders
+
+    @property
+    def leaders_asked(self) -> bool:
+        """Whether leader balance is a goal the plan is judged by (else best effort, or not done)."""
+        return self.goal in ("leader-balance", "cluster-balance") or self.leaders is True
 
 
 _REQUEST_FIELDS = {
@@ -141,6 +158,7 @@ _REQUEST_FIELDS = {
     "topics",
     "exclude_topics",
     "size_aware",
+    "leaders",
     "seed",
     "max_rounds",
     "capacity",
@@ -198,6 +216,11 @@ def request_from_json(doc: object, capacities: Capacities | None = None) -> Plan
             )
         else:
             values["size_aware"] = doc["size_aware"]
+    if doc.get("leaders") is not None:
+        if not isinstance(doc["leaders"], bool):
+            problems.append(Problem("request", "leaders", f"must be true or false, got {doc['leaders']!r}"))
+        else:
+            values["leaders"] = doc["leaders"]
     for name in ("seed", "max_rounds"):
         raw = doc.get(name)
         if raw is None:

@@ -9,7 +9,10 @@ is know more than a client could:
 - with no broker up, or while `unreachable` is set (a network partition between the daemon and the
   cluster), every call fails with a retriable transport error, as librdkafka's `_TRANSPORT` would;
 - produce rates are not reported (Kafka has no such figure: the daemon derives them from log growth);
-- sizes come only from readable replicas, and only when asked for.
+- sizes come only from readable replicas, and only when asked for;
+- replicas, ISR and leader come from the brokers' Metadata, which trails the controller by the model's
+  metadata delay (`SimCluster.published`), and a move the controller lists takes its replica list from
+  that listing, as KafkaClusterAdmin assembles a snapshot (reassignd/cluster/convert.py `build_snapshot`).
 """
 
 from __future__ import annotations
@@ -120,9 +123,9 @@ class SimClusterAdmin(SnapshotFromResult):
                 tp = TopicPartition(name, p.index)
                 if wanted is not None and tp not in wanted:
                     continue
-                referenced.update(p.replicas)
+                replicas, isr, leader, _epoch = sim.published(p)
                 sizes = self._sizes(tp, p, online, with_sizes)
-                metadata.append((tp, tuple(p.replicas), tuple(p.isr), p.leader, sizes))
+                metadata.append((tp, replicas, isr, leader, sizes))
                 if sizes:  # the same DescribeLogDirs answer names each replica's dir (views.replica_log_dirs)
                     named = p.dirs
                     for b in sizes:
@@ -134,10 +137,15 @@ class SimClusterAdmin(SnapshotFromResult):
                                 future_dirs[(tp, b)] = future.path
         if self.read_skew:
             sim.advance(self.read_skew)
-        moving = {(t, i): (a, r) for t, i, _, a, r in sim.list_partition_reassignments()}
+        moving = {(t, i): (tuple(r), a, rm) for t, i, r, a, rm in sim.list_partition_reassignments()}
         states = []
-        for tp, replicas, isr, leader, sizes in metadata:
-            adding, removing = moving.get((tp.topic, tp.partition), ((), ()))
+        for tp, published, published_isr, published_leader, every_size in metadata:
+            # the controller's listing is newer than a broker's Metadata: its replica list wins (convert.py)
+            replicas, adding, removing = moving.get((tp.topic, tp.partition), (published, (), ()))
+            referenced.update(replicas)
+            isr = tuple(b for b in published_isr if b in replicas)
+            leader = published_leader if published_leader in replicas else -1
+            sizes = {b: s for b, s in every_size.items() if b in replicas}
             leader_size = sizes.get(leader)
             states.append(
                 PartitionState(

@@ -39,6 +39,13 @@ LONG_MAX: Final = 9223372036854775807
 INT_MAX: Final = 2147483647
 
 UNCLEAN_LEADER_ELECTION: Final = "unclean.leader.election.enable"
+REPLICA_LAG_TIME_MAX_MS: Final = "replica.lag.time.max.ms"
+REPLICA_FETCH_MAX_BYTES: Final = "replica.fetch.max.bytes"
+REPLICA_FETCH_RESPONSE_MAX_BYTES: Final = "replica.fetch.response.max.bytes"
+QUOTA_WINDOW_NUM: Final = "replication.quota.window.num"
+QUOTA_WINDOW_SIZE_SECONDS: Final = "replication.quota.window.size.seconds"
+ALTER_LOG_DIRS_QUOTA_WINDOW_NUM: Final = "alter.log.dirs.replication.quota.window.num"
+ALTER_LOG_DIRS_QUOTA_WINDOW_SIZE_SECONDS: Final = "alter.log.dirs.replication.quota.window.size.seconds"
 
 Validator = Callable[[str, object], None]
 
@@ -202,8 +209,13 @@ BROKER_CONFIGS: Final[dict[str, ConfigKey]] = {
         ConfigKey("auto.create.topics.enable", "BOOLEAN", "true", dynamic=False),
         ConfigKey("auto.leader.rebalance.enable", "BOOLEAN", "true", dynamic=False),
         ConfigKey("delete.topic.enable", "BOOLEAN", "true", dynamic=False),
-        ConfigKey("replica.lag.time.max.ms", "LONG", "30000", dynamic=False),
-        ConfigKey("replica.fetch.max.bytes", "INT", "1048576", _at_least(0), dynamic=False),
+        ConfigKey(REPLICA_LAG_TIME_MAX_MS, "LONG", "30000", dynamic=False),
+        ConfigKey(REPLICA_FETCH_MAX_BYTES, "INT", "1048576", _at_least(0), dynamic=False),
+        ConfigKey(REPLICA_FETCH_RESPONSE_MAX_BYTES, "INT", "10485760", _at_least(0), dynamic=False),
+        ConfigKey(QUOTA_WINDOW_NUM, "INT", "11", _at_least(1), dynamic=False),
+        ConfigKey(QUOTA_WINDOW_SIZE_SECONDS, "INT", "1", _at_least(1), dynamic=False),
+        ConfigKey(ALTER_LOG_DIRS_QUOTA_WINDOW_NUM, "INT", "11", _at_least(1), dynamic=False),
+        ConfigKey(ALTER_LOG_DIRS_QUOTA_WINDOW_SIZE_SECONDS, "INT", "1", _at_least(1), dynamic=False),
         ConfigKey("controller.quorum.bootstrap.servers", "LIST", "", dynamic=False),
     )
 }

@@ -1,6 +1,7 @@
 """The simulator's control API: JSON over HTTP on loopback, for tests, demos and rehearsals.
 
-GET /state, GET /snapshot; POST /brokers/{id}/stop, /brokers/{id}/start, /produce, /time-scale, /advance.
+GET /state, GET /snapshot; POST /brokers/{id}/stop, /brokers/{id}/start, /brokers/{id}/network, /produce,
+/append, /time-scale, /advance.
 Bad input is answered with HTTP 400 (404 for an unknown broker, 409 for a conflict with the current state)
 and a JSON body naming the field and the value: {"error": ..., "field": ..., "value": ...}.
 """
@@ -134,9 +135,7 @@ async def start_broker(request: web.Request) -> web.Response:
     return web.json_response({"broker": broker_id, "online": True})
 
 
-async def produce(request: web.Request) -> web.Response:
-    runtime = request.app[RUNTIME_KEY]
-    body = await _json_body(request)
+def _topic_partition(runtime: Runtime, body: dict[str, Any]) -> tuple[str, int | None]:
     topic = body.get("topic")
     if not isinstance(topic, str) or not topic:
         raise ControlError(400, "topic must be a non-empty string", "topic", topic)
@@ -147,10 +146,49 @@ async def produce(request: web.Request) -> web.Response:
         count = len(runtime.cluster.topics[topic].partitions)
         if isinstance(partition, bool) or not isinstance(partition, int) or not 0 <= partition < count:
             raise ControlError(400, f"partition must be an integer in [0, {count})", "partition", partition)
+    return topic, partition
+
+
+async def produce(request: web.Request) -> web.Response:
+    runtime = request.app[RUNTIME_KEY]
+    body = await _json_body(request)
+    topic, partition = _topic_partition(runtime, body)
     rate = _number(body, "bytes_per_sec")
     assert rate is not None
-    runtime.cluster.set_produce_rate(topic, partition, rate)
-    return web.json_response({"topic": topic, "partition": partition, "bytes_per_sec": rate})
+    acks = body.get("acks")
+    if acks not in (None, "all", "1"):
+        raise ControlError(400, 'acks must be "all" or "1"', "acks", acks)
+    runtime.cluster.set_produce_rate(topic, partition, rate, acks)
+    return web.json_response({"topic": topic, "partition": partition, "bytes_per_sec": rate, "acks": acks})
+
+
+async def append(request: web.Request) -> web.Response:
+    """Bytes written at once to a partition (all of the topic's when none is named): a bulk fill."""
+    runtime = request.app[RUNTIME_KEY]
+    body = await _json_body(request)
+    topic, partition = _topic_partition(runtime, body)
+    size = _number(body, "bytes")
+    assert size is not None
+    written = runtime.cluster.append(topic, partition, size)
+    return web.json_response({"topic": topic, "partition": partition, "written": written})
+
+
+async def set_network(request: web.Request) -> web.Response:
+    """A broker's network capacity each way, changed at runtime: a slow follower as a test wants one."""
+    broker_id = _broker_id(request)
+    body = await _json_body(request)
+    inbound = _number(body, "network_in_bytes_per_sec", required=False)
+    outbound = _number(body, "network_out_bytes_per_sec", required=False)
+    cluster = request.app[RUNTIME_KEY].cluster
+    cluster.set_network(broker_id, inbound, outbound)
+    broker = cluster.brokers[broker_id]
+    return web.json_response(
+        {
+            "broker": broker_id,
+            "network_in_bytes_per_sec": broker.network_in,
+            "network_out_bytes_per_sec": broker.network_out,
+        }
+    )
 
 
 async def set_time_scale(request: web.Request) -> web.Response:
@@ -184,7 +222,9 @@ def build_app(runtime: Runtime) -> web.Application:
     app.router.add_get("/requests", get_requests)
     app.router.add_post("/brokers/{broker_id}/stop", stop_broker)
     app.router.add_post("/brokers/{broker_id}/start", start_broker)
+    app.router.add_post("/brokers/{broker_id}/network", set_network)
     app.router.add_post("/produce", produce)
+    app.router.add_post("/append", append)
     app.router.add_post("/time-scale", set_time_scale)
     app.router.add_post("/advance", advance)
     return app

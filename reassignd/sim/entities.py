@@ -81,15 +81,22 @@ class Lag:
 
 
 class SimPartition:
-    """One partition: Kafka's registration fields plus the log that grows at the produce rate."""
+    """One partition: Kafka's registration fields plus the log that grows at the produce rate.
+
+    `growth` is how fast the leader's log grows now: the produce rate, or nothing without a leader, or while
+    acks=all producers are refused for an ISR below min.insync.replicas (Partition.appendRecordsToLeader:
+    NOT_ENOUGH_REPLICAS). Only the cluster sets it, when it re-accounts the partition after a change.
+    """
 
     __slots__ = (
         "_clock",
         "_size0",
         "_t0",
         "_under_since",
+        "acks_all",
         "adding",
         "dirs",
+        "growth",
         "index",
         "isr",
         "lags",
@@ -104,7 +111,15 @@ class SimPartition:
     )
 
     def __init__(
-        self, topic: str, index: int, replicas: list[int], clock: Clock, *, size: float, produce: float
+        self,
+        topic: str,
+        index: int,
+        replicas: list[int],
+        clock: Clock,
+        *,
+        size: float,
+        produce: float,
+        acks_all: bool = True,
     ) -> None:
         self.topic = topic
         self.index = index
@@ -116,6 +131,8 @@ class SimPartition:
         self.adding: list[int] = []
         self.removing: list[int] = []
         self.produce_bytes_per_sec = produce
+        self.acks_all = acks_all  # the producers' acks: all (Kafka's producer default since 3.0) or 1
+        self.growth = produce if self.leader != NO_LEADER else 0.0
         self.lags: dict[int, Lag] = {}
         # the log dir of each replica, by broker; absent: the broker's first (usually only) log dir. None
         # until a replica is placed elsewhere: an empty dict per partition costs megabytes at 100k partitions.
@@ -133,9 +150,9 @@ class SimPartition:
         )
 
     def _end(self) -> float:
-        if self.leader == NO_LEADER or not self.produce_bytes_per_sec:
+        if not self.growth:
             return self._size0
-        return self._size0 + self.produce_bytes_per_sec * (self._clock.now - self._t0)
+        return self._size0 + self.growth * (self._clock.now - self._t0)
 
     @property
     def log_end(self) -> int:
@@ -167,7 +184,15 @@ class SimPartition:
 
 
 class SimTopic:
-    __slots__ = ("_follower_throttled", "_leader_throttled", "configs", "name", "partitions", "topic_id")
+    __slots__ = (
+        "_follower_throttled",
+        "_leader_throttled",
+        "configs",
+        "name",
+        "partitions",
+        "throttles_any",
+        "topic_id",
+    )
 
     def __init__(self, name: str, topic_id: uuid.UUID, configs: dict[str, str]) -> None:
         self.name = name
@@ -183,6 +208,8 @@ class SimTopic:
         self._follower_throttled = parse_throttled_replicas(
             self.configs.get(config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS)
         )
+        lists = (self._leader_throttled, self._follower_throttled)
+        self.throttles_any = any(every or pairs for every, pairs in lists)
 
     def leader_throttled(self, partition: int, leader: int) -> bool:
         every, pairs = self._leader_throttled

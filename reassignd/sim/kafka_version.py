@@ -14,8 +14,13 @@ clients/src/main/resources/common/message/*Request.json; none of these APIs has 
   (KIP-1102) and DescribeCluster v2 (KIP-1073, apache/kafka commit 747dc172, December 2024) are new.
 - 4.1: AlterPartitionReassignments v1 (KIP-860, AllowReplicationFactorChange; the 4.1 Admin javadoc is the
   first with AlterPartitionReassignmentsOptions.allowReplicationFactorChange).
-DescribeLogDirs v5 (KIP-1066, IsCordoned) is not in 4.1: LogDirDescription.isCordoned first appears in the
-4.3 javadoc. ZooKeeper mode ends with 3.9 (4.0 removed it).
+- 4.4: measured, not read: the ApiVersions answer of a real 4.4.0 KRaft broker
+  (tests/realkafka/test_fidelity.py) differs from 4.1, for the APIs served here, in DescribeLogDirs v5
+  (KIP-1066, IsCordoned; LogDirDescription.isCordoned first appears in the 4.3 javadoc) and ApiVersions v5.
+  kafka-python's schemas end at ApiVersions v4, so v0-4 is advertised (a broker must decode what it
+  advertises); with DescribeLogDirs v5 kafka-python infers broker release 4.3 from our list, as it does from
+  a real 4.4 broker's (it has no 4.4 test case).
+DescribeLogDirs v5 is not in 4.1. ZooKeeper mode ends with 3.9 (4.0 removed it).
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ _KAFKA_4_0: Final = {
     DESCRIBE_CLUSTER: (0, 2),
 }
 _KAFKA_4_1: Final = {**_KAFKA_4_0, ALTER_PARTITION_REASSIGNMENTS: (0, 1)}
+_KAFKA_4_4: Final = {**_KAFKA_4_1, DESCRIBE_LOG_DIRS: (1, 5)}
 
 API_VERSIONS_BY_RELEASE: Final[Mapping[str, Mapping[int, tuple[int, int]]]] = MappingProxyType(
     {
@@ -79,6 +85,7 @@ API_VERSIONS_BY_RELEASE: Final[Mapping[str, Mapping[int, tuple[int, int]]]] = Ma
         "3.9": MappingProxyType(_KAFKA_3_9),
         "4.0": MappingProxyType(_KAFKA_4_0),
         "4.1": MappingProxyType(_KAFKA_4_1),
+        "4.4": MappingProxyType(_KAFKA_4_4),
     }
 )
 RELEASES: Final = tuple(API_VERSIONS_BY_RELEASE)

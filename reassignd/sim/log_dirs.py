@@ -1,13 +1,17 @@
 """Moves between the log dirs of one broker (AlterReplicaLogDirs): a future log copies the current one.
 
-Sources (apache/kafka 3.9, core/src/main/scala/kafka/):
+Sources (apache/kafka 3.9, core/src/main/scala/kafka/; the placement rules checked again on trunk 1eb7644):
 - server/ReplicaManager.scala `alterReplicaLogDirs`: a dir not in `log.dirs` is LOG_DIR_NOT_FOUND; a future
   log already going elsewhere is dropped first; the dir is remembered as the replica's preferred dir
-  (LogManager.maybeUpdatePreferredLogDir) so a replica created later on this broker is placed there; a
-  partition this broker does not host answers REPLICA_NOT_AVAILABLE (NotLeaderOrFollower, kept for
-  compatibility) or UNKNOWN_TOPIC_OR_PARTITION if the topic is unknown; asking for the replica's own dir
-  drops a future log going elsewhere (cancels the move); otherwise a future log is created (at offset 0)
-  and a ReplicaAlterLogDirsThread copies into it.
+  (LogManager.maybeUpdatePreferredLogDir, called before the replica is looked up) so a replica created
+  later on this broker is placed there; a partition this broker does not host answers
+  REPLICA_NOT_AVAILABLE (NotLeaderOrFollower, kept for compatibility) or UNKNOWN_TOPIC_OR_PARTITION if the
+  topic is unknown; asking for the replica's own dir drops a future log going elsewhere (cancels the move);
+  otherwise a future log is created (at offset 0) and a ReplicaAlterLogDirsThread copies into it.
+- log/LogManager.scala `getOrCreateLog`: a new replica goes to its preferred dir if it has one (which wins
+  over the dir KRaft's controller assigned, `targetLogDirectoryId`), else to `nextLogDirs()`; the preferred
+  dir is then forgotten. `preferredLogDirs` is a ConcurrentHashMap, in memory only: a broker that restarts
+  before the replica is created has forgotten it (core.py `_forget_preferred_dirs`).
 - server/LocalLeaderEndPoint.scala `buildFetch`/`selectPartitionToFetch`: each alter-log-dirs thread copies
   ONE partition at a time, the lowest (topic, partition) first, and keeps it until it is done; nothing is
   fetched while the broker's `replica.alter.log.dirs.io.max.bytes.per.second` quota is exceeded (the quota
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reassignd.sim.entities import NO_LEADER, Lag, SimBroker, SimPartition
+from reassignd.sim.entities import Lag, SimBroker, SimPartition
 
 DEFAULT_COPY_BYTES_PER_SEC = 250_000_000.0
 
@@ -94,6 +98,5 @@ def copy_target(p: SimPartition, broker_id: int) -> tuple[float, float]:
     """(position, growth in bytes/s) of the current log a future log copies: the replica's own log."""
     lag = p.lags.get(broker_id)
     if lag is None:  # in sync: it grows with the leader's log
-        grows = p.produce_bytes_per_sec if p.leader != NO_LEADER else 0.0
-        return p._end(), grows
+        return p._end(), p.growth
     return p.position_exact(broker_id), lag.rate if p._end() > lag.at(p._clock.now) else 0.0

@@ -18,7 +18,7 @@ from reassignd.sim import configs as cfg
 from reassignd.sim import errors, views
 from reassignd.sim import zk_controller as zk
 from reassignd.sim.configs import ConfigEntry
-from reassignd.sim.core import ClusterCore
+from reassignd.sim.core import DEFAULT_METADATA_DELAY, ClusterCore
 from reassignd.sim.entities import NO_LEADER, Lag, LogDir, SimBroker, SimPartition, SimTopic
 from reassignd.sim.errors import KafkaError
 from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
@@ -36,9 +36,13 @@ _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
 class SimCluster(ClusterCore):
     def __init__(
-        self, seed: int = 0, cluster_id: str | None = None, kafka: KafkaVersion = DEFAULT_KAFKA
+        self,
+        seed: int = 0,
+        cluster_id: str | None = None,
+        kafka: KafkaVersion = DEFAULT_KAFKA,
+        metadata_delay: float = DEFAULT_METADATA_DELAY,
     ) -> None:
-        super().__init__(kafka)
+        super().__init__(kafka, metadata_delay)
         self._rng = random.Random(seed)
         self.cluster_id = cluster_id or base64.urlsafe_b64encode(self._rng.randbytes(16)).decode().rstrip("=")
         self._topics_by_id: dict[uuid.UUID, SimTopic] = {}
@@ -51,7 +55,10 @@ class SimCluster(ClusterCore):
     ) -> SimCluster:
         """A cluster in the scenario's state; `kafka` overrides the scenario's release and mode."""
         chosen = seed if seed is not None else (scenario.seed or 0)
-        sim = cls(seed=chosen, cluster_id=scenario.cluster_id, kafka=kafka or scenario.kafka)
+        delay = DEFAULT_METADATA_DELAY if scenario.metadata_delay is None else scenario.metadata_delay
+        sim = cls(
+            seed=chosen, cluster_id=scenario.cluster_id, kafka=kafka or scenario.kafka, metadata_delay=delay
+        )
         for spec in scenario.brokers:
             roles = (
                 {} if sim.kafka.zookeeper else {"node.id": str(spec.id), "process.roles": "broker,controller"}
@@ -92,6 +99,7 @@ class SimCluster(ClusterCore):
                 sizes=t.partition_bytes,
                 produce=t.produce_bytes_per_sec,
                 dirs=t.log_dirs,
+                acks_all=t.produce_acks == "all",
             )
             for p in topic.partitions:
                 state = states.get((t.name, p.index))
@@ -149,6 +157,7 @@ class SimCluster(ClusterCore):
         sizes: tuple[int, ...] | None = None,
         produce: tuple[float, ...] | None = None,
         dirs: tuple[tuple[str, ...], ...] | None = None,
+        acks_all: bool = True,
     ) -> SimTopic:
         topic = SimTopic(name, topic_id, configs)
         self.topics[name] = topic
@@ -157,7 +166,9 @@ class SimCluster(ClusterCore):
         for index, replicas in enumerate(assignment):
             size = sizes[index] if sizes else 0
             rate = produce[index] if produce else 0.0
-            p = SimPartition(name, index, list(replicas), self._clock, size=size, produce=rate)
+            p = SimPartition(
+                name, index, list(replicas), self._clock, size=size, produce=rate, acks_all=acks_all
+            )
             live = [r for r in replicas if self.is_alive(r)]
             p.isr = live or [replicas[0]]
             p.leader = live[0] if live else NO_LEADER
@@ -344,6 +355,7 @@ class SimCluster(ClusterCore):
         name = topic.name
         for p in topic.partitions:
             self._zk_online_without_leader.discard(p)
+            self._unpublished.pop(p, None)
             self._account(p, -1)
             self._under_min.discard(p)
             self._ever_under.discard(p)

@@ -94,6 +94,8 @@ def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
         except KafkaError as exc:
             error, entries = exc, []
         code, message = error_fields(error)
+        if error is None:  # ConfigHelper sets only the code: the schema's default message, "", goes out
+            message = ""
         configs = [_config_entry(entry, bool(request.include_synonyms), version) for entry in entries]
         results.append(
             r.DescribeConfigsResult(

@@ -76,20 +76,23 @@ def broker_rows(ctx: RequestContext) -> list[BrokerRow]:
     return rows
 
 
-def topic_row(topic: Any, online: set[int], version: int, any_offline: bool = True) -> TopicRow:
+def topic_row(
+    topic: Any, online: set[int], version: int, published: Any, any_offline: bool = True
+) -> TopicRow:
+    """One topic as this broker's Metadata shows it: each partition as `published` (the cluster's view
+    that trails the controller by its metadata delay) gives it."""
     partitions = []
     for p in topic.partitions:
-        replicas, isr = p.replicas, p.isr
+        replicas, isr, leader, leader_epoch = published(p)
         offline = [r for r in replicas if r not in online] if any_offline else ()
         error = NONE
-        leader = p.leader
         if leader not in online:
             error, leader = LEADER_NOT_AVAILABLE, -1
         elif version == 0 and offline:
             error = REPLICA_NOT_AVAILABLE
             replicas = [r for r in replicas if r in online]
             isr = [r for r in isr if r in online]
-        partitions.append(PartitionRow(error, p.index, leader, p.leader_epoch, replicas, isr, offline))
+        partitions.append(PartitionRow(error, p.index, leader, leader_epoch, replicas, isr, offline))
     return TopicRow(NONE, topic.name, topic.topic_id, partitions)
 
 
@@ -99,7 +102,10 @@ def requested_topics(ctx: RequestContext, request: Any) -> list[TopicRow]:
     any_offline = len(online) < len(cluster.brokers)
     wanted = request.topics
     if wanted is None or (version == 0 and not wanted):
-        return [topic_row(t, online, version, any_offline) for _, t in sorted(cluster.topics.items())]
+        return [
+            topic_row(t, online, version, cluster.published, any_offline)
+            for _, t in sorted(cluster.topics.items())
+        ]
     by_id = None
     rows = []
     for item in wanted:
@@ -116,7 +122,7 @@ def requested_topics(ctx: RequestContext, request: Any) -> list[TopicRow]:
             if topic is None:
                 rows.append(TopicRow(UNKNOWN_TOPIC_OR_PARTITION, name, ZERO_UUID, []))
                 continue
-        rows.append(topic_row(topic, online, version))
+        rows.append(topic_row(topic, online, version, cluster.published))
     return rows
 
 

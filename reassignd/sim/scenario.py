@@ -59,6 +59,9 @@ class BrokerSpec:
     log_dir_copy_rate: float = DEFAULT_LOG_DIR_COPY_BYTES_PER_SEC
 
 
+PRODUCE_ACKS = ("all", "1")  # a topic's producers; "all" first: the default
+
+
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
     name: str
@@ -71,6 +74,9 @@ class TopicSpec:
     topic_id: str | None = None
     # Per partition, the log dir of each replica (assignment order); "any" lets Kafka's placement choose.
     log_dirs: tuple[tuple[str, ...], ...] | None = None
+    # The producers' acks: "all" (Kafka's producer default since 3.0; refused below min.insync.replicas)
+    # or "1".
+    produce_acks: str = "all"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,8 @@ class Scenario:
     # Set when loaded from a cluster snapshot: the exact partition states to start from.
     partition_states: tuple[PartitionState, ...] | None = None
     kafka: KafkaVersion = DEFAULT_KAFKA
+    # Seconds brokers' Metadata trails the controller after a partition change; None: the model's default.
+    metadata_delay: float | None = None
 
 
 def topic_id_text(topic_id: uuid.UUID) -> str:
@@ -213,6 +221,7 @@ def _parse(data: dict[str, Any]) -> Scenario:
         "version",
         "description",
         "kafka",
+        "metadata_delay_seconds",
     }
     for key in sorted(set(data) - known):
         bad("scenario", key, f"unknown field (expected one of {sorted(known)})")
@@ -223,6 +232,9 @@ def _parse(data: dict[str, Any]) -> Scenario:
     cluster_id = data.get("cluster_id")
     if cluster_id is not None and not isinstance(cluster_id, str):
         bad("scenario", "cluster_id", f"must be a string, got {cluster_id!r}")
+    delay = data.get("metadata_delay_seconds")
+    if delay is not None and (not _is_number(delay) or not 0 <= delay < float("inf")):
+        bad("scenario", "metadata_delay_seconds", f"must be a non-negative number, got {delay!r}")
 
     brokers: list[BrokerSpec] = []
     raw_brokers = data.get("brokers")
@@ -324,6 +336,7 @@ def _parse(data: dict[str, Any]) -> Scenario:
         seed=seed,
         cluster_id=cluster_id,
         kafka=kafka,
+        metadata_delay=None if delay is None else float(delay),
     )
 
 
@@ -475,6 +488,7 @@ def _parse_topic(entry: Any, where: str, dirs_of: dict[int, frozenset[str]], bad
         "assignment",
         "topic_id",
         "log_dirs",
+        "produce_acks",
     }
     broker_ids = set(dirs_of)
     for key in sorted(set(entry) - allowed):
@@ -541,6 +555,10 @@ def _parse_topic(entry: Any, where: str, dirs_of: dict[int, frozenset[str]], bad
     if topic_id is not None and (not isinstance(topic_id, str) or parse_topic_id(topic_id) is None):
         bad(where, "topic_id", f"must be a Kafka topic id (base64) or a UUID string, got {topic_id!r}")
         ok = False
+    acks = entry.get("produce_acks", PRODUCE_ACKS[0])
+    if acks not in PRODUCE_ACKS:
+        bad(where, "produce_acks", f"must be one of {list(PRODUCE_ACKS)}, got {acks!r}")
+        ok = False
     if not ok or not sizes or not rates:
         return None
     log_dirs = _parse_topic_log_dirs(entry.get("log_dirs"), where, assignment, dirs_of, bad)
@@ -556,6 +574,7 @@ def _parse_topic(entry: Any, where: str, dirs_of: dict[int, frozenset[str]], bad
         assignment=assignment,
         topic_id=topic_id,
         log_dirs=log_dirs,
+        produce_acks=acks,
     )
 
 

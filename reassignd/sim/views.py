@@ -3,7 +3,11 @@
 DescribeConfigs follows ConfigHelper.describeConfigs / createTopicConfigEntry / createBrokerConfigEntry
 (core/src/main/scala/kafka/server/ConfigHelper.scala): every known key with its effective value, the source
 of that value and its synonyms from highest precedence; broker configs that cannot change at runtime are
-read-only; the cluster-default broker resource (name "") lists only its dynamic entries.
+read-only; the cluster-default broker resource (name "") lists only its dynamic entries. A broker lists
+the keys of `allConfigs(config)`, KafkaConfig's values plus the properties set: the throttle rates are
+QuotaConfigs keys, not KafkaConfig ones, so a rate nobody set is not listed at all, and a set one has no
+DEFAULT synonym (KafkaConfig's defaults do not know it); measured on Kafka 4.4 (tests/realkafka/
+test_fidelity.py).
 """
 
 from __future__ import annotations
@@ -86,6 +90,10 @@ def describe_configs(
                     )
                 continue
             synonyms = _broker_synonyms(sim, broker_id, key.name)
+            if not key.in_kafka_config:  # a QuotaConfigs key: listed only where some level sets it
+                synonyms = [s for s in synonyms if s[2] != cfg.SOURCE_DEFAULT]
+                if not synonyms:
+                    continue
             value, source = synonyms[0][1], synonyms[0][2]
             entries.append(
                 ConfigEntry(key.name, value, not key.dynamic, source, False, tuple(synonyms), key.type)
@@ -139,6 +147,15 @@ def _any_static(sim: ClusterCore) -> dict[str, str]:
 # Keys whose change can move a partition in or out of under-min-ISR or make it eligible for an unclean
 # election; any other key (throttle lists, rates) changes no partition's state.
 _PARTITION_STATE_KEYS = frozenset({config_keys.MIN_INSYNC_REPLICAS, cfg.UNCLEAN_LEADER_ELECTION})
+# Keys a partition's books depend on: how fast its log grows (acks=all producers below min.insync.replicas)
+# and what its in-sync replication records on throttle quotas (the throttled-replica lists).
+_ACCOUNTED_KEYS = frozenset(
+    {
+        config_keys.MIN_INSYNC_REPLICAS,
+        config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS,
+        config_keys.FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+    }
+)
 
 
 def incremental_alter_configs(
@@ -226,8 +243,11 @@ def alter_configs(
 
 
 def _set_topic_configs(sim: ClusterCore, topic: Any, updated: dict[str, str], changed: set[str]) -> None:
-    topic.configs = updated
-    topic.refresh_throttles()
+    def apply() -> None:
+        topic.configs = updated
+        topic.refresh_throttles()
+
+    sim.reaccount(topic.partitions if changed & _ACCOUNTED_KEYS else (), apply)
     sim._keys_epoch += 1
     if changed & _PARTITION_STATE_KEYS:
         _after_config_change(sim, topic.partitions)
@@ -237,16 +257,22 @@ def _set_topic_configs(sim: ClusterCore, topic: Any, updated: dict[str, str], ch
 def _set_broker_configs(
     sim: ClusterCore, broker_id: int | None, updated: dict[str, str], changed: set[str]
 ) -> None:
-    if broker_id is None:
-        sim.cluster_configs = updated
-    else:
-        sim.brokers[broker_id].configs = updated
-    sim._rate_cache.clear()
+    affected: list[SimPartition] = []
     if changed & _PARTITION_STATE_KEYS:
         if broker_id is None:
             affected = [p for t in sim.topics.values() for p in t.partitions]
         else:
             affected = sorted(sim._replicas_on.get(broker_id, ()), key=lambda p: (p.topic, p.index))
+
+    def apply() -> None:
+        if broker_id is None:
+            sim.cluster_configs = updated
+        else:
+            sim.brokers[broker_id].configs = updated
+
+    sim.reaccount(affected if config_keys.MIN_INSYNC_REPLICAS in changed else (), apply)
+    sim._rate_cache.clear()
+    if affected:
         _after_config_change(sim, affected)
     sim._dirty = True
 

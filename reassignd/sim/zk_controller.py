@@ -181,6 +181,12 @@ class ZkPartition:
         isr = self.isr if len(self.isr) == 1 else tuple(r for r in self.isr if r != replica)
         self._write(leader, isr)
 
+    def shrink_isr(self, replica: int) -> None:
+        """The leader's AlterPartition leaving out a follower out of sync: a write without a leader-epoch
+        bump (the leader is not a follower of itself, so the ISR keeps at least the leader)."""
+        if replica in self.isr and replica != self.leader:
+            self._write(self.leader, [r for r in self.isr if r != replica], bump=False)
+
     def expand_isr(self, replica: int) -> None:
         """The leader's AlterPartition adding a caught-up follower: a write without a leader-epoch bump."""
         if replica not in self.isr:

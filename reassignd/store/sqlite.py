@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from reassignd.model import TopicPartition
+from reassignd.store import actor
 from reassignd.store.base import (
     CommitResult,
     ConfigResource,
@@ -358,7 +359,7 @@ class SqliteStore(StateStore):
                     tp.topic if tp else None,
                     tp.partition if tp else None,
                     event.step_index,
-                    _dumps(dict(event.data), f"data of {event.kind.value}"),
+                    _dumps(actor.stamped(event.data), f"data of {event.kind.value}"),
                     event.idempotency_key,
                 ),
             )

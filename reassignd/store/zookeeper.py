@@ -46,6 +46,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
 
 from reassignd.model import TopicPartition
+from reassignd.store import actor
 from reassignd.store.base import (
     CommitResult,
     ConfigResource,
@@ -150,7 +151,7 @@ class _Commit:
             plan_id=event.plan_id,
             tp=event.tp,
             step_index=event.step_index,
-            data=json.loads(_dumps(dict(event.data), f"data of {event.kind.value}")),
+            data=json.loads(_dumps(actor.stamped(event.data), f"data of {event.kind.value}")),
         )
         chunk = seq // CHUNK
         if self.head_seq < max(1, chunk * CHUNK) and chunk not in self._new_chunks:

@@ -24,6 +24,15 @@ pytestmark = pytest.mark.slow
 TOKEN = "cli-test-token-0123456789"
 LEADER = "leader.reassignment.throttled.rate"
 FOLLOWER = "follower.reassignment.throttled.rate"
+LOG_DIR = "log.dir.reassignment.throttled.rate"
+
+# What `cancel --foreign` says after cancelling: another tool's throttles outlive its moves (Kafka's
+# kafka-reassign-partitions --execute --throttle sets them; only its --verify or --cancel removes them).
+FOREIGN_THROTTLES_NOTE = [
+    "throttles: none changed. The tool that started these moves may have set some:",
+    "its --verify (or --cancel) of the same plan file removes them, and with them",
+    "every other replication throttle of the cluster's brokers and of those topics.",
+]
 
 
 @dataclass
@@ -65,11 +74,11 @@ async def cli(
     wait: float = 30,
 ) -> Result:
     """Run the CLI while the server keeps serving on this event loop."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND_")}
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("REASSIGND")}
     if daemon is not None:
-        environ["REASSIGND_API"] = daemon.url
+        environ["REASSIGNDCTL_API"] = daemon.url
         if token:
-            environ["REASSIGND_API_TOKEN_FILE"] = str(daemon.token_file)
+            environ["REASSIGNDCTL_TOKEN_FILE"] = str(daemon.token_file)
     environ.update(env or {})
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -114,8 +123,9 @@ async def test_submit_then_follow_the_plan(daemon: Daemon, tmp_path: Path) -> No
     daemon.fake.tick(10)
     result = await cli(daemon, "plans")
     header, row = result.out.splitlines()
-    assert header.split() == ["PLAN", "STATE", "SUBMITTED", "(UTC)", "PARTS", "DONE", "ETA"]
-    assert row.split() == ["plan-1", "running", "2023-11-14", "22:13", "6", "16.3%", "51s"]
+    assert header.split() == ["PLAN", "STATE", "END", "(UTC)", "TOOK", "MOVED", "DONE"]
+    cells = row.split()  # TOOK runs on the wall clock (the fake's is in 2023): not compared
+    assert cells[:4] == ["plan-1", "running", "in", "51s"] and cells[5:] == ["980.0", "MB", "16.3%"]
     result = await cli(daemon, "status")
     lines = result.out.splitlines()
     assert result.code == 0 and lines[0] == "cluster reachable"
@@ -133,6 +143,24 @@ async def test_dry_run_queues_nothing(daemon: Daemon, tmp_path: Path) -> None:
     assert [e["replicas"] for e in result.json()["rollback"]["partitions"]] == [[1, 2, 3], [2, 3, 1]]
     saved = [name for name in os.listdir(tmp_path) if name.endswith(".rollback.json")]
     assert not saved, "a dry run saves no rollback unless asked"
+
+
+async def test_a_dry_run_shows_what_would_change(daemon: Daemon, tmp_path: Path) -> None:
+    """The issue: a dry run printed counts only. It prints each partition's current -> target replicas and
+    what each broker gains and loses, within 80 columns."""
+    result = await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=2)), "--dry-run")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith("dry run: 2 partition(s), 2 replica(s) to move")
+    assert "  orders-0  [1, 2, 3] -> [4, 2, 3]" in lines and "  orders-1  [2, 3, 1] -> [2, 3, 4]" in lines
+    table = lines[lines.index("per broker: replicas gained and lost") + 1 :]
+    assert [row.split() for row in table] == [
+        ["BROKER", "GAINS", "LOSES", "NET"],
+        ["1", "0", "2", "-2"],
+        ["4", "2", "0", "+2"],
+    ]
+    assert all(len(line) <= 80 for line in lines)
+    assert daemon.fake.plans == {}
 
 
 async def test_rollback_out_is_written_and_never_overwritten(daemon: Daemon, tmp_path: Path) -> None:
@@ -192,14 +220,38 @@ async def test_tokens_from_file_environment_or_nowhere(daemon: Daemon, tmp_path:
     result = await cli(daemon, "submit", plan, "--token-file", str(wrong))
     assert result.code == 2 and "wrong bearer token" in result.err
     assert [c for c in daemon.fake.calls if c[0] == "submit_plan"] == []
-    result = await cli(daemon, "submit", plan, token=False, env={"REASSIGND_API_TOKEN": TOKEN})
+    result = await cli(daemon, "submit", plan, token=False, env={"REASSIGNDCTL_TOKEN": TOKEN})
     assert result.code == 0, result.err
+    assert "deprecated" not in result.err
     result = await cli(daemon, "cancel", "--token-file", str(daemon.token_file), token=False)
     assert result.code == 0 and result.out == "plan plan-1 cancelled\n"
     empty = tmp_path / "empty"
     empty.write_text("\n")
     result = await cli(daemon, "pause", "--token-file", str(empty), token=False)
     assert result.code == 2 and "is empty" in result.err
+
+
+async def test_the_client_variables_are_its_own_and_the_old_names_still_work(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    """REASSIGND_* configures the daemon (a daemon started from the same shell read the client's
+    REASSIGND_API as a config typo): the client reads REASSIGNDCTL_*, and the old names with a warning."""
+    url = f"http://127.0.0.1:{free_port()}"
+    result = await cli(None, "plans", env={"REASSIGNDCTL_API": url})
+    assert result.code == 3 and url in result.err and "deprecated" not in result.err
+    result = await cli(None, "plans", env={"REASSIGND_API": url})
+    assert result.code == 3 and url in result.err
+    assert "reassignd: warning: $REASSIGND_API is deprecated: set $REASSIGNDCTL_API" in result.err
+    old = {"REASSIGND_API": daemon.url, "REASSIGND_API_TOKEN_FILE": str(daemon.token_file)}
+    plan = write_plan(tmp_path, drain_plan(count=1))
+    result = await cli(None, "submit", plan, "--rollback-out", str(tmp_path / "r.json"), env=old)
+    assert result.code == 0, result.err
+    assert "$REASSIGND_API_TOKEN_FILE is deprecated: set $REASSIGNDCTL_TOKEN_FILE" in result.err
+    both = {**old, "REASSIGNDCTL_API": daemon.url, "REASSIGNDCTL_TOKEN_FILE": str(daemon.token_file)}
+    result = await cli(None, "pause", env=both)
+    assert result.code == 0 and "deprecated" not in result.err, result.err
+    help_text = (await cli(None, "plans", "--help")).out
+    assert "$REASSIGNDCTL_API" in help_text and "$REASSIGNDCTL_TOKEN_FILE" in help_text
 
 
 async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
@@ -210,6 +262,12 @@ async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
     await cli(daemon, "submit", write_plan(tmp_path, drain_plan()))
     result = await cli(daemon, "pause", "plan-1")
     assert result.code == 0 and result.out.startswith("plan plan-1 paused: moves in flight finish, no new")
+    result = await cli(daemon, "resume")  # the issue: it said "running: running again"
+    assert result.code == 0 and result.out == (
+        "plan plan-1 resumed: new moves start from the next cycle, under the limits in force; "
+        "`reassignd status --watch` follows it\n"
+    )
+    result = await cli(daemon, "pause")
     result = await cli(daemon, "resume", "--json")
     assert result.code == 0 and result.json()["state"] == "running"
     result = await cli(daemon, "cancel", "plan-9")
@@ -322,9 +380,25 @@ async def test_throttle_show_and_change_with_units(daemon: Daemon, tmp_path: Pat
     assert ["4", "-", "10.5", "MB/s"] in [line.split() for line in result.out.splitlines()]
     result = await cli(daemon, "throttle", "--leader-rate", "none", "--json")
     assert result.code == 0 and result.json()[LEADER] is None
-    result = await cli(daemon, "throttle", "--follower-rate", "50Mb/s")
-    assert result.code == 2 and "lowercase b means bits" in result.err
-    assert daemon.fake.throttles()[FOLLOWER] == 10_485_760
+    result = await cli(daemon, "throttle", "--follower-rate", "400mbps")  # megabits, said back in bytes
+    assert result.code == 0, result.err
+    assert f"{FOLLOWER} = 50.0 MB/s   (was 10.5 MB/s)" in result.out.splitlines()
+    assert daemon.fake.throttles()[FOLLOWER] == 50_000_000
+    result = await cli(daemon, "throttle", "--follower-rate", "50mbs")
+    assert result.code == 2 and "unknown unit 'mbs'" in result.err and "50Mbps = 50 megabits/s" in result.err
+    assert daemon.fake.throttles()[FOLLOWER] == 50_000_000
+
+
+async def test_throttle_sets_the_log_dir_rate(daemon: Daemon) -> None:
+    result = await cli(daemon, "throttle", "--log-dir-rate", "2MB/s")
+    assert result.code == 0, result.err
+    assert f"{LOG_DIR} = 2.0 MB/s   (was none (no throttle))" in result.out.splitlines()
+    assert daemon.fake.throttles()[LOG_DIR] == 2_000_000
+    result = await cli(daemon, "throttle", "--log-dir-rate", "none", "--json")
+    assert result.code == 0 and result.json()[LOG_DIR] is None
+    result = await cli(daemon, "limits", f"{LOG_DIR}=5MiB/s")  # the same key as a limit, units and all
+    assert result.code == 0, result.err
+    assert daemon.fake.throttles()[LOG_DIR] == 5 * 1024 * 1024
 
 
 async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) -> None:
@@ -356,10 +430,11 @@ async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) ->
     assert result.out.splitlines() == [
         "cancelled logs-1: was adding 4, removing 3",
         "left orders-0: part of plan plan-1",
+        *FOREIGN_THROTTLES_NOTE,  # said once anything was cancelled
     ]
     assert daemon.fake.partitions[TopicPartition("logs", 1)].replicas == (2, 3)
     result = await cli(daemon, "cancel", "--foreign")
-    assert result.out == "left orders-0: part of plan plan-1\nno foreign reassignment to cancel\n"
+    assert result.out == "left orders-0: part of plan plan-1\nno foreign reassignment to cancel\n"  # no note
     assert daemon.fake.plans["plan-1"].state == "running"
     result = await cli(daemon, "reassignments", "--format", "kafka")
     assert result.out.startswith("Current partition reassignments:\norders-0: ")
@@ -374,7 +449,7 @@ async def test_a_standby_names_the_leader(daemon: Daemon) -> None:
 async def test_no_daemon_exits_3_without_a_traceback(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     for args in (("status",), ("plans",), ("pause", "--api", url), ("limits", "a=1")):
-        result = await cli(None, *args, env={"REASSIGND_API": url})
+        result = await cli(None, *args, env={"REASSIGNDCTL_API": url})
         assert result.code == 3, (args, result)
         assert result.err.startswith(f"reassignd: cannot reach the daemon at {url}: ")
     result = await cli(None, "plans", "--api", "ftp://nowhere")
@@ -401,3 +476,41 @@ async def test_watch_without_a_terminal_follows_the_plan_to_its_end(daemon: Daem
     assert result.code == 0 and len(lines) >= 2
     assert " plan plan-1 running: " in lines[0] and " plan plan-1 completed: " in lines[-1]
     assert "(100.0%)" in lines[-1]
+
+
+async def test_history_prints_who_did_what(daemon: Daemon, tmp_path: Path) -> None:
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=1)))
+    await cli(daemon, "limits", "reassignment.parallel.partition.count=4")
+    result = await cli(daemon, "history")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert [line.split()[2] for line in lines] == ["plan.submitted", "limits.changed"]
+    assert all(line.endswith("by reassignd") for line in lines)
+    result = await cli(daemon, "history", "--limit", "1", "--kind", "limits.changed", "--json")
+    assert [e["kind"] for e in result.json()] == ["limits.changed"]
+    queries = [q for call, q in daemon.fake.calls if call == "journal"]
+    assert [str(k) for k in queries[-1]["kinds"]] == ["limits.changed"] and queries[-1]["limit"] == 1000
+
+
+async def test_plans_say_when_each_finished_how_long_it_took_what_it_moved_and_its_name(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    """The issue: `plans` showed when a plan was submitted, not when it finished, how long it took or what
+    it moved; and a plan had no name a person could give it."""
+    plan = write_plan(tmp_path, drain_plan(count=2))
+    result = await cli(
+        daemon, "submit", plan, "--name", "drain broker 1", "--rollback-out", str(tmp_path / "r")
+    )
+    assert result.code == 0 and result.out.startswith("plan plan-1 (drain broker 1) running:"), result.out
+    daemon.fake.tick(200)
+    result = await cli(daemon, "plans")
+    lines = result.out.splitlines()
+    assert lines[0].split() == ["PLAN", "STATE", "END", "(UTC)", "TOOK", "MOVED", "DONE"]
+    row = lines[1].split()
+    assert row[:2] == ["plan-1", "completed"] and row[-3:] == ["2.0", "GB", "100.0%"], row
+    assert lines[2] == "  drain broker 1"
+    assert all(len(line) <= 80 for line in lines)
+    plans = (await cli(daemon, "plans", "--json")).json()["plans"]
+    assert plans[0]["name"] == "drain broker 1" and plans[0]["finished_at"]
+    refused = await cli(daemon, "submit", plan, "--name", "bad/name", "--dry-run")
+    assert refused.code == 2 and "name" in refused.err

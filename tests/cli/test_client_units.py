@@ -49,17 +49,44 @@ MULTIPLIERS = {
         ("20MBps", 20_000_000),
         (" 3 GiB ", 3 * 1024**3),
         ("1B", 1),
+        ("50MB/s", 50_000_000),
+        ("50 MBps", 50_000_000),
+        ("50mB/s", 50_000_000),  # no rate is in millibytes: prefixes are read in any case
+        ("50B/s", 50),
+        # bits, as network people write them (lowercase b, or bit): converted to bytes
+        ("50mbps", 6_250_000),
+        ("50Mbps", 6_250_000),
+        ("50Mb/s", 6_250_000),
+        ("50 Mbit/s", 6_250_000),
+        ("1Gbps", 125_000_000),
+        ("1gbit", 125_000_000),
+        ("800kbps", 100_000),
+        ("8b", 1),
+        ("8bps", 1),
+        ("10Mibit/s", 1_310_720),
     ],
 )
 def test_rates_with_units(text: str, expected: int) -> None:
     assert parse_rate(text) == expected
 
 
+def test_the_unit_error_says_how_to_write_bytes_and_bits() -> None:
+    """The issue: `50mbps` was refused with "write mB" (millibytes). Bits are read now; a unit that is
+    neither says how to write both."""
+    with pytest.raises(ValueError) as caught:
+        parse_rate("50mbs")
+    message = str(caught.value)
+    assert "unknown unit 'mbs'" in message
+    assert "bytes: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB" in message
+    assert "bits: b, kb, Mb, Gb, Tb or bit, kbit, Mbit" in message
+    assert "50Mbps = 50 megabits/s = 6.25 MB/s" in message
+    assert "mB" not in message
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("50Mb/s", "bits"),
-        ("8b", "bits"),
+        ("4b", "at least 1"),
         ("fast", "not a rate"),
         ("", "not a rate"),
         ("-5MB", "not a rate"),

@@ -23,7 +23,10 @@ from reassignd.cli.watch import (
     watch_lines,
 )
 from reassignd.client import ApiUnreachable
+from reassignd.config_keys import FOLLOWER_REASSIGNMENT_THROTTLED_RATE as FOLLOWER_RATE
+from reassignd.config_keys import LEADER_REASSIGNMENT_THROTTLED_RATE as LEADER_RATE
 from reassignd.model import ReassignmentPlan
+from reassignd.units import format_rate
 from tests.cli.guide_drain import draining
 from tests.daemon.fake_service import drain_plan, small_cluster
 
@@ -286,7 +289,57 @@ def test_an_eta_that_never_comes_is_said_as_never_with_its_figures() -> None:
     reason = "never at this rate: producers write 2.0 MB/s into orders-0, its copy into broker 4 gets"
     reason += " at most 1.5 MB/s"
     status["progress"] = {**status["progress"], "eta_seconds": None, "eta_reason": reason}
-    assert "   ETA never at this rate   throttle:" in " ".join(status_lines(status, now=NOW))
+    assert "rate 98.0 MB/s   ETA never at this rate" in status_lines(status, now=NOW)
     assert f"ETA {reason}," in watch_lines(status, NOW)[0]
     status["progress"]["eta_reason"] = "2 partition(s) wait for offline broker(s) 5"
     assert "ETA unknown (2 partition(s) wait for offline broker(s) 5)" in watch_lines(status, NOW)[0]
+
+
+@pytest.mark.parametrize(
+    ("rates", "eta", "rate"),
+    [
+        (
+            {
+                LEADER_RATE: 150_000_000_000,
+                FOLLOWER_RATE: 150_000_000_000,
+            },
+            4.2815e9,
+            999_900_000,
+        ),
+        (
+            {
+                LEADER_RATE: 1_500_000_000_000,
+                FOLLOWER_RATE: 999_000_000_000,
+            },
+            10_000_000,
+            98_000_000,
+        ),
+        ({LEADER_RATE: None, FOLLOWER_RATE: None}, None, 0),
+    ],
+)
+def test_the_throttle_line_never_wraps_in_80_columns(
+    rates: dict[str, Any], eta: float | None, rate: float
+) -> None:
+    """The issue: at 80 columns the rate/ETA/throttle line wrapped in the middle of the throttle."""
+    status = live_status()
+    status["throttles"] = {**(status.get("throttles") or {}), **rates}
+    progress = {**status["progress"], "eta_seconds": eta, "rate_bytes_per_sec": rate}
+    status["progress"] = {**progress, "eta_reason": None if eta else "no rate yet"}
+    lines = status_lines(status, width=80, now=NOW)
+    assert max(len(line) for line in lines) <= 80
+    whole = (
+        f"throttle: leader {format_rate(rates[LEADER_RATE])}, follower {format_rate(rates[FOLLOWER_RATE])}"
+    )
+    assert [line for line in lines if "throttle:" in line] == [
+        next(line for line in lines if line.endswith(whole))
+    ], lines
+
+
+def test_a_paused_plans_view_says_paused_not_an_eta() -> None:
+    """The issue: a paused plan's watch showed a rate and an ETA of 49554 days."""
+    status = {**live_status(), "state": "paused"}
+    lines = status_lines(status, width=80, now=NOW)
+    text = "\n".join(lines)
+    assert "paused: 2 moves in flight finish, none starts; `reassignd resume` goes on" in text
+    assert "ETA" not in text and "rate " not in text
+    assert "throttle: leader 50.0 MB/s, follower 50.0 MB/s" in text

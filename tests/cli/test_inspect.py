@@ -29,6 +29,17 @@ def test_valid_plan_against_snapshot(tmp_path: Path) -> None:
     assert [w["kind"] for w in summary["warnings"]] == ["replication_factor"]  # orders-0 goes from 3 to 2
 
 
+def test_the_replication_factor_warning_names_the_cli_flag(tmp_path: Path) -> None:
+    """The issue: validate-plan, a command, named the API field allow_rf_change."""
+    (tmp_path / "snap.json").write_text(json.dumps(GOOD))
+    plan = {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [2, 1]}]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    result = _run("validate-plan", str(tmp_path / "plan.json"), "--snapshot", str(tmp_path / "snap.json"))
+    assert result.returncode == 0, result.stderr
+    assert "unless submitted with --allow-rf-change" in result.stderr
+    assert "allow_rf_change" not in result.stderr
+
+
 def test_invalid_plan_lists_every_problem_without_traceback(tmp_path: Path) -> None:
     (tmp_path / "snap.json").write_text(json.dumps(GOOD))
     plan = {

@@ -85,8 +85,8 @@ async def watch_in(terminal: TmuxTerminal, served: Served, tmp_path: Path) -> li
     terminal.start(
         [sys.executable, "-m", "reassignd", "status", "--watch", "--interval", "0.5"],
         {
-            "REASSIGND_API": served.url,
-            "REASSIGND_API_TOKEN_FILE": str(token),
+            "REASSIGNDCTL_API": served.url,
+            "REASSIGNDCTL_TOKEN_FILE": str(token),
             "PYTHONPATH": str(REPO),
             "TERM": "xterm-256color",
             "LANG": "C.UTF-8",

@@ -59,3 +59,18 @@ def test_config_reference_prints_both_formats() -> None:
     toml = run("config-reference", "--format", "toml")
     assert toml.returncode == 0
     assert toml.stdout == (ROOT / "config" / "reassignd.toml").read_text(encoding="utf-8")
+
+
+def test_validate_config_says_when_the_cluster_has_no_name(tmp_path: Path) -> None:
+    """Without cluster.id every series and alert is labelled with Kafka's opaque cluster id."""
+    unnamed = tmp_path / "unnamed.toml"
+    unnamed.write_text('cluster.bootstrap.servers = "kafka-1:9092"\n')
+    result = run("validate-config", str(unnamed))
+    assert result.returncode == 0, result.stderr
+    assert "cluster.id is not set" in result.stderr and "opaque" in result.stderr
+    result = run("validate-config", str(unnamed), "--json")
+    assert json.loads(result.stdout)["notes"] == [result.stderr.strip().removeprefix("reassignd: note: ")]
+    named = tmp_path / "named.toml"
+    named.write_text('cluster.bootstrap.servers = "kafka-1:9092"\ncluster.id = "prod-eu1"\n')
+    result = run("validate-config", str(named))
+    assert result.returncode == 0 and result.stderr == "", result.stderr

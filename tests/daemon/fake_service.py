@@ -33,6 +33,7 @@ from reassignd.placement.api import create_replica_placement
 
 LEADER_RATE = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE = "follower.reassignment.throttled.rate"
+LOG_DIR_RATE = "log.dir.reassignment.throttled.rate"  # no log-dir moves here: configured, never applied
 INCOMING = "reassignment.max.incoming.replica.movements.per.broker"
 OUTGOING = "reassignment.max.outgoing.replica.movements.per.broker"
 FAKE_LIMITS = {
@@ -83,6 +84,7 @@ class _Plan:
     state: str = "queued"
     started_at: float | None = None
     finished_at: float | None = None
+    name: str | None = None
     last_rate: float | None = None
     waiting: dict[TopicPartition, str] = field(default_factory=dict)
 
@@ -116,7 +118,12 @@ class FakeControllerService:
 
     # --- plans -----------------------------------------------------------------------------------------
     async def submit_plan(
-        self, plan: ReassignmentPlan, *, dry_run: bool = False, allow_rf_change: bool = False
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
     ) -> JSON:
         self.calls.append(("submit_plan", {"partitions": len(plan), "dry_run": dry_run}))
         self._require_ready()
@@ -145,9 +152,10 @@ class FakeControllerService:
         if dry_run:
             return summary
         plan_id = f"plan-{len(self.plans) + 1}"
-        self.plans[plan_id] = _Plan(plan_id, self.clock(), moves)
+        self.plans[plan_id] = _Plan(plan_id, self.clock(), moves, name=name)
         self._start_next()
-        return {**summary, "plan_id": plan_id, "state": self.plans[plan_id].state}
+        named = {"name": name} if name else {}
+        return {**summary, "plan_id": plan_id, "state": self.plans[plan_id].state, **named}
 
     def _validate(self, plan: ReassignmentPlan, allow_rf_change: bool) -> dict[TopicPartition, _Move]:
         problems: list[Problem] = []
@@ -201,6 +209,9 @@ class FakeControllerService:
                 "plan_id": p.plan_id,
                 "state": p.state,
                 "submitted_at": _iso(p.submitted_at),
+                "started_at": None if p.started_at is None else _iso(p.started_at),
+                "finished_at": None if p.finished_at is None else _iso(p.finished_at),
+                "name": p.name,
                 "partitions": len(p.moves),
                 "progress": self._progress(p),
             }
@@ -312,12 +323,14 @@ class FakeControllerService:
                     for broker in move.adding if follower is not None else ():
                         applied.setdefault(str(broker), {})["follower"] = follower
         ordered = dict(sorted(applied.items(), key=lambda kv: int(kv[0])))
-        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, "applied": ordered}
+        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, LOG_DIR_RATE: self._rate(LOG_DIR_RATE)} | {
+            "applied": ordered
+        }
 
     async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
         self.calls.append(("set_throttles", dict(changes)))
         self._require_leader()
-        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE}, "throttles")
+        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE}, "throttles")
         return self._throttles()
 
     def _changed(self, changes: Mapping[str, Any], known: frozenset[str] | set[str], where: str) -> Limits:
@@ -338,6 +351,26 @@ class FakeControllerService:
                 "invalid_request", f"{where} unchanged: {len(problems)} problem(s)", tuple(problems)
             )
         return updated
+
+    # --- journal ---------------------------------------------------------------------------------------
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """What the fake did, as journal entries (the real paging is tested on a real store)."""
+        self.calls.append(("journal", dict(query)))
+        entries = [
+            {
+                "seq": seq,
+                "at": 1.7e9 + seq,
+                "kind": "plan.submitted" if call == "submit_plan" else "limits.changed",
+                "plan_id": None,
+                "partition": None,
+                "step": None,
+                "by": {"via": "self"},
+                "data": {},
+            }
+            for seq, (call, _) in enumerate(self.calls, start=1)
+            if call in ("submit_plan", "set_limits") and seq > int(query.get("after") or 0)
+        ]
+        return {"entries": entries[: int(query.get("limit") or 100)], "next_after": None}
 
     # --- cluster view ----------------------------------------------------------------------------------
     async def cluster_reassignments(self) -> list[JSON]:
@@ -537,6 +570,7 @@ class FakeControllerService:
                 "limit_out": self._limits.max_outgoing_per_broker,
                 "leader_throttle": applied.get(str(b), {}).get("leader"),
                 "follower_throttle": applied.get(str(b), {}).get("follower"),
+                "log_dir_throttle": applied.get(str(b), {}).get("log_dir"),
                 "online": self.brokers[b].online,
             }
             for b in sorted(self.brokers)
@@ -560,7 +594,7 @@ class FakeControllerService:
             "progress": self._progress(plan),
             "brokers": brokers,
             "limits": self._limits.to_mapping(),
-            "throttles": {LEADER_RATE: self._rate(LEADER_RATE), FOLLOWER_RATE: self._rate(FOLLOWER_RATE)},
+            "throttles": {key: self._rate(key) for key in (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)},
             "stalled": stalled,
             "waiting": [
                 {"topic": tp.topic, "partition": tp.partition, "reason": reason}

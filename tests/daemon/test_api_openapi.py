@@ -139,7 +139,7 @@ def test_every_route_is_documented_and_every_documented_path_is_routed() -> None
     routed, documented = routed_operations(), documented_operations()
     assert routed - documented == set(), "routes missing from reassignd/daemon/openapi.json"
     assert documented - routed == set(), "documented operations the app does not route"
-    assert len(routed) == 23
+    assert len(routed) == 24
 
 
 def test_the_document_is_openapi_3_1_and_every_reference_resolves() -> None:
@@ -237,6 +237,8 @@ async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
         await call("POST", "/v1/limits/reset", json={"keys": ["reassignment.ordering"]})
         await call("PATCH", "/v1/throttles", json={"leader.reassignment.throttled.rate": None})
         await call("POST", "/v1/placements", json={"num_partitions": 4})
+        await call("GET", "/v1/journal", "/v1/journal?kind=plan.submitted,limits.changed&limit=5")
+        await call("GET", "/v1/journal", "/v1/journal?since=yesterday")
         await call("POST", "/v1/proposals", json={"goal": "cluster-balance", "size_aware": True})
         await call("POST", "/v1/proposals", json={"goal": "drain"})
         for template in ("/healthz", "/readyz", "/metrics", "/openapi.json"):

@@ -33,8 +33,9 @@ def targets(plan: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
 
 async def test_the_under_min_isr_gauge_follows_the_cluster() -> None:
     """Counted incrementally (only changed partitions are re-checked): it must rise when brokers go and
-    fall back when they return, matching the simulator's own count for the plan's partitions."""
-    d = daemon(30)
+    fall back when they return, matching the simulator's own count for the plan's partitions. The brokers'
+    Metadata shows the controller's state at once here (no delay): the simulator counts on the latter."""
+    d = InProcessDaemon({**scenario(30), "metadata_delay_seconds": 0}, LIMITS, cycle_seconds=1.0)
     plan = fill_plan(30)
     await d.submit(plan_of(targets(plan)))
     await d.cycle()

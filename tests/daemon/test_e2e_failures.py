@@ -116,15 +116,20 @@ def test_a_one_minute_outage_is_visible_and_the_plan_completes_after(tmp_path: P
             wait_for(lambda: not daemon.status(plan_id)["cluster"]["reachable"], 30, "the outage in status")
             status = daemon.status(plan_id)
             assert status["cluster"]["since"] is not None and status["state"] == "running"
+            # why, in one line: the first failed read's error (the call that noticed first: a kafka-python
+            # call can, before librdkafka sees every broker down and the cause is classified)
+            cause = status["cluster"]["error"]
+            assert cause and "\n" not in cause, status["cluster"]
             code, ready = daemon.request("GET", "/readyz")
             assert code == 503 and ready["reason"] == "cluster unreachable", ready
+            assert ready["error"]["message"] == f"cluster unreachable: {cause}", ready
             code, metrics = daemon.request("GET", "/metrics")
             assert re.search(r"reassignd_cluster_reachable(\{[^}]*\})? 0\.0", str(metrics)), metrics
             time.sleep(max(0.0, 60 / 10 - 2))  # a minute of cluster time in all
             for b in brokers:
                 sim.start_broker(b)
             status = daemon.wait_for_state(plan_id, {"completed"}, timeout=180)
-            assert status["cluster"]["reachable"] is True
+            assert status["cluster"]["reachable"] is True and status["cluster"]["error"] is None
             after = sim.state()
             targets = plan_targets(plan)
             assert {tp: assignment(after)[tp] for tp in targets} == targets

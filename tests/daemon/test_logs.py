@@ -3,12 +3,15 @@ refusal."""
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from structlog.testing import capture_logs
 
+from reassignd import logs
 from reassignd.store.base import EventKind
 from tests.daemon.fake_service import small_cluster
 from tests.daemon.inprocess import InProcessDaemon, plan_of
@@ -42,3 +45,23 @@ async def test_a_read_that_finds_nothing_is_not_logged_as_a_refusal() -> None:
     refusals: list[dict[str, Any]] = [e for e in logs if e["event"] == "api_refused"]
     assert [(e["method"], e["path"], e["status"]) for e in refusals] == [("POST", "/v1/pause", 409)]
     assert [e["log_level"] for e in logs if e["event"] == "api_not_found"] == ["debug"]
+
+
+def test_an_http_access_line_is_debug() -> None:
+    """The issue: 80% of a daemon's lines were `http_request` at info (every scrape and every poll of a
+    `status --watch`). At info a log says what happened; the access log is there at debug."""
+    from types import SimpleNamespace
+
+    from reassignd.daemon.api import AccessLog
+
+    request = SimpleNamespace(method="GET", path="/metrics", remote="127.0.0.1")
+    response = SimpleNamespace(status=200, headers={})
+    for level, lines in (("info", []), ("debug", [("http_request", "debug")])):
+        stream = io.StringIO()
+        logs.configure(level, json=True, stream=stream)
+        try:
+            AccessLog(None, "").log(request, response, 0.002)  # type: ignore[arg-type]
+        finally:
+            logs.configure("info", json=True)
+        printed = [json.loads(line) for line in stream.getvalue().splitlines()]
+        assert [(e["event"], e["level"]) for e in printed] == lines

@@ -8,6 +8,7 @@ import os
 import signal
 
 import pytest
+from structlog.testing import capture_logs
 
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 
@@ -220,3 +221,28 @@ async def test_cycle_lines_at_info_only_when_the_situation_changes_or_a_minute_p
     debug = [e["status"] for e in logs if e["event"] == "cycle" and e["log_level"] == "debug"]
     assert info == ["idle", "p1 running: 1%", "p1 running: 3%", "p1 paused: 3%", "idle"]
     assert debug == ["idle", "idle", "p1 running: 2%", "idle"]
+
+
+async def test_a_clean_stop_logs_no_warning() -> None:
+    """The issue: a clean SIGTERM logged "background task ended" at warning. A task that ends because the
+    daemon is stopping is expected; one that ends by itself while the daemon runs is still a warning."""
+    stop, stopping = asyncio.Event(), asyncio.Event()
+
+    async def until_stopped() -> None:  # the controller loop: it ends after its cycle once asked to stop
+        await stopping.wait()
+
+    supervisor = Supervisor()
+    supervisor.add("cycle-loop", until_stopped())
+    with capture_logs() as logs:
+        stopping.set()  # SIGTERM; `stop` (the forced stop) is never set on a clean stop
+        await supervisor.run(stop, stopping=stopping)
+    assert [e for e in logs if e["log_level"] in ("warning", "error")] == []
+
+    async def ends_early() -> None:
+        return None
+
+    supervisor = Supervisor()
+    supervisor.add("mqtt", ends_early())
+    with capture_logs() as logs:
+        await supervisor.run(asyncio.Event())
+    assert [(e["event"], e["log_level"]) for e in logs] == [("background task ended", "warning")]

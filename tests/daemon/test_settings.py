@@ -60,7 +60,35 @@ def test_changes_are_all_or_nothing_and_name_every_problem() -> None:
     assert fields == {INCOMING, config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND}
 
 
+def test_an_unknown_key_gets_the_likely_one_suggested() -> None:
+    with pytest.raises(Exception) as info:
+        settings.changed(
+            {}, file_settings(), {"reassignment.max.incomng.replica.movements.per.broker": 1}, 0.0
+        )
+    (problem,) = info.value.problems  # type: ignore[attr-defined]
+    assert problem.message == f"unknown key; did you mean {INCOMING}?"
+
+
 # -- the daemon --------------------------------------------------------------------------------------
+
+
+async def test_the_api_suggests_the_likely_key_for_a_typo() -> None:
+    """The issue: an unknown limit key over the API (and so MQTT, and curl) got the list of every key and no
+    suggestion; only the CLI guessed. One helper says it everywhere."""
+    d = daemon()
+    await d.controller.start()
+    for change in (d.controller.set_limits, d.controller.set_throttles):
+        with pytest.raises(ServiceError) as refused:
+            await change({"reassignment.max.incomng.replica.movements.per.broker": 1})
+        (problem,) = refused.value.problems
+        assert problem.field == "reassignment.max.incomng.replica.movements.per.broker"
+        assert "did you mean" in problem.message or "known:" in problem.message
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.set_limits({"reassignment.max.incomng.replica.movements.per.broker": 1})
+    assert refused.value.problems[0].message == f"unknown key; did you mean {INCOMING}?"
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.set_throttles({"follower.reassignment.throttle.rate": 1})
+    assert refused.value.problems[0].message == f"unknown key; did you mean {RATE}?"
 
 
 async def test_a_runtime_limit_survives_a_restart() -> None:

@@ -83,3 +83,43 @@ def test_every_unfinished_plan_holds_its_partitions_and_collisions_alone_are_a_c
     assert rejection.code == "conflict" and rejection.details == {"plan_id": "queued", "partitions": ["t-0"]}
     wrong = ReassignmentPlan({TopicPartition("t", 0): (9,)})
     assert plan_rejection(validate_plan(wrong, snapshot, ongoing=(), busy=taken)).code == "invalid_plan"
+
+
+T2 = TopicPartition("orders", 2)
+# orders-2 is half-way through a step of the running plan: its replica list holds the new replica too
+MOVING = ClusterSnapshot.build(
+    [Broker(b, f"/dc1/r{b}") for b in (1, 2, 3, 4)],
+    [
+        PartitionState(T0, (1, 2, 3), (1, 2, 3), 1),
+        PartitionState(T2, (1, 2, 3, 4), (1, 2, 3), 1, adding=(4,)),
+    ],
+    [TopicInfo("orders")],
+)
+
+
+def test_resubmitting_the_running_plan_is_a_conflict_alone() -> None:
+    """The issue: the real "already part of plan" came with false replication-factor errors ("from 4 to
+    3"): a partition in the middle of a step lists its new replica too. A partition another plan or tool
+    holds is refused for that alone."""
+    found = validate_plan(
+        ReassignmentPlan({T0: (4, 2, 3), T2: (2, 3, 4)}), MOVING, ongoing={T2}, ours={T2}, busy={T2: "p-1"}
+    )
+    assert [(p.where, p.field, p.message) for p in found] == [
+        ("orders-2", "partition", "already part of plan p-1")
+    ]
+    found = validate_plan(ReassignmentPlan({T2: (2, 3, 4)}), MOVING, ongoing={T2})
+    assert [(p.where, p.field) for p in found] == [("orders-2", "partition")]
+    assert "someone else" in found[0].message
+
+
+def test_a_plan_already_applied_is_refused_as_nothing_to_do() -> None:
+    """Every partition already on its target (same replicas, same order): refused, not queued; a plan with
+    one partition still to move is accepted (the rest are done at once)."""
+    found = validate_plan(ReassignmentPlan({T0: (1, 2, 3), T1: (2, 3, 4)}), SNAPSHOT, ongoing=())
+    assert [(p.where, p.field) for p in found] == [("plan", "partitions")]
+    assert found[0].message == (
+        "every partition (2) is already on its target replicas: nothing to do "
+        "(`reassignd verify PLAN.json` checks a plan against the cluster)"
+    )
+    assert validate_plan(ReassignmentPlan({T0: (1, 2, 3), T1: (3, 2, 4)}), SNAPSHOT, ongoing=()) == []
+    assert validate_plan(ReassignmentPlan({T0: (2, 1, 3)}), SNAPSHOT, ongoing=()) == []

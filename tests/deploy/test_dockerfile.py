@@ -94,22 +94,47 @@ def test_installs_are_pinned_uncached_and_from_the_registry_only() -> None:
                 assert "-c " in install and "constraints.txt" in install, f"{stage}: unconstrained {install}"
 
 
-def test_constraints_pin_every_package_and_agree_with_pyproject() -> None:
+def _pins() -> dict[str, str]:
     pins = {}
     for line in CONSTRAINTS.read_text().splitlines():
         if line and not line.startswith("#"):
             name, _, version = line.partition("==")
             assert version and re.fullmatch(r"[\w.]+", version), f"not an exact pin: {line}"
-            pins[name.lower().replace("_", "-")] = version
+            pins[_canonical(name)] = version
+    return pins
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_pyproject_asks_for_compatible_ranges_and_the_constraints_pin_them() -> None:
+    """A library that pins exact versions forces them on everything installed beside it: pyproject.toml
+    says what reassignd works with (a floor and a ceiling), the constraints file what the image, CI and
+    `make setup` install, exactly. Every pin lies in its range."""
+    from packaging.requirements import Requirement
+
+    pins = _pins()
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    wanted = [*project["dependencies"], *project["optional-dependencies"]["pipeline"]]
-    for requirement in wanted:
-        name, _, version = requirement.partition("==")
-        assert pins.get(name.lower().replace("_", "-")) == version, (
-            f"{requirement} vs constraints {pins.get(name)}"
-        )
+    extras = project["optional-dependencies"].values()
+    wanted = [*project["dependencies"], *(r for extra in extras for r in extra)]
+    for text in wanted:
+        requirement = Requirement(text)
+        operators = {spec.operator for spec in requirement.specifier}
+        assert "==" not in operators and "===" not in operators, f"exact pin in pyproject.toml: {text}"
+        assert ">=" in operators or "~=" in operators, f"no floor: {text}"
+        pinned = pins.get(_canonical(requirement.name))
+        assert pinned is not None, f"{requirement.name} is not pinned in {CONSTRAINTS.name}"
+        assert requirement.specifier.contains(pinned, prereleases=True), f"{text} vs pin {pinned}"
     build = tomllib.loads((REPO / "pyproject.toml").read_text())["build-system"]["requires"]
     assert {"setuptools", "wheel"} <= set(pins) and len(build) == 2
+
+
+def test_make_setup_installs_with_the_constraints() -> None:
+    setup = (REPO / "scripts/setup.sh").read_text()
+    install = next(line for line in setup.splitlines() if "pip install" in line and "-e " in line)
+    assert "-c deploy/docker/constraints.txt" in install, install
+    assert "constraints.txt" in setup.split("want=", 1)[1].split("\n", 1)[0], "a new pin reinstalls"
 
 
 def test_the_build_context_holds_what_the_copies_need() -> None:

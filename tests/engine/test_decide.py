@@ -12,7 +12,7 @@ from reassignd.engine.dryrun import apply_starts, complete, elect
 from reassignd.engine.limits import Limits
 from reassignd.engine.run.rows import PartitionRow
 from reassignd.engine.state import ExecutionState, Status, WaitReason
-from reassignd.model import ReassignmentPlan
+from reassignd.model import Broker, ReassignmentPlan
 
 from .helpers import check_invariants, cluster, drive, tp
 
@@ -269,6 +269,68 @@ def test_a_torn_read_of_a_completing_step_is_not_a_cancel() -> None:
     second = decide(torn, plan, state, limits, {tp(0)})
     assert second.aborted == () and second.start == ()
     assert second.state[tp(0)].status is Status.IN_FLIGHT
+
+
+def test_a_completed_step_whose_added_replica_reads_out_of_sync_is_read_again() -> None:
+    """Real KRaft: the controller's listing (read after Metadata) no longer shows a step that only adds,
+    while the broker's Metadata, a moment behind, still has the ISR without the added replica. Kafka completes
+    a move only once its whole target is in sync, so that read is torn. Taken as complete, the step's new
+    preferred leader was never elected: the election is decided when the completion is seen."""
+    snapshot = cluster(5, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (2, 3)})
+    limits = Limits(parallel_replica_count=1)
+    d1 = first_decision(snapshot, plan, limits)
+    assert [x.target for x in d1.start] == [(2, 0, 1)]
+    running = apply_starts(snapshot, d1.start)
+    state = acknowledge(running, d1.state, limits, {})
+    torn = running.with_partitions([replace(running.partitions[tp(0)], adding=(), removing=())])
+    assert torn.partitions[tp(0)].replicas == (2, 0, 1) and 2 not in torn.partitions[tp(0)].isr
+    d2 = decide(torn, plan, state, limits, {tp(0)})
+    assert (d2.completed, d2.start, d2.elect) == ((), (), ())
+    assert d2.state[tp(0)].status is Status.IN_FLIGHT
+    d3 = decide(complete(running), plan, d2.state, limits, {tp(0)})
+    assert d3.completed == (tp(0),)
+    assert [(e.leader, e.reason) for e in d3.elect] == [(2, "step")]
+
+
+def test_a_completed_step_whose_added_broker_stopped_is_complete() -> None:
+    """The added replica out of the ISR because its broker stopped right after the move completed: nothing
+    to wait for, the step is done (and its leader cannot be elected yet)."""
+    snapshot = cluster(5, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (2, 3)})
+    limits = Limits(parallel_replica_count=1)
+    d1 = first_decision(snapshot, plan, limits)
+    running = apply_starts(snapshot, d1.start)
+    state = acknowledge(running, d1.state, limits, {})
+    stopped = running.with_partitions([replace(running.partitions[tp(0)], adding=(), removing=())])
+    stopped = stopped.with_brokers([Broker(2, online=False)])
+    d2 = decide(stopped, plan, state, limits, {tp(0)})
+    assert d2.completed == (tp(0),)
+    assert d2.elect == ()
+
+
+def test_a_finished_partition_whose_preferred_leader_died_is_elected_once_it_is_back_in_sync() -> None:
+    """Real KRaft (tests/realkafka/test_failures.py): a partition finished with its new preferred leader,
+    whose broker was killed a moment later; leadership went to another replica, and the broker's return put
+    it back in sync while the plan still ran, but nothing elected it: the plan completed with the partition
+    led by another replica (auto.leader.rebalance.enable=false, or for up to its 300 s check otherwise)."""
+    snapshot = cluster(6, {tp(0): (1, 0), tp(1): (3, 0)})
+    plan = ReassignmentPlan({tp(0): (1, 2), tp(1): (3, 4)})
+    limits = Limits()
+    d1 = first_decision(snapshot, plan, limits)
+    running = apply_starts(snapshot, d1.start)
+    state = acknowledge(running, d1.state, limits, {})
+    finished = complete(running, {tp(0)})
+    d2 = decide(finished, plan, state, limits, {tp(0)})
+    assert d2.state[tp(0)].status is Status.DONE and d2.elect == ()
+    died = finished.with_partitions([replace(finished.partitions[tp(0)], isr=(2,), leader=2)])
+    died = died.with_brokers([Broker(1, online=False)])
+    d3 = decide(died, plan, d2.state, limits, {tp(0)})
+    assert d3.elect == ()  # nothing to elect while it is away
+    back = died.with_partitions([replace(died.partitions[tp(0)], isr=(1, 2))]).with_brokers([Broker(1)])
+    d4 = decide(back, plan, d3.state, limits, {tp(0)})
+    assert [(e.tp, e.leader, e.reason) for e in d4.elect] == [(tp(0), 1, "finished")]
+    assert d4.state[tp(0)].status is Status.DONE
 
 
 def test_a_step_written_as_starting_is_sent_again_only_when_kafka_never_saw_it() -> None:

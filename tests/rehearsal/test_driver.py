@@ -53,21 +53,24 @@ def limits(rate: int, **extra: Any) -> Limits:
 @given(
     size=st.integers(10 * MB, 2000 * MB),
     rate=st.integers(5 * MB, 60 * MB),
-    produce_share=st.floats(0.0, 0.8),
+    produce_share=st.floats(0.0, 0.45),
     interval=st.sampled_from([0.5, 1.0, 5.0, 10.0]),
 )
-def test_one_move_ends_at_the_first_cycle_after_size_over_rate_minus_produce(
+def test_one_move_ends_by_the_first_cycle_after_size_over_what_the_throttles_leave(
     size: int, rate: int, produce_share: float, interval: float
 ) -> None:
+    """Kafka's leader throttle also meters the in-sync follower's replication of the partition (the
+    simulator follows it: docs/simulator.md), so the new replica gets rate - produce and closes its lag at
+    rate - 2 produce; each throttle's window lets up to one window (12 s) of its rate through early."""
     produce = rate * produce_share
     sim = SimCluster.from_scenario(load_scenario(scenario(size, produce)))
     result = rehearse(sim, plan_of({0: [1, 3]}), limits(rate), cycle_interval=interval)
-    catch_up = size / (rate - produce)
-    # the step starts in cycle 0 and is seen complete by the first cycle at or after catch_up
-    expected = math.ceil(catch_up / interval - 1e-9) * interval
+    catch_up = size / (rate - 2 * produce)
+    # the step starts in cycle 0 and is seen complete by the first cycle at or after it caught up
+    latest = math.ceil(catch_up / interval - 1e-9) * interval
     assert result.finished, result.ended_because
-    assert result.duration_seconds == pytest.approx(expected, abs=interval + 1e-6)
-    assert result.duration_seconds >= catch_up
+    assert result.duration_seconds <= latest + 1e-6
+    assert result.duration_seconds >= (size - 12.0 * rate) / (rate - produce) - 1e-6
     assert result.steps == 1
     assert result.bytes_in[3] >= size
     # throttles restored: nothing of ours is left on the cluster
@@ -113,7 +116,10 @@ def test_a_snapshot_copy_keeps_sizes_and_takes_produce_rates_from_the_caller() -
     assert [p.log_end for p in copy.topics["t"].partitions] == [100 * MB, 100 * MB]
     assert [p.produce_bytes_per_sec for p in copy.topics["t"].partitions] == [3 * MB, 3 * MB]
     result = rehearse(copy, plan_of({0: [1, 3]}), limits(13 * MB), cycle_interval=1.0)
-    assert result.duration_seconds == pytest.approx(10.0, abs=1.0)
+    # Kafka's throttles as the simulator follows them (docs/simulator.md): the follower's first second brings
+    # 13 MB at once, then 13 MB/s; the leader's window, which already holds 11 s of the in-sync follower's
+    # 3 MB/s, lets that through until ~7 s, then 13 - 3 MB/s: against 3 MB/s of growth, done in ~11.3 s
+    assert result.duration_seconds == pytest.approx(12.0, abs=1.0)
 
 
 def test_timeline_runs_forward_and_ends_with_nothing_left_and_nothing_moving() -> None:

@@ -133,6 +133,30 @@ class DaemonProcess:
             time.sleep(0.2)
         raise TimeoutError(f"plan {plan_id} still {status.get('state')} after {timeout}s: {status}")
 
+    def cli(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+        """`reassignd ARGS` against this daemon's API, as an operator runs it; raises on a non-zero exit."""
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "reassignd",
+                *args,
+                "--api",
+                self.url,
+                "--token-file",
+                str(self.token_file),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise AssertionError(
+                f"reassignd {' '.join(args)} exited {done.returncode}: {done.stderr}{done.stdout}"
+            )
+        return done
+
     def wait_exit(self, timeout: float = 60.0) -> int:
         assert self.proc is not None
         return self.proc.wait(timeout=timeout)

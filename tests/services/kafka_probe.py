@@ -133,6 +133,23 @@ class ClusterProbe:
                                 found[key] = (log_dir["log_dir"], part["partition_size"], future)
         return found
 
+    def replica_size(self, topic: str, partition: int, broker: int) -> int | None:
+        """The size of one replica's log on `broker` (its current log, not a future one), None while the
+        broker does not host it: DescribeLogDirs asked for that partition only."""
+        with self._lock:
+            answer = self.kafka_python().describe_log_dirs(
+                topic_partitions={topic: [partition]}, brokers=[broker]
+            )
+        for entry in answer:
+            for log_dir in entry["log_dirs"]:
+                if log_dir["error_code"] != 0:
+                    continue
+                for found in log_dir["topics"]:
+                    for part in found["partitions"]:
+                        if part["partition_index"] == partition and not part["is_future_key"]:
+                            return int(part["partition_size"])
+        return None
+
     # -- configs -------------------------------------------------------------------------------------------
 
     def _described(self, resource_type: Any, name: str) -> dict[str, dict[str, Any]]:
@@ -261,6 +278,129 @@ class ReassignmentSampler:
 
     def __enter__(self) -> ReassignmentSampler:
         self._thread = threading.Thread(target=self._run, name="reassignment-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+
+@dataclass
+class CopySampler:
+    """The size of one replica on its receiving broker, read by the test (DescribeLogDirs) every `interval`
+    seconds in a thread: how fast a copy really runs, as the broker that writes it reports it. `samples` are
+    (seconds since start, size or None while the broker does not host the replica)."""
+
+    probe: ClusterProbe
+    topic: str
+    partition: int
+    broker: int
+    interval: float = 0.2
+    samples: list[tuple[float, int | None]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    _started: float = 0.0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def now(self) -> float:
+        """Seconds on the samples' clock."""
+        return time.monotonic() - self._started
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                size = self.probe.replica_size(self.topic, self.partition, self.broker)
+            except Exception as exc:
+                self.errors.append(repr(exc))
+            else:
+                # the broker read the size between asking and answering: on a loaded box a round trip
+                # takes a second or more, and either end alone would shift the copy's timing by it
+                self.samples.append(((started + time.monotonic()) / 2 - self._started, size))
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def copy(self, final_size: int) -> Copy:
+        """The copy the samples saw: from the first sample that shows the replica on the broker (its log is
+        created empty when the reassignment starts) to the first that shows it at `final_size`."""
+        created = next((t for t, size in self.samples if size is not None), None)
+        done = next((t for t, size in self.samples if size is not None and size >= final_size), None)
+        if created is None or done is None:
+            raise AssertionError(f"no whole copy of {final_size} bytes sampled: {self.samples}")
+        return Copy(created, done, final_size, tuple(self.samples))
+
+    def __enter__(self) -> CopySampler:
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name=f"copy-{self.topic}", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One sampled copy: `started` when the replica appeared, `ended` when it reached `size` bytes."""
+
+    started: float
+    ended: float
+    size: int
+    samples: tuple[tuple[float, int | None], ...]
+
+    @property
+    def seconds(self) -> float:
+        return self.ended - self.started
+
+    @property
+    def rate(self) -> float:
+        """Bytes per second over the whole copy (at most one sampling interval off at either end)."""
+        return self.size / max(self.seconds, 1e-3)
+
+    def size_at(self, t: float) -> int:
+        """The replica's size at the last sample taken at or before `t` (0 before it appeared)."""
+        return max((size or 0 for when, size in self.samples if when <= t), default=0)
+
+    def rate_between(self, start: float, end: float) -> float:
+        return (self.size_at(end) - self.size_at(start)) / max(end - start, 1e-3)
+
+
+@dataclass
+class ThrottleSampler:
+    """Every throttle config (ClusterProbe.throttle_configs) read by the test every `interval` seconds in a
+    thread: `seen[key]` holds each value a key took while it ran, in order, so a rate that was in force
+    only for a moment is still seen."""
+
+    probe: ClusterProbe
+    topics: tuple[str, ...]
+    brokers: tuple[int, ...]
+    interval: float = 0.1
+    seen: dict[str, list[str]] = field(default_factory=dict)
+    samples: int = 0
+    errors: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                configs = self.probe.throttle_configs(self.topics, self.brokers)
+            except Exception as exc:
+                self.errors.append(repr(exc))
+            else:
+                for key, value in configs.items():
+                    values = self.seen.setdefault(key, [])
+                    if not values or values[-1] != value:
+                        values.append(value)
+                self.samples += 1
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def __enter__(self) -> ThrottleSampler:
+        self._thread = threading.Thread(target=self._run, name="throttle-sampler", daemon=True)
         self._thread.start()
         return self
 

@@ -166,3 +166,36 @@ async def test_serve_exits_1_when_a_simulation_step_fails() -> None:
     out = io.StringIO()
     assert await asyncio.wait_for(serve(broken, time_scale=1, out=out), timeout=10) == 1
     assert out.getvalue().startswith("bootstrap.servers=127.0.0.1:")
+
+
+async def test_append_network_and_acks(runtime: SimRuntime, http: aiohttp.ClientSession) -> None:
+    """A bulk fill, a slow broker and acks=all producers, as tests/realkafka/test_fidelity.py uses them."""
+    cluster = runtime.cluster
+    p = cluster.topics["t"].partitions[0]
+    assert await _call(http, "POST", "/append", {"topic": "t", "partition": 0, "bytes": 500}) == (
+        200,
+        {"topic": "t", "partition": 0, "written": {"0": 500}},
+    )
+    assert p.log_end == 1500 and p.position(2) == 1500, "in-sync followers hold the bytes too"
+    status, body = await _call(http, "POST", "/brokers/2/network", {"network_in_bytes_per_sec": 0})
+    assert (status, body["network_in_bytes_per_sec"], body["network_out_bytes_per_sec"]) == (200, 0, 125e6)
+    status, body = await _call(
+        http, "POST", "/produce", {"topic": "t", "partition": 0, "bytes_per_sec": 100, "acks": "all"}
+    )
+    assert (status, body["acks"]) == (200, "all")
+    cluster.incremental_alter_configs(2, "t", [("min.insync.replicas", 0, "2")], False)
+    runtime.advance(31)  # broker 2 fetches nothing: out of the ISR after replica.lag.time.max.ms (30 s)
+    assert p.isr == [1]
+    end = p.log_end
+    runtime.advance(5)
+    assert p.log_end == end, "acks=all writes refused below min.insync.replicas"
+    assert (await _call(http, "POST", "/append", {"topic": "t", "partition": 0, "bytes": 10}))[1][
+        "written"
+    ] == {"0": 0}
+    for path, body, field in (
+        ("/append", {"topic": "t", "bytes": -1}, "bytes"),
+        ("/produce", {"topic": "t", "bytes_per_sec": 1, "acks": "0"}, "acks"),
+        ("/brokers/2/network", {"network_in_bytes_per_sec": "fast"}, "network_in_bytes_per_sec"),
+    ):
+        status, error = await _call(http, "POST", path, body)
+        assert (status, error["field"]) == (400, field), error

@@ -58,7 +58,7 @@ def _state(sim: SimCluster) -> tuple[list[int], list[int], list[int], list[int],
 
 def test_default_is_the_newest_kraft_release() -> None:
     sim = _cluster({})
-    assert sim.kafka == KafkaVersion("4.1", "kraft")
+    assert sim.kafka == KafkaVersion("4.4", "kraft")
     assert not sim.kafka.zookeeper
 
 

@@ -260,8 +260,6 @@ def _entry(sim: SimCluster, resource: int, name: str, key: str) -> Any:
     [
         (BROKER, "1", R, "1000", 2, False),
         (BROKER, "1", "follower.replication.throttled.rate", "2000", 3, False),
-        (BROKER, "2", R, "9223372036854775807", 5, False),
-        (BROKER, "2", "replica.alter.log.dirs.io.max.bytes.per.second", "9223372036854775807", 5, False),
         (BROKER, "2", "broker.rack", "/dc1/rack0", 4, True),
         (BROKER, "2", "log.dirs", "/var/lib/kafka/data", 4, True),
         (BROKER, "2", "num.partitions", "1", 5, True),
@@ -281,9 +279,29 @@ def test_describe_config_sources(sim: SimCluster, case: tuple[int, str, str, str
     assert entry.synonyms[0] == (key if resource == BROKER else entry.synonyms[0][0], value, source)
 
 
+@pytest.mark.parametrize(
+    "key", [R, "follower.replication.throttled.rate", "replica.alter.log.dirs.io.max.bytes.per.second"]
+)
+def test_a_throttle_rate_is_listed_only_where_set_and_without_a_default(sim: SimCluster, key: str) -> None:
+    """Kafka 4.4 (measured, tests/realkafka/test_fidelity.py): the rates are QuotaConfigs keys, not
+    KafkaConfig ones, so ConfigHelper lists them only when a level sets them, and their synonyms end at
+    that level."""
+    unset = [("follower.replication.throttled.rate", DELETE, None)]
+    sim.incremental_alter_configs(BROKER, "", unset, False)
+    assert sim.describe_configs(BROKER, "2", [key]) == []
+    assert key not in {c.name for c in sim.describe_configs(BROKER, "2", None)}
+    sim.incremental_alter_configs(BROKER, "2", [(key, SET, "7")], False)
+    sim.incremental_alter_configs(BROKER, "", [(key, SET, "9")], False)
+    entry = _entry(sim, BROKER, "2", key)
+    assert (entry.value, entry.source, entry.read_only, entry.type) == ("7", 2, False, "LONG")
+    assert entry.synonyms == ((key, "7", 2), (key, "9", 3))
+    assert _entry(sim, BROKER, "", key).synonyms == ((key, "9", 3),)
+
+
 def test_describe_configs_lists_all_and_follows_changes(sim: SimCluster) -> None:
     names = {c.name for c in sim.describe_configs(BROKER, "3", None)}
-    assert {R, "follower.replication.throttled.rate", "broker.rack", "log.dirs", "num.partitions"} <= names
+    assert {"follower.replication.throttled.rate", "broker.rack", "log.dirs", "num.partitions"} <= names
+    assert R not in names, "no level sets it on broker 3"
     assert [c.name for c in sim.describe_configs(BROKER, "", None)] == ["follower.replication.throttled.rate"]
     sim.incremental_alter_configs(BROKER, "", [("min.insync.replicas", SET, "2")], False)
     entry = _entry(sim, TOPIC, "t", "min.insync.replicas")

@@ -131,6 +131,7 @@ def test_metadata_request_goes_through_the_fast_path_and_decodes() -> None:
         controller_id=1,
         brokers={1: SimpleNamespace(online=True, rack="r1"), 2: SimpleNamespace(online=False, rack=None)},
         topics={"t": topic},
+        published=lambda p: (p.replicas, p.isr, p.leader, p.leader_epoch),
     )
     endpoints = {1: Endpoint(1, "127.0.0.1", 9001), 2: Endpoint(2, "127.0.0.1", 9002)}
     request = MetadataRequest(version=12, topics=None, allow_auto_topic_creation=False)

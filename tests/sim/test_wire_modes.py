@@ -131,6 +131,8 @@ KAFKA_4_1 |= {43: (0, 2), 44: (0, 1), 45: (0, 1), 46: (0, 0), 60: (0, 2)}
         ("3.9", "kraft", KAFKA_3_7 | {18: (0, 4)}),
         ("4.0", "kraft", KAFKA_4_1 | {45: (0, 0)}),
         ("4.1", "kraft", KAFKA_4_1),
+        # a real 4.4.0 broker's list for these APIs (test_fidelity.py), ApiVersions capped at v4
+        ("4.4", "kraft", KAFKA_4_1 | {35: (1, 5)}),
     ],
 )
 def test_advertised_api_versions_follow_the_release(

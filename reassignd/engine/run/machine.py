@@ -91,8 +91,8 @@ def new_run(
 
 
 def read_request(run: RunState, settings: Settings) -> ReadRequest:
-    running = run.log_dirs.running_partitions()
-    return reading.request(run.reading, run.plan, run.execution, running, settings.size_refresh_cycles)
+    watched = run.log_dirs.watched_partitions()
+    return reading.request(run.reading, run.plan, run.execution, watched, settings.size_refresh_cycles)
 
 
 def step(run: RunState, event: RunEvent, settings: Settings) -> Transition:
@@ -124,11 +124,11 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     run, decided = _decided(run, sight, limits, out)
     reverts = _reverts(run, decided, sight, limits, out)
     run = _progressed(run, sight, decided, settings, out)
-    run = replace(run, log_dirs=_dirs_moved(run, sight, limits, out))
+    run = replace(run, log_dirs=_dirs_moved(run, sight, decided, limits, out))
     sync = _throttled(run, sight, decided.state, limits, out)
     run = replace(run, throttles=sync.book, cancel=cancelling.held(run.cancel, reverts, out))
     elect = decided.report.elect
-    sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dir_moves)
+    sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dirs)
     return Transition(replace(run, awaiting=sent), out.effects())
 
 
@@ -201,9 +201,18 @@ def _progressed(run: RunState, sight: Sight, decided: Decided, settings: Setting
     return replace(run, reading=seen, progress=tracked, boosts=boosts)
 
 
-def _dirs_moved(run: RunState, sight: Sight, limits: Limits, out: Outbox) -> LogDirMoves:
-    deleted, may_start = run.reading.deleted_topics, run.status is PlanStatus.RUNNING
-    return log_dirs.observed(run.log_dirs, sight.full, limits, deleted, out, may_start=may_start)
+def _dirs_moved(run: RunState, sight: Sight, decided: Decided, limits: Limits, out: Outbox) -> LogDirMoves:
+    """The log-dir moves after the decisions: the replicas the starting steps add get their dir first."""
+    return log_dirs.observed(
+        run.log_dirs,
+        sight.full,
+        limits,
+        run.reading.deleted_topics,
+        out,
+        may_start=run.status is PlanStatus.RUNNING,
+        cancelling=run.status is PlanStatus.CANCELLING,
+        adding={start.tp: start.adding for start in decided.starts},
+    )
 
 
 def _throttled(
@@ -218,7 +227,7 @@ def _throttled(
         out,
         owned=run.owned,
         boosts=run.boosts.rates,
-        log_dir_brokers=run.log_dirs.running_brokers(),
+        log_dir_brokers=run.log_dirs.copying_brokers(),
     )
 
 
@@ -273,7 +282,7 @@ def _ending(run: RunState, restored: bool) -> Change | None:
     execution = run.execution
     if execution is None or execution.in_flight_set or not restored or not execution.finished:
         return None
-    if run.log_dirs.running:
+    if run.log_dirs.copying:
         return None  # a log-dir move still copies (and its throttle is ours until it ends)
     cancelling_ = run.cancel.goals is not None
     if run.status is PlanStatus.RUNNING and not cancelling_ and not run.log_dirs.unfinished:

@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 from reassignd.engine.actions import ElectLeader, StartStep
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.log_dir_moves import Key, LogDirMoves
+from reassignd.engine.log_dir_moves import LogDirMoves, LogDirRequests
 from reassignd.engine.run.auto_throttle import AutoThrottle, Boosts
 from reassignd.engine.run.cancelling import Cancel
 from reassignd.engine.run.effects import Answered, Effect
@@ -52,7 +52,7 @@ class Awaiting:
     reverts: tuple[TopicPartition, ...] = ()
     elect: tuple[ElectLeader, ...] = ()
     sync: ThrottleSync | None = None
-    log_dirs: Mapping[Key, str] = field(default_factory=lambda: _EMPTY)
+    log_dirs: LogDirRequests = field(default_factory=LogDirRequests)
     """AlterReplicaLogDirs sent with these writes."""
 
 

@@ -29,12 +29,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import Literal, Protocol
 
-from tests.services.procs import free_port
+from reassignd.children import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-JARS = REPO / ".cache" / "kafka"
+# What `make setup` fetched (scripts/fetch-kafka.sh); REASSIGND_KAFKA_JARS names another copy of that folder.
+JARS = Path(os.environ.get("REASSIGND_KAFKA_JARS") or REPO / ".cache" / "kafka")
 CONTROLLER_ID = 1000
 Mode = Literal["kraft", "zookeeper"]
 
@@ -258,12 +259,27 @@ class KafkaNode:
         return "Kafka Server started" in text or "] started (kafka.server.KafkaServer)" in text
 
 
+class ClusterSecurity(Protocol):
+    """Secured listeners for a KRaft cluster (tests/services/kafka_security.py makes TLS, SCRAM and ACLs)."""
+
+    @property
+    def listeners(self) -> Mapping[str, str]: ...
+
+    def broker_properties(self) -> Mapping[str, str]: ...
+
+    def controller_properties(self) -> Mapping[str, str]: ...
+
+    def format_args(self) -> Iterable[str]: ...
+
+
 class KafkaCluster:
     """A real cluster on loopback. KRaft by default; `mode="zookeeper"` needs `zookeeper_hosts`.
 
     `listeners` maps extra listener names to their security protocol (e.g. {"SSL": "SSL"}); PLAINTEXT is
     always there and carries inter-broker traffic. `broker_properties` and `controller_properties` are
     added to (or override) the defaults above; a broker-specific override goes in `per_broker`.
+    `security` (KRaft only; tests/services/kafka_security.py) adds a TLS listener, a SASL/SCRAM listener
+    with its users, and the StandardAuthorizer; the options given here still override its properties.
     """
 
     def __init__(
@@ -280,9 +296,18 @@ class KafkaCluster:
         controller_properties: Mapping[str, str] | None = None,
         per_broker: Mapping[int, Mapping[str, str]] | None = None,
         format_args: Iterable[str] = (),
+        security: ClusterSecurity | None = None,
     ) -> None:
         if mode == "zookeeper" and not zookeeper_hosts:
             raise ValueError("mode='zookeeper' needs zookeeper_hosts")
+        if security is not None:
+            if mode != "kraft":
+                raise ValueError("security= is for KRaft clusters (SCRAM users are made at format time)")
+            listeners = {**security.listeners, **(listeners or {})}
+            broker_properties = {**security.broker_properties(), **(broker_properties or {})}
+            controller_properties = {**security.controller_properties(), **(controller_properties or {})}
+            format_args = [*security.format_args(), *format_args]
+        self.security = security
         self.workdir = Path(workdir)
         self.mode: Mode = mode
         self.dist = "kraft" if mode == "kraft" else "zookeeper"
@@ -541,5 +566,5 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] != ["class-archive"]:
-        raise SystemExit("usage: python -m tests.services.kafka class-archive")
+        raise SystemExit("usage: python -m reassignd.localkafka.cluster class-archive")
     build_class_archive()

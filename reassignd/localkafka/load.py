@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RECORD_BYTES = 16 * 1024
+# What a producer with acks=all is answered when a partition's ISR is below min.insync.replicas.
+MIN_INSYNC_ERRORS = frozenset({"NOT_ENOUGH_REPLICAS", "NOT_ENOUGH_REPLICAS_AFTER_APPEND"})
 # Random bytes do not compress: the bytes a test writes are the bytes a replica copies.
 _PAYLOAD = os.urandom(1024 * 1024)
 
