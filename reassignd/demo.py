@@ -297,12 +297,13 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     import shutil
     import tempfile
 
-    from reassignd.cli.watch import format_bytes, format_duration, watch
+    from reassignd.cli.watch import format_duration, watch
     from reassignd.client import ApiClient
     from reassignd.engine import Limits
     from reassignd.model import snapshot_from_dict
     from reassignd.rehearsal import cluster_from_snapshot, rehearse
     from reassignd.sim.scenario import load_scenario
+    from reassignd.units import format_bytes
 
     scenario = load_scenario(options.scenario)
     drain = options.drain or (max(b.id for b in scenario.brokers),)

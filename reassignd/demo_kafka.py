@@ -83,9 +83,10 @@ def _move(
 ) -> bool:
     """The topic, the plan, the daemon (added to `daemons`) and the producer; whether the move ended
     exactly."""
-    from reassignd.cli.watch import format_bytes, format_duration, watch
+    from reassignd.cli.watch import format_duration, watch
     from reassignd.client import ApiClient
     from reassignd.localkafka.load import MIN_INSYNC_ERRORS, RateProducer, fill
+    from reassignd.units import format_bytes
 
     partitions = range(options.partitions)
     _create_topic(bootstrap, options)

@@ -25,11 +25,10 @@ from reassignd import config_keys
 from reassignd.cli._common import load_plan, print_json
 from reassignd.cli.watch import (
     UNLIMITED,
-    format_bytes,
     format_duration,
-    format_rate,
     format_table,
     format_time,
+    idle_lines,
     parse_time,
     render_status,
     status_lines,
@@ -48,6 +47,7 @@ from reassignd.client import (
 from reassignd.daemon import auth
 from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
 from reassignd.suggest import unknown_key
+from reassignd.units import format_bytes, format_rate
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -451,10 +451,13 @@ def _status(args: argparse.Namespace, client: ApiClient) -> int:
     try:
         status = client.status(args.plan_id)
     except ApiError as exc:
-        if args.plan_id is None and exc.code == "not_found":
+        if args.plan_id is None and exc.code == "not_found":  # a daemon older than the idle status
             print_json(None) if args.json else print("no plan is running")
             return 0
         raise
+    if status.get("plan_id") is None:  # idle: the cluster's reachability, then that no plan runs
+        print_json(status) if args.json else _print_lines(idle_lines(status))
+        return 0
     if args.watch:
         plan_id = status["plan_id"]  # follow this plan to its end, even once another one starts
         first = [status]

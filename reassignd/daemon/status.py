@@ -32,6 +32,7 @@ _PROGRESS_KEYS = (
     "partitions_waiting",
     "partitions_dropped",
     "bytes_total",
+    "bytes_done",
     "bytes_moved",
     "bytes_remaining",
     "bytes_grown",
@@ -61,6 +62,10 @@ def _progress(view: ControllerView, record: PlanSummary) -> JSON:
     progress: JSON = {"partitions_total": partitions}
     for key in _PROGRESS_KEYS:
         progress[key] = figures.get(key)
+    if progress["bytes_done"] is None and figures.get("bytes_total") is not None:
+        # a record saved before the figure existed: tracking.done_bytes, from what it kept
+        work = max(0.0, figures["bytes_total"] - float(figures.get("bytes_dropped") or 0))
+        progress["bytes_done"] = round(float(figures.get("percent") or 0) / 100.0 * work)
     if not figures:  # never started (queued, or cancelled before it ran)
         progress.update(
             partitions_done=0, partitions_in_flight=0, partitions_waiting=0, partitions_dropped=0, percent=0.0
@@ -138,18 +143,39 @@ def _waiting(run: RunState) -> list[JSON]:
     return out
 
 
+def idle_status_view(view: ControllerView) -> JSON:
+    """The daemon's status while no plan runs or waits: the cluster first, as in a plan's status."""
+    return {
+        "cluster": cluster_view(view.cluster),
+        "plan_id": None,
+        "state": "idle",
+        "last_cycle": view.last_status,
+    }
+
+
+def daemon_status_view(view: ControllerView) -> JSON:
+    """`GET /v1/status`: the plan in progress (else the first queued one), or the idle status."""
+    try:
+        return plan_status_view(view, None)
+    except ServiceError as exc:
+        if exc.code != "not_found":
+            raise
+        return idle_status_view(view)
+
+
 def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
+    """A plan's status; the cluster's reachability first, whatever the plan's state."""
     record = _record(view, plan_id)
     limits = view.limits
     run = _current_run(view, record)
     status = {
+        "cluster": cluster_view(view.cluster),
         **_summary(view, record),
         "started_at": iso_time(record.started_at),
         "finished_at": iso_time(record.finished_at),
         "error": record.error,
         "limits": limits.to_mapping(),
         "throttles": _rates(limits),
-        "cluster": cluster_view(view.cluster),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -158,7 +184,6 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = cluster_view(run.cluster)
     incoming, outgoing = run.throttles.applied_rates()
     log_dir = run.throttles.applied_log_dir_rates()
     load = run.execution.load

@@ -114,6 +114,7 @@ class FakeControllerService:
         self.calls: list[tuple[str, Any]] = []
         self.ready = True
         self.leader_address: str | None = None  # set to play a standby that forwards operators there
+        self.cluster_error: str | None = None  # set to play a cluster that does not answer, since `clock()`
 
     # --- plans -----------------------------------------------------------------------------------------
     async def submit_plan(
@@ -220,6 +221,21 @@ class FakeControllerService:
     def plan_status(self, plan_id: str | None = None) -> JSON:
         self.calls.append(("plan_status", plan_id))
         return self._status(self._plan(plan_id))
+
+    def daemon_status(self) -> JSON:
+        self.calls.append(("daemon_status", None))
+        try:
+            return self._status(self._plan(None))
+        except ServiceError:
+            return {"cluster": self._cluster(None), "plan_id": None, "state": "idle", "last_cycle": "idle"}
+
+    def _cluster(self, since: float | None) -> JSON:
+        return {
+            "reachable": self.cluster_error is None,
+            "since": _iso(since if self.cluster_error is None else self.clock()),
+            "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
+            "error": self.cluster_error,
+        }
 
     async def pause(self, plan_id: str | None = None) -> JSON:
         self.calls.append(("pause", plan_id))
@@ -533,6 +549,7 @@ class FakeControllerService:
             "partitions_in_flight": sum(m.state == "moving" for m in moves),
             "partitions_waiting": sum(m.state == "waiting" for m in moves),
             "bytes_total": total,
+            "bytes_done": moved,
             "bytes_moved": moved,
             "bytes_remaining": remaining,
             "rate_bytes_per_sec": rate,
@@ -567,6 +584,7 @@ class FakeControllerService:
             for b in m.adding
         ]
         return {
+            "cluster": self._cluster(plan.submitted_at),
             "plan_id": plan.plan_id,
             "state": plan.state,
             "submitted_at": _iso(plan.submitted_at),
@@ -578,12 +596,6 @@ class FakeControllerService:
             "limits": self._limits.to_mapping(),
             "throttles": {key: self._rate(key) for key in (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)},
             "stalled": stalled,
-            "cluster": {
-                "reachable": True,
-                "since": _iso(plan.submitted_at),
-                "error": None,
-                "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
-            },
             "waiting": [
                 {"topic": tp.topic, "partition": tp.partition, "reason": reason}
                 for tp, reason in sorted(plan.waiting.items())

@@ -51,6 +51,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
         "partitions_in_flight": in_flight,
         "partitions_waiting": execution.waiting_count if execution is not None else 0,
         "bytes_total": t.total_bytes,
+        "bytes_done": t.done_bytes,
         "bytes_moved": t.moved_bytes,
         "bytes_remaining": t.remaining_bytes,
         "bytes_grown": t.grown_bytes,

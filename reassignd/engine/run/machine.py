@@ -3,15 +3,16 @@
     step(run, event, settings) -> Transition(run, effects)
 
 Events: `Observed` (a snapshot of the plan's partitions), `Answered` (what Kafka said to the writes of the
-last transition), `Unreachable` (the cluster could not be read), `Command` (pause, resume, cancel). The
-executor reads what `read_request` asks for, feeds the snapshot in, carries out the effects in order
-(effects.py) and feeds the answers back; a cycle is Observed, then Answered (writes), then Answered
-(elections) when there were any. Nothing here knows whether the executor is the daemon on a real cluster,
-a rehearsal on the simulator's model or the instant fake of a dry run: all three run this code.
+last transition), `Command` (pause, resume, cancel). The executor reads what `read_request` asks for,
+feeds the snapshot in, carries out the effects in order (effects.py) and feeds the answers back; a cycle
+is Observed, then Answered (writes), then Answered (elections) when there were any. Nothing here knows
+whether the executor is the daemon on a real cluster, a rehearsal on the simulator's model or the instant
+fake of a dry run: all three run this code.
 
-The machine is its parts, each with its own state in `RunState` and its own module: reachability,
-reading, restart, scheduling, cancelling, progress, auto_throttle, log_dirs, throttles. `observe` and
-`answer` below run them in order; the plan's status moves through the table of lifecycle.py.
+The machine is its parts, each with its own state in `RunState` and its own module: reading, restart,
+scheduling, cancelling, progress, auto_throttle, log_dirs, throttles. `observe` and `answer` below run
+them in order; the plan's status moves through the table of lifecycle.py. Whether the cluster answers is
+not a plan's: it is the daemon's link (reachability.py), and a cycle whose read fails steps nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from reassignd.engine.run import (
     cancelling,
     log_dirs,
     progress,
-    reachability,
     reading,
     restart,
     scheduling,
@@ -49,7 +49,6 @@ from reassignd.engine.run.state import (
     RunState,
     Settings,
     Transition,
-    Unreachable,
 )
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import ThrottleOriginals, moves_in_flight
@@ -101,8 +100,6 @@ def step(run: RunState, event: RunEvent, settings: Settings) -> Transition:
         return observe(run, event, settings)
     if isinstance(event, Answered):
         return answer(run, event, settings)
-    if isinstance(event, Unreachable):
-        return unreachable(run, event)
     return command(run, event)
 
 
@@ -118,17 +115,9 @@ def command(run: RunState, command: Command) -> Transition:
     return Transition(replace(run, status=change.target, cancel=cancel), out.effects())
 
 
-def unreachable(run: RunState, event: Unreachable) -> Transition:
-    """The cluster could not be read: nothing is awaited any more, nothing is committed."""
-    out = Outbox(run.plan_id)
-    cluster = reachability.lost(run.cluster, event.now, event.error, out)
-    return Transition(replace(run, cluster=cluster, awaiting=None), out.effects(commit=False))
-
-
 def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     """The parts, in order, on a snapshot; the writes they ask for await Kafka's answer."""
     limits, out = settings.limits, Outbox(run.plan_id)
-    run = replace(run, cluster=reachability.reached(run.cluster, event.now, _stopped(event), out))
     run, sight = _read(run, event, out)
     if run.execution is None:
         run = _restarted(run, sight, limits)
@@ -141,10 +130,6 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     elect = decided.report.elect
     sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dirs)
     return Transition(replace(run, awaiting=sent), out.effects())
-
-
-def _stopped(event: Observed) -> tuple[int, ...]:
-    return tuple(sorted(b for b, broker in event.snapshot.brokers.items() if not broker.online))
 
 
 def _read(run: RunState, event: Observed, out: Outbox) -> tuple[RunState, Sight]:

@@ -15,7 +15,6 @@ from reassignd.engine.run.auto_throttle import AutoThrottle, Boosts
 from reassignd.engine.run.cancelling import Cancel
 from reassignd.engine.run.effects import Answered, Effect
 from reassignd.engine.run.progress import Progress
-from reassignd.engine.run.reachability import Reachability
 from reassignd.engine.run.reading import SIZE_REFRESH_CYCLES, Observed, Reading
 from reassignd.engine.run.restart import PlanStart, Stored
 from reassignd.engine.run.scheduling import Schedule
@@ -35,18 +34,12 @@ class Settings:
 
 
 @dataclass(frozen=True, slots=True)
-class Unreachable:
-    now: float
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
 class Command:
     now: float
     verb: str
 
 
-RunEvent = Observed | Answered | Unreachable | Command
+RunEvent = Observed | Answered | Command
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +68,6 @@ class RunState:
     """The plan's partitions by topic: the throttle entries that may be ours."""
     stored: Stored = field(default_factory=Stored)
     start: PlanStart = field(default_factory=PlanStart)
-    cluster: Reachability = field(default_factory=Reachability)
     reading: Reading = field(default_factory=Reading)
     schedule: Schedule = field(default_factory=Schedule)
     cancel: Cancel = field(default_factory=Cancel)
