@@ -48,12 +48,6 @@ async def test_a_move_under_produce_completes_at_the_throttle_rate_the_operator_
     assert await d.status_of(plan_id) is PlanStatus.COMPLETED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="daemon defect: when the brokers' Metadata shows a step's change only after the daemon's "
-    "next read (real KRaft: measured up to ~0.25 s after AlterPartitionReassignments answered), the "
-    "step is journaled as started and never as finished, though the plan completes",
-)
 async def test_every_step_started_is_finished_when_metadata_trails_the_controller() -> None:
     """The e2e plan of tests/daemon/test_e2e.py on 20 partitions per topic, with the brokers' Metadata a
     cycle and a half behind the controller (over TCP, 0.05 s behind at 20x time already broke it)."""

@@ -147,11 +147,11 @@ def stopped_out_of_sync(snapshot: ClusterSnapshot) -> ClusterSnapshot:
     """The snapshot with every broker the cluster lists as stopped taken out of the ISRs.
 
     Kafka's controller takes a stopped broker out of every ISR as it fences it (KRaft:
-    `ReplicationControlManager.handleBrokerFenced`; ZooKeeper mode: `KafkaController.onReplicasBecomeOffline`),
-    but brokers' Metadata shows that a moment later, while the broker list may already lack it. Read as in
-    sync, the stopped broker was kept by a step as a replica that costs nothing to keep, and the step then
-    waited for its return although the plan's target drops it (rule 1 of steps.py: an out-of-sync replica
-    leaves with the new preferred leader)."""
+    `ReplicationControlManager.handleBrokerFenced`; ZooKeeper mode:
+    `KafkaController.onReplicasBecomeOffline`), but brokers' Metadata shows that a moment later, while the
+    broker list may already lack it. Read as in sync, the stopped broker was kept by a step as a replica
+    that costs nothing to keep, and the step then waited for its return although the plan's target drops it
+    (rule 1 of steps.py: an out-of-sync replica leaves with the new preferred leader)."""
     stopped = {b for b, broker in snapshot.brokers.items() if not broker.online}
     if not stopped:
         return snapshot
