@@ -249,6 +249,7 @@ def _throttled(
         owned=run.owned,
         boosts=run.boosts.rates,
         log_dir_brokers=run.log_dirs.copying_brokers(),
+        produce=run.progress.tracking.produce,
     )
 
 
