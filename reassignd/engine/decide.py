@@ -47,12 +47,17 @@ def decide(
     state: ExecutionState,
     limits: Limits,
     changed: Collection[TopicPartition] | None = None,
+    *,
+    recent: Collection[TopicPartition] = (),
 ) -> Decision:
+    """`recent`: partitions whose step in flight Kafka accepted too recently for brokers' Metadata to be
+    sure to show it: read as their step's source and not listed as moving, they are read again rather than
+    taken as reverted (the step may have completed before Metadata showed it start)."""
     if state.plan is not plan and state.plan != plan:
         raise ValueError("the execution state belongs to another plan")
     if tuple(limits.ordering) != state.ordering:
         state = state.reordered(tuple(limits.ordering), snapshot)
-    cycle = _Cycle(snapshot, state, limits)
+    cycle = _Cycle(snapshot, state, limits, recent)
     online = cycle.online
     if changed is None:
         cycle.reconcile_all()
@@ -134,8 +139,15 @@ class _WorkQueue:
 class _Cycle:
     """The working copies of one decision; frozen into a new state at the end."""
 
-    def __init__(self, snapshot: ClusterSnapshot, state: ExecutionState, limits: Limits) -> None:
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        state: ExecutionState,
+        limits: Limits,
+        recent: Collection[TopicPartition] = (),
+    ) -> None:
         self.snapshot = snapshot
+        self.recent = recent
         self.state = state
         self.limits = limits
         self.plan = state.plan
@@ -312,6 +324,12 @@ class _Cycle:
                     self.mark_done(tp, p)
                 else:
                     self._elect_when_in_sync(tp, rec, p)
+                return
+            if p.replicas == rec.source and tp in self.recent:
+                # Metadata older than the step: a broker shows the controller's change a moment later (real
+                # KRaft: up to ~0.35 s measured), and a quick step completes in between, so the listing no
+                # longer has it either. Read again: taken as reverted, a step that completed was journaled
+                # as cancelled and sent again under the next index.
                 return
             if set(p.replicas) == set(rec.target) | set(rec.source) and set(rec.target) != set(rec.source):
                 # A torn read: the metadata still lists the replicas being removed, the reassignments read a

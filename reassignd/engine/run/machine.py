@@ -159,7 +159,13 @@ def _decided(run: RunState, sight: Sight, limits: Limits, out: Outbox) -> tuple[
     if run.status is PlanStatus.CANCELLING and run.cancel.goals is None:
         assert run.execution is not None
         opening = cancelling.opened(
-            run.execution, sight, limits, out, plan=run.plan, baseline=run.start.baseline
+            run.execution,
+            sight,
+            limits,
+            out,
+            plan=run.plan,
+            baseline=run.start.baseline,
+            started_at=run.schedule.started_at,
         )
         run = replace(run, cancel=replace(run.cancel, goals=opening.goals))
     in_force = in_force_now(limits, run.status)
@@ -228,6 +234,7 @@ def _throttled(
         owned=run.owned,
         boosts=run.boosts.rates,
         log_dir_brokers=run.log_dirs.copying_brokers(),
+        produce=run.progress.tracking.produce,
     )
 
 

@@ -17,7 +17,7 @@ from reassignd.engine.run.effects import Answered, Log, Notify
 from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.throttle import Move
 from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync, Written, sync_throttles, written
-from reassignd.model import ClusterSnapshot
+from reassignd.model import ClusterSnapshot, TopicPartition
 
 
 def synced(
@@ -30,10 +30,20 @@ def synced(
     owned: Mapping[str, frozenset[int]],
     boosts: Mapping[int, Mapping[str, int]] | None = None,
     log_dir_brokers: frozenset[int] = frozenset(),
+    produce: Mapping[TopicPartition, float] | None = None,
 ) -> ThrottleSync:
     """What to record, write and report so the configs become what `moves` need (the book's originals
-    when there are none)."""
-    sync = sync_throttles(book, read, moves, limits, owned, boosts=boosts, log_dir_brokers=log_dir_brokers)
+    when there are none); `produce`: the moving partitions' produce rates (tracking.py)."""
+    sync = sync_throttles(
+        book,
+        read,
+        moves,
+        limits,
+        owned,
+        boosts=boosts,
+        log_dir_brokers=log_dir_brokers,
+        produce=produce,
+    )
     for change in sync.foreign:
         kind, name, config = change.key
         data = {
