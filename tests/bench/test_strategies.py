@@ -74,6 +74,34 @@ def test_every_strategy_reaches_the_plan_and_clears_its_throttles(strategy: str)
     assert run.meter.sim.observed()["under_min_isr"] == []
 
 
+def test_the_meter_applies_an_event_due_at_the_current_instant() -> None:
+    """A copy that starts the instant another one through the same follower quota ends finds that quota's
+    window exactly at its rate: the simulator reports the quota shutting now, and only advancing applies it.
+    The meter skipped advancing by 0 s, so it asked again forever (the kip435-batch run hung this way)."""
+    meter = make_meter(case_from_dict(tiny()))
+    sim = meter.sim
+    sim.incremental_alter_configs(4, "4", [("follower.replication.throttled.rate", 0, str(RATE))])
+    sim.incremental_alter_configs(2, "t", [("follower.replication.throttled.replicas", 0, "*")])
+    sim.alter_partition_reassignment("t", 0, [1, 4])
+    while meter.moving():
+        upcoming = sim.next_event_time()
+        assert upcoming is not None
+        meter.advance_to(upcoming)
+    assert sim.now == pytest.approx(10.0)  # 100 MB at 10 MB/s
+    sim.alter_partition_reassignment("t", 1, [2, 4])
+    assert sim.next_event_time() == sim.now  # the window holds 10 MB/s: the quota shuts at once
+    meter.advance_to(sim.now)
+    upcoming = sim.next_event_time()
+    assert upcoming is not None and upcoming > sim.now
+
+
+def test_the_meter_fails_when_an_event_due_now_is_never_applied() -> None:
+    meter = make_meter(case_from_dict(tiny()))
+    meter._next_event = lambda: meter.sim.now  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match=r"due at 0\.0 s that advancing does not apply"):
+        meter.advance_to(1.0)
+
+
 def test_stock_moves_everything_at_once_in_one_request() -> None:
     run = STRATEGIES["stock"](case_from_dict(tiny()), 86400.0)
     peaks = {b["id"]: b["incoming_peak"] for b in run.meter.sim.observed()["brokers"]}
