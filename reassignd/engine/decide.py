@@ -79,15 +79,22 @@ def acknowledge(
     state: ExecutionState,
     limits: Limits,
     refused: Mapping[TopicPartition, str],
+    held: Mapping[TopicPartition, str] | None = None,
 ) -> ExecutionState:
     """Kafka's answer to the steps a decision started: accepted ones are in flight, refused ones pending
-    again under the same index (they never began), with Kafka's reason."""
+    again under the same index (they never began), with Kafka's reason; `held` ones were not sent, as
+    their throttle could not be written (why), and are pending again too."""
     cycle = _Cycle(snapshot, state, limits)
+    held = held or {}
     for tp in state.in_flight_set:
         rec = cycle.record(tp)
         if rec.status is not Status.STARTING:
             continue
-        if tp in refused:
+        if tp in held:
+            cycle.put(
+                tp, PartitionProgress(Status.PENDING, rec.step, reason=WaitReason.THROTTLE, detail=held[tp])
+            )
+        elif tp in refused:
             detail = f"refused by Kafka: {refused[tp]}"
             cycle.put(
                 tp, PartitionProgress(Status.PENDING, rec.step, reason=WaitReason.REFUSED, detail=detail)
@@ -412,19 +419,29 @@ class _Cycle:
             passes.append(self.queues["leader"].ranks())
             general.remove("leader")
         passes.append(merge(*(self.queues[name].ranks() for name in general)))
+        deferred: list[TopicPartition] = []
         for index, ranks in enumerate(passes):
             leader_pass = "leader_moves" in ordering and index == len(passes) - 2
             for rank in _take(ranks, budget - self.examined):
                 if self.full() or (leader_pass and self.leaders_full()):
                     break
                 self.examined += 1
-                self.try_start(self.state.ranked[rank])
+                tp = self.state.ranked[rank]
+                if self.record(tp).reason is WaitReason.THROTTLE:
+                    deferred.append(tp)  # its throttle could not be written: tried after the others
+                    continue
+                self.try_start(tp)
             if self.full():
                 self.held_by = self.full_limit()
                 return
             if self.examined >= budget:
                 self.held_by = f"not examined yet: the scheduler looks at {budget} ready partitions a cycle"
                 return
+        for tp in deferred:  # with the slots the others left: a refused throttle write holds no one else up
+            if self.full():
+                self.held_by = self.full_limit()
+                return
+            self.try_start(tp)
 
     def full_limit(self) -> str:
         """Which limit leaves no free slot (what every partition not examined waits for)."""

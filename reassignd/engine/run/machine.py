@@ -5,9 +5,10 @@
 Events: `Observed` (a snapshot of the plan's partitions), `Answered` (what Kafka said to the writes of the
 last transition), `Command` (pause, resume, cancel). The executor reads what `read_request` asks for,
 feeds the snapshot in, carries out the effects in order (effects.py) and feeds the answers back; a cycle
-is Observed, then Answered (writes), then Answered (elections) when there were any. Nothing here knows
-whether the executor is the daemon on a real cluster, a rehearsal on the simulator's model or the instant
-fake of a dry run: all three run this code.
+is Observed, then Answered (throttles) when steps that copy start (their throttle writes go out alone
+first: throttles.py `held_back`), then Answered (writes), then Answered (elections) when there were any.
+Nothing here knows whether the executor is the daemon on a real cluster, a rehearsal on the simulator's
+model or the instant fake of a dry run: all three run this code.
 
 The machine is its parts, each with its own state in `RunState` and its own module: reading, restart,
 scheduling, cancelling, progress, auto_throttle, log_dirs, throttles. `observe` and `answer` below run
@@ -25,7 +26,7 @@ from typing import Any
 from reassignd.engine.cancel import Reverts
 from reassignd.engine.lifecycle import Change, PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.log_dir_moves import LogDirMoves
+from reassignd.engine.log_dir_moves import LogDirMoves, LogDirRequests
 from reassignd.engine.run import (
     auto_throttle,
     cancelling,
@@ -128,6 +129,20 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     sync = _throttled(run, sight, decided.state, limits, out)
     run = replace(run, throttles=sync.book, cancel=cancelling.held(run.cancel, reverts, out))
     elect = decided.report.elect
+    if any(s.adding for s in decided.starts) and throttles.throttled(limits):
+        # the throttle writes alone first: a step whose throttle cannot be written does not start
+        withheld = Awaiting(
+            "throttles",
+            sight.view,
+            decided.starts,
+            reverts.now,
+            elect,
+            sync,
+            out.log_dirs,
+            reassign=MappingProxyType(dict(out.reassign)),
+        )
+        out.reassign, out.log_dirs = {}, LogDirRequests()
+        return Transition(replace(run, awaiting=withheld), out.effects())
     sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dirs)
     return Transition(replace(run, awaiting=sent), out.effects())
 
@@ -247,6 +262,8 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         scheduling.elected(awaiting.elect, answer, out)
         return Transition(replace(run, awaiting=None), out.effects())
     assert awaiting.sync is not None
+    if awaiting.stage == "throttles":
+        return _throttles_answered(run, awaiting, answer, settings.limits, out)
     in_force = in_force_now(settings.limits, run.status)
     schedule, refused = scheduling.answered(
         run.schedule,
@@ -257,16 +274,31 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         view=awaiting.view,
         start=run.start,
         goals=run.cancel.goals,
+        held=awaiting.held,
     )
     cancelling.answered(awaiting.reverts, answer, out)
     dirs = log_dirs.answered(run.log_dirs, awaiting.log_dirs, answer, out)
-    outcome = throttles.answered(awaiting.sync, answer, out)
+    outcome = awaiting.written or throttles.answered(awaiting.sync, answer, out)
     run = replace(run, schedule=schedule, log_dirs=dirs, throttles=outcome.book)
     run = _saved(_ended(run, outcome.restored or not outcome.book.holds_originals, out), out)
     elect = tuple(e for e in awaiting.elect if e.tp not in refused)
     out.elect = tuple(e.tp for e in elect)
     elections = Awaiting("elections", awaiting.view, elect=elect) if elect else None
     return Transition(replace(run, awaiting=elections), out.effects())
+
+
+def _throttles_answered(
+    run: RunState, awaiting: Awaiting, answer: Answered, limits: Limits, out: Outbox
+) -> Transition:
+    """The throttle writes answered: the reassignments go out, but for the steps whose throttle could not
+    be written (they wait, `held`), with the log-dir moves."""
+    assert awaiting.sync is not None
+    outcome = throttles.answered(awaiting.sync, answer, out)
+    held = throttles.held_back(awaiting.starts, awaiting.sync, answer, limits, out)
+    out.reassign = {tp: target for tp, target in awaiting.reassign.items() if tp not in held}
+    out.log_dirs = awaiting.log_dirs
+    sent = replace(awaiting, stage="writes", held=MappingProxyType(held), written=outcome, reassign={})
+    return Transition(replace(run, throttles=outcome.book, awaiting=sent), out.effects())
 
 
 def _ended(run: RunState, restored: bool, out: Outbox) -> RunState:

@@ -293,17 +293,24 @@ def answered(
     view: ClusterSnapshot,
     start: PlanStart,
     goals: Mapping[TopicPartition, Replicas] | None,
+    held: Mapping[TopicPartition, str] | None = None,
 ) -> tuple[Schedule, frozenset[TopicPartition]]:
     """Kafka's answer to the steps started: accepted ones in flight and journaled as started, refused
-    ones pending again; (the schedule, the partitions whose step Kafka refused)."""
+    ones pending again, and so are those `held` back unsent (their throttle could not be written); (the
+    schedule, the partitions whose step Kafka refused)."""
     assert schedule.execution is not None
     now = answer.now
     results = answer.reassign or {}
+    held = held or {}
     starting = {s.tp for s in starts}
-    refused = {tp: str(err) for tp, err in results.items() if err is not None and tp in starting}
-    execution = acknowledge(view, schedule.execution, limits, refused)
+    refused = {
+        tp: str(err) for tp, err in results.items() if err is not None and tp in starting and tp not in held
+    }
+    execution = acknowledge(view, schedule.execution, limits, refused, held)
     began_at = copy_of(schedule.started_at)
     for step in starts:
+        if step.tp in held:
+            continue  # said once for the cycle (throttles.held_back)
         if step.tp in refused:
             _journal_refused(step, refused[step.tp], out)
         else:

@@ -19,7 +19,7 @@ from reassignd.engine.run.reading import SIZE_REFRESH_CYCLES, Observed, Reading
 from reassignd.engine.run.restart import PlanStart, Stored
 from reassignd.engine.run.scheduling import Schedule
 from reassignd.engine.state import ExecutionState
-from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync
+from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync, Written
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
 
 OUTCOMES_LISTED: Final = 1000
@@ -46,7 +46,10 @@ RunEvent = Observed | Answered | Command
 class Awaiting:
     """The writes of a transition waiting for Kafka's answer."""
 
-    stage: Literal["writes", "elections"]
+    stage: Literal["throttles", "writes", "elections"]
+    """`throttles`: the throttle writes went out alone, the steps wait for their answer (throttles.py
+    `held_back`); `writes`: the reassignments and log-dir moves (with the throttle writes when no step
+    starts); `elections`: the cycle's elections."""
     view: ClusterSnapshot
     starts: tuple[StartStep, ...] = ()
     reverts: tuple[TopicPartition, ...] = ()
@@ -54,6 +57,12 @@ class Awaiting:
     sync: ThrottleSync | None = None
     log_dirs: LogDirRequests = field(default_factory=LogDirRequests)
     """AlterReplicaLogDirs sent with these writes."""
+    reassign: Mapping[TopicPartition, tuple[int, ...] | None] = field(default_factory=lambda: _EMPTY)
+    """`throttles` stage: the reassignments (steps and reverts) to send once the throttles are answered."""
+    held: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
+    """`writes` stage: the steps not sent, as their throttle could not be written (why)."""
+    written: Written | None = None
+    """`writes` stage: the throttle writes' outcome, when they were answered before (`throttles`)."""
 
 
 @dataclass(frozen=True, slots=True)
