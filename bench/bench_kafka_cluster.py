@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reassignd.localkafka import cluster as kafka
 from reassignd.localkafka.cluster import KafkaCluster
-from tests.services import kafka
 from tests.services.zookeeper import ZooKeeperServer
 
 
