@@ -4,13 +4,17 @@ PY := $(VENV)/bin/python
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup demo test check lint format typecheck structure pytest bench bench-quick clean
+.PHONY: setup demo demo-kafka test check lint format typecheck structure pytest bench bench-quick clean
 
 setup:
 	@scripts/setup.sh
 
 demo: setup
 	$(PY) -m reassignd demo
+
+# The demo on a real Apache Kafka cluster on loopback (Java 17; the jars `make setup` fetched).
+demo-kafka: setup
+	$(PY) -m reassignd demo --kafka
 
 test: setup check pytest
 

@@ -1,9 +1,10 @@
 """The real-Kafka test cluster's own cost on this machine: start-up time and memory per JVM.
 
-What `make test` pays for each real cluster it starts (tests/services/kafka.py): a KRaft controller with
-four brokers (Kafka 4.x, with and without the class-data archive `make setup` builds), and three
-ZooKeeper-mode brokers (Kafka 3.9) on a ZooKeeper server. Start-up is from the first process launched to
-every broker listed by Metadata; memory is each JVM's resident set right after, and its peak (VmHWM).
+What `make test` pays for each real cluster it starts (reassignd/localkafka/cluster.py): a KRaft
+controller with four brokers (Kafka 4.x, with and without the class-data archive `make setup` builds),
+and three ZooKeeper-mode brokers (Kafka 3.9) on a ZooKeeper server. Start-up is from the first process
+launched to every broker listed by Metadata; memory is each JVM's resident set right after, and its peak
+(VmHWM).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.services import kafka
-from tests.services.kafka import KafkaCluster
+from reassignd.localkafka import cluster as kafka
+from reassignd.localkafka.cluster import KafkaCluster
 from tests.services.zookeeper import ZooKeeperServer
 
 

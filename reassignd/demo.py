@@ -15,7 +15,6 @@ import os
 import queue
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 
 from reassignd import config_keys, examples
+from reassignd.children import free_port, stop_process
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem, ReassignmentPlan
 from reassignd.placement.rules import move_violation
 from reassignd.placement.topology import Topology
@@ -89,26 +89,6 @@ def drain_plan(snapshot: ClusterSnapshot, drained: Sequence[int]) -> Reassignmen
 
 # ---------------------------------------------------------------------------------------------------------
 # Child processes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def stop_process(proc: subprocess.Popen[Any], timeout: float = 10.0) -> int | None:
-    """SIGTERM exactly this process, SIGKILL if it has not gone after `timeout`."""
-    if proc.poll() is None:
-        try:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-        except ProcessLookupError:
-            pass
-    return proc.returncode
 
 
 def _child_env() -> dict[str, str]:
@@ -317,12 +297,13 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     import shutil
     import tempfile
 
-    from reassignd.cli.watch import format_bytes, format_duration, watch
+    from reassignd.cli.watch import format_duration, watch
     from reassignd.client import ApiClient
     from reassignd.engine import Limits
     from reassignd.model import snapshot_from_dict
     from reassignd.rehearsal import cluster_from_snapshot, rehearse
     from reassignd.sim.scenario import load_scenario
+    from reassignd.units import format_bytes
 
     scenario = load_scenario(options.scenario)
     drain = options.drain or (max(b.id for b in scenario.brokers),)

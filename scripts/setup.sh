@@ -37,8 +37,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -
     echo "$want" > "$stamp"
 fi
 scripts/fetch-kafka.sh
-# The JVM class-data archive that halves a Kafka node's start-up CPU (tests/services/kafka.py).
-.venv/bin/python -m tests.services.kafka class-archive
+# The JVM class-data archive that halves a Kafka node's start-up CPU (reassignd/localkafka/cluster.py).
+.venv/bin/python -m reassignd.localkafka.cluster class-archive
 # The same for Kafka's own reassignment tool (tests/services/kafka_tools.py): a short JVM the tests run often.
 .venv/bin/python -m tests.services.kafka_tools class-archive
 echo "setup: ready"

@@ -25,11 +25,10 @@ from reassignd import config_keys
 from reassignd.cli._common import load_plan, print_json
 from reassignd.cli.watch import (
     UNLIMITED,
-    format_bytes,
     format_duration,
-    format_rate,
     format_table,
     format_time,
+    idle_lines,
     parse_time,
     render_status,
     status_lines,
@@ -48,6 +47,7 @@ from reassignd.client import (
 from reassignd.daemon import auth
 from reassignd.model import InvalidInputError, Problem, TopicPartition, assignment_document, kafka_json
 from reassignd.suggest import unknown_key
+from reassignd.units import format_bytes, format_rate
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -147,6 +147,12 @@ def register(subparsers: Any) -> None:
     throttle.add_argument(
         "--follower-rate", type=_rate_arg, help=config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE
     )
+    throttle.add_argument(
+        "--log-dir-rate",
+        type=_rate_arg,
+        help=f"{config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE}: moves between the log dirs of a broker "
+        f"(written as {config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND})",
+    )
     reassignments = add(
         "reassignments", _reassignments, "reassignments the cluster reports, ours and foreign"
     )
@@ -215,7 +221,17 @@ def parse_rate(text: str) -> int:
 
 
 CLEAR = "none"
-RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
+RATE_KEYS = (
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
+)
+RATE_COLUMNS = {
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE: "log_dir",
+}
+"""Each rate's key under `applied` (GET /v1/throttles): the rate in force on a broker."""
 
 
 def _rate_arg(text: str) -> int | str:
@@ -435,10 +451,13 @@ def _status(args: argparse.Namespace, client: ApiClient) -> int:
     try:
         status = client.status(args.plan_id)
     except ApiError as exc:
-        if args.plan_id is None and exc.code == "not_found":
+        if args.plan_id is None and exc.code == "not_found":  # a daemon older than the idle status
             print_json(None) if args.json else print("no plan is running")
             return 0
         raise
+    if status.get("plan_id") is None:  # idle: the cluster's reachability, then that no plan runs
+        print_json(status) if args.json else _print_lines(idle_lines(status))
+        return 0
     if args.watch:
         plan_id = status["plan_id"]  # follow this plan to its end, even once another one starts
         first = [status]
@@ -703,6 +722,7 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         for key, value in (
             (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, args.leader_rate),
             (config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE, args.follower_rate),
+            (config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE, args.log_dir_rate),
         )
         if value is not None
     }
@@ -726,14 +746,17 @@ def _throttle(args: argparse.Namespace, client: ApiClient) -> int:
         lines.append(line)
     applied = throttles.get("applied") or {}
     if applied:
+        # the log-dir column only when a broker has that rate: most plans move nothing between log dirs
+        shown = [c for c in RATE_COLUMNS.values() if c != "log_dir" or any(c in r for r in applied.values())]
         rows = [
-            [broker, format_rate(rates.get("leader")), format_rate(rates.get("follower"))]
+            [broker, *(format_rate(rates.get(column)) for column in shown)]
             for broker, rates in sorted(applied.items(), key=lambda kv: int(kv[0]))
         ]
+        headers = ("BROKER", *(column.replace("_", " ").upper() for column in shown))
         title = "in force on the brokers with moves"
         if pending:
             title += " (not all at the new rate yet: it reaches them at the next cycle)"
-        lines += ["", title, *format_table(("BROKER", "LEADER", "FOLLOWER"), rows, right=(0,))]
+        lines += ["", title, *format_table(headers, rows, right=(0,))]
     else:
         lines.append("no throttle of ours in force: brokers get these rates when moves start")
     _print_lines(lines)
@@ -746,10 +769,7 @@ def _until_applied(
     """The daemon applies new rates in its next cycle (which the change wakes): wait for it, a few
     seconds at most, so the reply shows the rates in force rather than the old ones."""
     deadline = time.monotonic() + min(timeout, 10.0)
-    columns = {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: "leader",
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: "follower",
-    }
+    columns = RATE_COLUMNS
     while True:
         applied = throttles.get("applied") or {}
         stale = [

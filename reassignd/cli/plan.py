@@ -338,8 +338,8 @@ SPREAD_EXAMPLES_SHOWN = 10
 
 
 def _show_state(args: argparse.Namespace) -> int:
-    from reassignd.cli.watch import format_bytes
     from reassignd.placement.state import cluster_state
+    from reassignd.units import format_bytes
 
     state = cluster_state(load_snapshot(args.snapshot), args.threshold)
     if args.json:

@@ -28,31 +28,17 @@ from rich.text import Text
 
 from reassignd import config_keys
 from reassignd.client import ApiUnreachable
+from reassignd.units import format_bytes, format_rate
 
 Status = Mapping[str, Any]
 FINISHED = {"completed": 0, "cancelled": 1, "failed": 1}
 UNLIMITED = 2**31 - 1  # Kafka's int: a movement limit at this value never binds
 _STATE_STYLE = {"running": "green", "paused": "yellow", "completed": "bold green", "cancelled": "magenta"}
-_UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
 _OVER = "!"
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Units
-
-
-def format_bytes(value: float | None) -> str:
-    """Decimal units, as Kafka's configs and most dashboards count bytes: 1.5 GB = 1.5e9 bytes."""
-    if value is None:
-        return "?"
-    size, unit = float(value), 0
-    while abs(size) >= 1000 and unit < len(_UNITS) - 1:
-        size, unit = size / 1000, unit + 1
-    return f"{size:.0f} {_UNITS[unit]}" if unit == 0 else f"{size:.1f} {_UNITS[unit]}"
-
-
-def format_rate(value: float | None) -> str:
-    return "-" if value is None else f"{format_bytes(value)}/s"
 
 
 def format_duration(seconds: float | None) -> str:
@@ -94,14 +80,16 @@ def _percent(done: float, total: float) -> str:
     return f"{100.0 * done / total:.1f}%" if total else "100.0%"
 
 
-def _bytes_text(moved: Any, total: Any, percent: Any = None, grown: Any = None) -> str:
-    """`moved of total (pct)`, or `unknown` before the daemon has measured the plan (queued). The total and
-    the daemon's percentage are the work fixed at the start; what producers wrote since shows apart."""
+def _bytes_text(p: Mapping[str, Any]) -> str:
+    """`done of total (pct)`, or `unknown` before the daemon has measured the plan (queued). The total and
+    the daemon's percentage are the work fixed at the start, `bytes_done` that percentage of it (so the
+    figure agrees with the percentage and never falls); what producers wrote since shows apart."""
+    total, percent, grown = p.get("bytes_total"), p.get("percent"), p.get("bytes_grown")
     if total is None:
         return "unknown"
-    # `moved` counts the copies of what producers wrote since too: of the fixed total, the part done is
-    # moved less that growth, so the first figure never exceeds the second.
-    done = max(0.0, min(float(total), float(moved or 0) - float(grown or 0)))
+    done = p.get("bytes_done")
+    if done is None:  # a daemon older than `bytes_done`: moved less what producers wrote since
+        done = max(0.0, min(float(total), float(p.get("bytes_moved") or 0) - float(grown or 0)))
     shown = f"{float(percent):.1f}%" if percent is not None else _percent(done, total)
     extra = f", +{format_bytes(grown)} written since" if grown else ""
     return f"{format_bytes(done)} of {format_bytes(total)} ({shown}){extra}"
@@ -166,18 +154,28 @@ def _moves(count: Any, limit: Any) -> str:
     return f"{count}/{limit}{_OVER if count > limit else ''}"
 
 
-def cluster_text(status: Status, now: datetime | None = None) -> str | None:
-    """The cluster's reachability in words, when there is something to say."""
-    cluster = status.get("cluster") or {}
+def cluster_text(status: Status, now: datetime | None = None) -> str:
+    """The cluster's reachability in words: what every status view says first, idle or not."""
+    cluster = status.get("cluster")
+    if not isinstance(cluster, Mapping):
+        return "cluster: not reported by this daemon"
     offline = cluster.get("unreachable_brokers") or []
-    if cluster.get("reachable", True):
-        return f"cluster reachable; brokers offline: {id_ranges(offline)}" if offline else None
+    if cluster.get("reachable"):
+        return f"cluster reachable; brokers offline: {id_ranges(offline)}" if offline else "cluster reachable"
     since = parse_time(cluster.get("since"))
     when = ""
     if since is not None:
         now = now or datetime.now(UTC)
-        when = f" since {since:%H:%M:%SZ} ({format_duration((now - since).total_seconds())})"
-    return f"CLUSTER UNREACHABLE{when}: no broker answers; nothing new starts"
+        when = f" since {since:%H:%M:%SZ} ({format_duration(max(0.0, (now - since).total_seconds()))})"
+    error = cluster.get("error")
+    if not error:
+        return f"cluster not reached yet{when}: waiting for a first answer"
+    return f"CLUSTER UNREACHABLE{when}: {error}; nothing new starts"
+
+
+def idle_lines(status: Status, now: datetime | None = None) -> list[str]:
+    """The daemon's status while no plan runs: the cluster, then that no plan runs."""
+    return [cluster_text(status, now), "no plan is running"]
 
 
 def outcome_text(status: Status) -> str | None:
@@ -205,18 +203,23 @@ def outcome_text(status: Status) -> str | None:
     return None
 
 
-def _eta_text(p: Mapping[str, Any]) -> str:
+def _eta_text(p: Mapping[str, Any], *, brief: bool = False) -> str:
+    """`brief`: "never at this rate" without its figures (the view's stalled moves show them)."""
     eta = p.get("eta_seconds")
     reason = p.get("eta_reason")
     if eta is None and reason:
+        # "never at this rate: producers write ...": said as it is, not as an unknown
+        if str(reason).startswith("never"):
+            return f"ETA {str(reason).split(':')[0] if brief else reason}"
         return f"ETA unknown ({reason})"
     return f"ETA {format_duration(eta)}"
 
 
-def summary_line(status: Status) -> str:
+def summary_line(status: Status, now: datetime | None = None) -> str:
     p = _progress(status)
-    moved = _bytes_text(p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown"))
+    moved = _bytes_text(p)
     return (
+        f"{cluster_text(status, now)}; "
         f"plan {status.get('plan_id')} {status.get('state')}: "
         f"bytes {moved}, "
         f"partitions {p.get('partitions_done', 0)}/{_partitions_total(status)} done, "
@@ -224,7 +227,6 @@ def summary_line(status: Status) -> str:
         f"rate {format_rate(p.get('rate_bytes_per_sec'))}, {_eta_text(p)}, "
         f"stalled {len(status.get('stalled') or [])}"
         + (f", dropped {p['partitions_dropped']}" if p.get("partitions_dropped") else "")
-        + ("" if (status.get("cluster") or {}).get("reachable", True) else ", CLUSTER UNREACHABLE")
     )
 
 
@@ -511,11 +513,11 @@ def _cropped(lines: list[Line], width: int) -> list[Line]:
 def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bars: bool) -> list[Line]:
     p = _progress(status)
     ended = _ended(status)
-    lines = [Line(_header(status, now), "bold")]
+    reach = cluster_text(status, now)
+    lines = _wrap(reach, width, "bold red" if "UNREACHABLE" in reach else None)
+    lines.append(Line(_header(status, now), "bold"))
     measured = p.get("bytes_total") is not None
-    bytes_text = _bytes_text(
-        p.get("bytes_moved"), p.get("bytes_total"), p.get("percent"), p.get("bytes_grown")
-    )
+    bytes_text = _bytes_text(p)
     parts_total = _partitions_total(status)
     parts_done = p.get("partitions_done", 0) or 0
     parts_text = f"{parts_done} of {parts_total} done"
@@ -537,13 +539,13 @@ def _head_lines(status: Status, width: int, now: datetime, ascii_only: bool, bar
             moving = p.get("partitions_in_flight", 0)
             first = f"paused: {moving} moves in flight finish, none starts; `reassignd resume` goes on"
         else:
-            first = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {_eta_text(p)}"
+            first = f"rate {format_rate(p.get('rate_bytes_per_sec'))}   {_eta_text(p, brief=True)}"
         together = f"{first}   {throttle}"
         # the throttle is never cut in two: on a line of its own when both do not fit
         lines += [Line(together)] if len(together) <= width else [*_wrap(first, width), Line(throttle)]
-    for note in (cluster_text(status, now), outcome_text(status)):
-        if note is not None:
-            lines += _wrap(note, width, "bold red" if "UNREACHABLE" in note else "bold")
+    note = outcome_text(status)
+    if note is not None:
+        lines += _wrap(note, width, "bold")
     return lines
 
 
@@ -582,9 +584,10 @@ class StatusView:
             ascii_only=options.ascii_only,
         )
         state = str(self.status.get("state"))
-        for index, line in enumerate(lines):
+        header = f"plan {self.status.get('plan_id')}  "
+        for line in lines:
             text = Text(line.text, style=line.style or "", no_wrap=True, overflow="crop")
-            if index == 0:
+            if line.text.startswith(header):
                 text.highlight_words([f"  {state}"], _STATE_STYLE.get(state, "bold"))
             yield text
 
@@ -605,8 +608,10 @@ def status_lines(status: Status, *, width: int = 80, now: datetime | None = None
 def watch_lines(status: Status, now: datetime) -> list[str]:
     """One timestamped line per interval (plus one per stalled move): a log-friendly watch."""
     stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if status.get("plan_id") is None:
+        return [f"{stamp} {'; '.join(idle_lines(status, now))}"]
     return [
-        f"{stamp} {summary_line(status)}",
+        f"{stamp} {summary_line(status, now)}",
         *(f"{stamp}   STALLED {_stalled_text(s)}" for s in status.get("stalled") or []),
     ]
 

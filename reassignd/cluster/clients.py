@@ -21,7 +21,6 @@ import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -34,6 +33,7 @@ from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
 from reassignd.cluster.api import ClusterObserver
 from reassignd.cluster.connection import SCRUB, ConnectionMonitor, LibrdkafkaEvents, route_kafka_python_logs
 from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
+from reassignd.cluster.pool import DaemonThreadPool, on_own_thread
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import is_secret, redact, to_kafka_python, validate_settings
 
@@ -98,9 +98,9 @@ class ClientCalls:
         # request per broker (_each_broker: one to every broker), and kafka-python adds its metadata refresh.
         self._kp_config.setdefault("max_in_flight_requests_per_connection", settings.max_workers + 1)
         self._kp: KafkaAdminClient | None = None
-        self._closed = False  # set under _kp_lock: no client is created once close() took the last one
+        self._closed = False  # read under _kp_lock: no client is created once close() took the last one
         self._kp_lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(settings.max_workers, thread_name_prefix="reassignd-cluster")
+        self._executor = DaemonThreadPool(settings.max_workers, thread_name_prefix="reassignd-cluster")
         confluent_config: dict[str, str | int | float | bool] = {
             "client.id": "reassignd",
             **dict(settings.client),
@@ -426,15 +426,25 @@ class ClientCalls:
         self._item_failed(api, error)
         return error
 
-    async def close(self) -> None:
-        """Idempotent. Waits for in-flight blocking calls so no thread outlives the adapter."""
-        with self._kp_lock:
-            self._closed = True
-            client, self._kp = self._kp, None
+    async def close(self, *, wait: bool = True) -> None:
+        """Idempotent. Waits for in-flight blocking calls so no thread outlives the adapter; `wait=False`
+        (the cluster does not answer) leaves them to end on their own, never holding the process's exit
+        (pool.py), rather than wait out their timeouts."""
+        self._closed = True
+        self._polling.set()  # the poller ends within its poll timeout (0.2 s) by itself
+        if not wait:  # the lock may be held for a client's whole bootstrap: not waited for either
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            return
+        # off the event loop, so the caller's own timeout can still end the wait
+        client = await on_own_thread(self._take_client)
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
-        self._executor.shutdown(wait=True, cancel_futures=True)
-        self._polling.set()  # the poller ends within its poll timeout (0.2 s) by itself
+        await on_own_thread(lambda: self._executor.shutdown(wait=True, cancel_futures=True))
+
+    def _take_client(self) -> KafkaAdminClient | None:
+        with self._kp_lock:
+            client, self._kp = self._kp, None
+        return client
 
 
 def _closed_error() -> ClusterCallError:

@@ -116,6 +116,28 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
+        config_keys.CLUSTER_PROBE_INTERVAL_SECONDS,
+        FLOAT,
+        "How often the reachability probe asks the cluster one DescribeCluster, beside the controller's "
+        "cycle (whose reads wait out their timeouts and retries): an outage shows in status, /readyz and "
+        "`reassignd_cluster_reachable` within this plus `cluster.probe.timeout.seconds`.",
+        default=5.0,
+        validator=greater_than(0, _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "cluster",
+        config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS,
+        FLOAT,
+        "How long the reachability probe waits for an answer before the cluster counts as unreachable "
+        "(no retry). A read the cycle has in flight is then abandoned, and no cycle reads until the probe "
+        "is answered again.",
+        default=10.0,
+        validator=greater_than(0, _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "cluster",
         config_keys.CLUSTER_SECURITY_PROTOCOL,
         enum("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
         "Protocol to talk to the brokers (librdkafka `security.protocol`).",

@@ -182,7 +182,7 @@ class _Handlers:
         return _json(self.service.plan_status(request.match_info["plan_id"]))
 
     async def status(self, _: web.Request) -> web.Response:
-        return _json(self.service.plan_status(None))
+        return _json(self.service.daemon_status())
 
     def lifecycle(self, action: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:

@@ -202,6 +202,8 @@ class Daemon:
             events=events.sink if events else None,
             wake=wakeup.set,
             guard=ha.coordinator.guard if ha and ha.coordinator else None,
+            probe_timeout=float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS]),
+            probe_interval=float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS]),
         )
         bridge = None
         if events is not None:
@@ -321,6 +323,7 @@ class Daemon:
         controller, loop = started.controller, started.loop
         supervisor = Supervisor()
         supervisor.add("controller", loop.run())
+        supervisor.add("cluster-probe", controller.watch_cluster())
         coordinator = started.ha.coordinator if started.ha else None
         if coordinator is not None:
             assert self.api_address is not None
@@ -340,18 +343,28 @@ class Daemon:
         return supervisor
 
     async def _stop_on_signal(self, started: Started) -> None:
-        """The loop ends after its current cycle; a second signal or the timeout cancels it."""
+        """The loop ends after its current cycle; a second signal, the timeout or a cluster that does not
+        answer cancels it (a cycle waiting on an unreachable cluster would only wait out its timeouts, and
+        cancelling it is as safe as a kill: the order of its effects is)."""
         flags, timeout = started.flags, self._shutdown_timeout
         await flags.stop.wait()
         started.notifier.stopping()
         log.info("stopping: finishing the current cycle", timeout_seconds=timeout)
         started.loop.stop()
+        force = asyncio.ensure_future(flags.force.wait())
+        lost = asyncio.ensure_future(started.controller.link.lost())
         try:
             async with asyncio.timeout(timeout):
-                await flags.force.wait()
-            log.warning("second signal: stopping now")
+                await asyncio.wait((force, lost), return_when=asyncio.FIRST_COMPLETED)
+            if force.done():
+                log.warning("second signal: stopping now")
+            else:
+                log.info("stopping now: the cluster does not answer, the cycle's calls are left")
         except TimeoutError:
             log.error("the cycle did not finish within the shutdown timeout; stopping now")
+        finally:
+            force.cancel()
+            lost.cancel()
         started.stop_requested.set()
 
     async def _reloads(self, started: Started) -> None:
@@ -393,6 +406,9 @@ class Daemon:
         access.reads_open = bool(config[config_keys.API_READ_OPEN])
         with acting_as({"via": "sighup"}):  # what the reload changes is journaled as by SIGHUP
             await started.controller.config_reloaded(file_settings_from(config))
+        link = started.controller.link
+        link.probe_timeout = float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS])
+        link.probe_interval = float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS])
         loop = started.loop
         loop.backoff_max = float(config[config_keys.CONTROLLER_ERROR_BACKOFF_MAX_SECONDS])
         loop.interval = float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS])
@@ -423,7 +439,8 @@ class Daemon:
         try:
             async with asyncio.timeout(self._shutdown_timeout):
                 await started.runner.cleanup()
-                await started.cluster.close()
+                # calls to a cluster that does not answer would only wait out their timeouts: left
+                await started.cluster.close(wait=started.controller.link.state.reachable)
                 await started.store.close()
                 if started.proposals is not None:
                     await started.proposals.close()

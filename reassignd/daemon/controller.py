@@ -27,10 +27,17 @@ from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import loading, reads, reassignments, submission
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.journal import journal_page
+from reassignd.daemon.link import Link, LinkLost
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.settings import FileSettings
-from reassignd.daemon.status import RATE_KEYS, list_plans_view, plan_status_view, throttles_view
+from reassignd.daemon.status import (
+    RATE_KEYS,
+    daemon_status_view,
+    list_plans_view,
+    plan_status_view,
+    throttles_view,
+)
 from reassignd.daemon.tuning import Commit, Tuning
 from reassignd.daemon.view import ControllerView
 from reassignd.engine import Limits
@@ -38,9 +45,10 @@ from reassignd.engine import run as plan_machine
 from reassignd.engine.lifecycle import CommandRefused, PlanStatus
 from reassignd.engine.run import AutoThrottle, Reachability, RunState
 from reassignd.engine.run import idle as idle_machine
-from reassignd.engine.run.effects import Answered
+from reassignd.engine.run.effects import Answered, Log, Notify
 from reassignd.engine.run.figures import summary_line
 from reassignd.engine.run.idle import IdleRun, IdleTransition
+from reassignd.engine.run.reachability import Reached, Unreachable
 from reassignd.logs import get_logger
 from reassignd.model import ReassignmentPlan
 from reassignd.store.aio import AsyncStore
@@ -80,6 +88,8 @@ class Controller:
         guard: Guard | None = None,
         auto_throttle: AutoThrottle | None = None,
         file_settings: FileSettings | None = None,
+        probe_timeout: float = 10.0,
+        probe_interval: float = 5.0,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -98,10 +108,20 @@ class Controller:
         self.idle: IdleRun | None = None
         """The idle machine; None until throttles left behind were looked for (at start, on leadership)."""
         self.records: dict[str, PlanSummary] = {}
-        self.view = ControllerView(limits=self.tuning.limits)
+        self.link = Link(
+            cluster,
+            clock,
+            say=self._say,
+            changed=self._link_changed,
+            back=self.wake,
+            probe_timeout=probe_timeout,
+            probe_interval=probe_interval,
+        )
+        """Whether the cluster answers: stepped by the cycle's reads and the probe (link.py)."""
+        self.view = ControllerView(limits=self.tuning.limits, cluster=self.link.state)
         self._submitted: tuple[str | None, ReassignmentPlan | None] = (None, None)
         self._lock = asyncio.Lock()
-        self.metrics.set_cluster_reachable(True)
+        self.metrics.set_cluster_reachable(False)
 
     @property
     def limits_in_force(self) -> Limits:
@@ -155,45 +175,47 @@ class Controller:
             finally:
                 self.metrics.observe_cycle(time.monotonic() - started, ok)
             self._publish(status)
-            self.metrics.set_cluster_reachable(self.view.cluster.reachable)
             self.metrics.publish_run(self.view.records, self.run)
             return status
 
     async def _cycle(self) -> str:
         run = await self._active_run()
         if run is None:
-            await self._idle_cycle()
-            return "idle"
+            return await self._idle_cycle()
         request = plan_machine.read_request(run, self.tuning.settings)
         try:
-            snapshot, min_insync = await reads.plan_read(self.cluster, request)
-        except ClusterCallError as exc:
-            await self._drive(self._step(run, plan_machine.Unreachable(self.clock(), str(exc))))
-            self._saw(self.run.cluster if self.run else Reachability(False, self.clock()))
-            return f"{run.plan_id} {run.status.value}: cluster unreachable ({exc.error.name})"
-        self.view = replace(self.view, contact=True)  # the read answered, whatever the run makes of it
+            snapshot, min_insync = await self.link.unless_lost(reads.plan_read(self.cluster, request))
+        except (ClusterCallError, LinkLost) as exc:
+            self.link.saw(Unreachable(self.clock(), "read", str(exc)), run.plan_id)
+            return f"{run.plan_id} {run.status.value}: cluster unreachable ({exc})"
+        stopped = tuple(sorted(b for b, broker in snapshot.brokers.items() if not broker.online))
+        self.link.saw(Reached(self.clock(), "read", stopped), run.plan_id)
         await self._drive(self._step(run, plan_machine.Observed(self.clock(), snapshot, request, min_insync)))
         current = self.run
         if current is None:
             return f"{run.plan_id}: rebuilding from the store"
-        self._saw(current.cluster)
         if current.ended:
             await self._refresh_records()
         return f"{current.plan_id} {current.status.value}: {summary_line(current)}"
 
-    async def _idle_cycle(self) -> None:
-        """No plan in progress: the idle machine watches reachability and restores throttles left behind."""
+    async def _idle_cycle(self) -> str:
+        """No plan in progress: the idle machine restores throttles left behind (the probe watches the
+        cluster meanwhile)."""
         idle = self.idle if self.idle is not None else IdleRun(leftovers=await loading.leftovers(self.store))
-        idle = replace(idle, cluster=self.view.cluster)
+        self.idle = idle
+        request = idle_machine.read(idle)
+        if request.topics is None and "read" not in self.link.state.failing:
+            return "idle"  # nothing to read: the probe watches the cluster
         try:
-            snapshot = await reads.idle_read(self.cluster, idle_machine.read(idle))
-        except ClusterCallError as exc:
-            event: idle_machine.IdleEvent = plan_machine.Unreachable(self.clock(), str(exc))
-        else:
+            snapshot = await self.link.unless_lost(reads.idle_read(self.cluster, request))
+        except (ClusterCallError, LinkLost) as exc:
+            self.link.saw(Unreachable(self.clock(), "read", str(exc)))
+            return f"idle: cluster unreachable ({exc})"
+        self.link.saw(Reached(self.clock(), "read"))
+        if snapshot is not None:
             event = idle_machine.Contacted(self.clock(), snapshot)
-        await self._drive(idle_machine.step(idle, event, self.tuning.limits))
-        assert self.idle is not None
-        self._saw(self.idle.cluster)
+            await self._drive(idle_machine.step(idle, event, self.tuning.limits))
+        return "idle"
 
     def _step(self, run: RunState, event: plan_machine.RunEvent) -> plan_machine.Transition:
         return plan_machine.step(run, event, self.tuning.settings)
@@ -223,9 +245,28 @@ class Controller:
             return idle_machine.step(transition.idle, answered, self.tuning.limits)
         return self._step(transition.run, answered)
 
-    def _saw(self, cluster: Reachability) -> None:
-        """What the cycle's read found of the cluster, for the view."""
-        self.view = replace(self.view, cluster=cluster, contact=self.view.contact or cluster.reachable)
+    # -- the link to the cluster ---------------------------------------------------------------------
+
+    async def probe(self) -> None:
+        """One probe of the cluster (the daemon runs `watch_cluster`; in-process tests call this)."""
+        await self.link.probe(self._plan_in_progress())
+
+    async def watch_cluster(self) -> None:
+        await self.link.watch(self._plan_in_progress, lambda: self.is_leader)
+
+    def _plan_in_progress(self) -> str | None:
+        return self.run.plan_id if self.run is not None and not self.run.ended else None
+
+    def _link_changed(self, link: Reachability) -> None:
+        """Published at once, not at the end of a cycle that may be stuck in calls."""
+        self.view = replace(self.view, cluster=link)
+        self.metrics.set_cluster_reachable(link.reachable)
+
+    def _say(self, effect: Log | Notify) -> None:
+        if isinstance(effect, Notify):
+            self._emit(effect.kind, **dict(effect.data))
+        else:
+            getattr(log, effect.level)(effect.message, **dict(effect.fields))
 
     async def _active_run(self) -> RunState | None:
         """The running plan, else the next queued one started. Idle cycles read nothing from the store: the
@@ -259,11 +300,10 @@ class Controller:
             records=dict(self.records),
             run=self.run,
             limits=self.tuning.limits,
-            cluster=self.view.cluster,
+            cluster=self.link.state,
             last_status=self.view.last_status if last_status is None else last_status,
             is_leader=self.is_leader,
             leader_address=self.leader_address,
-            contact=self.view.contact,
         )
 
     def _emit(self, kind: str, **data: Any) -> None:
@@ -322,6 +362,9 @@ class Controller:
 
     def plan_status(self, plan_id: str | None = None) -> JSON:
         return plan_status_view(self.view, plan_id)
+
+    def daemon_status(self) -> JSON:
+        return daemon_status_view(self.view)
 
     async def _lifecycle(self, plan_id: str | None, verb: str) -> JSON:
         self._require_leader()

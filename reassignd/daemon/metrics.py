@@ -122,6 +122,13 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
         "every cycle, not only when a step finishes).",
     ),
     MetricSpec(
+        "reassignd_reassignment_bytes_per_second",
+        "gauge",
+        "How fast reassignd's copies run, per broker, over the stall window: incoming into the broker's "
+        "new replicas, outgoing from it as the partitions' leader (beside the throttle that bounds it).",
+        ("broker", "direction"),
+    ),
+    MetricSpec(
         "reassignd_throttle_rate_bytes_per_second",
         "gauge",
         "Replication throttle rate reassignd applied, per broker and direction (outgoing: leader rate, "
@@ -393,6 +400,7 @@ class DaemonMetrics:
             self.set_under_min_isr(0)
             self.set_partition_counts({})
             self.set_throttle_rates({}, {})
+            self.set_copy_rates({}, {})
             self.set_foreign_reassignments(0)
             return
         load = execution.load
@@ -404,6 +412,7 @@ class DaemonMetrics:
         self.set_under_min_isr(len(run.reading.under_min_isr))
         self.set_foreign_reassignments(execution.counts[Status.EXTERNAL])
         self.set_throttle_rates(*run.throttles.applied_rates())
+        self.set_copy_rates(t.seen_in, t.seen_out)
         if run.reading.last_view is not None:
             self.auto_throttle_brokers(run.reading.last_view.brokers)
 
@@ -473,6 +482,12 @@ class DaemonMetrics:
         rates = {(str(b), "incoming"): r for b, r in incoming.items()}
         rates |= {(str(b), "outgoing"): r for b, r in outgoing.items()}
         self._replace("reassignd_throttle_rate_bytes_per_second", rates)
+
+    def set_copy_rates(self, incoming: Mapping[int, float], outgoing: Mapping[int, float]) -> None:
+        """What the copies moved per broker and direction over the progress window, in bytes/s."""
+        rates = {(str(b), "incoming"): r for b, r in incoming.items()}
+        rates |= {(str(b), "outgoing"): r for b, r in outgoing.items()}
+        self._replace("reassignd_reassignment_bytes_per_second", rates)
 
     def throttle_config_written(self, action: str, count: int = 1) -> None:
         """`action`: set or restored (THROTTLE_ACTIONS)."""

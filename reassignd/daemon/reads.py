@@ -34,9 +34,10 @@ async def _effective_min_insync(cluster: ClusterAdmin, topics: tuple[str, ...]) 
 
 
 async def idle_read(cluster: ClusterAdmin, request: IdleRead) -> ClusterSnapshot | None:
-    """Whether the cluster answers (its id), then the configs of the leftovers' topics and brokers."""
-    await cluster.cluster_id()
+    """The configs of the leftovers' topics and brokers; without leftovers only whether the cluster answers
+    (its id: read only while a read failed last, since the probe watches the cluster otherwise)."""
     if request.topics is None:
+        await cluster.cluster_id()
         return None
     partitions, _ = await cluster.topic_partitions(list(request.topics))
     return await cluster.snapshot(partitions, broker_config_keys=BROKER_KEYS, topic_config_keys=TOPIC_KEYS)

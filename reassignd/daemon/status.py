@@ -15,11 +15,16 @@ from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.view import ControllerView, cluster_view, iso_time
 from reassignd.engine import Status, WaitReason
+from reassignd.engine.limits import Limits
 from reassignd.engine.run import RunState, summary_of
 from reassignd.engine.throttle import lagging_replicas, moves_in_flight
 from reassignd.store.base import PlanSummary
 
-RATE_KEYS = (config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE, config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE)
+RATE_KEYS = (
+    config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE,
+    config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE,
+)
 WAITING_SHOWN = 200
 _PROGRESS_KEYS = (
     "partitions_done",
@@ -27,6 +32,7 @@ _PROGRESS_KEYS = (
     "partitions_waiting",
     "partitions_dropped",
     "bytes_total",
+    "bytes_done",
     "bytes_moved",
     "bytes_remaining",
     "bytes_grown",
@@ -56,6 +62,10 @@ def _progress(view: ControllerView, record: PlanSummary) -> JSON:
     progress: JSON = {"partitions_total": partitions}
     for key in _PROGRESS_KEYS:
         progress[key] = figures.get(key)
+    if progress["bytes_done"] is None and figures.get("bytes_total") is not None:
+        # a record saved before the figure existed: tracking.done_bytes, from what it kept
+        work = max(0.0, figures["bytes_total"] - float(figures.get("bytes_dropped") or 0))
+        progress["bytes_done"] = round(float(figures.get("percent") or 0) / 100.0 * work)
     if not figures:  # never started (queued, or cancelled before it ran)
         progress.update(
             partitions_done=0, partitions_in_flight=0, partitions_waiting=0, partitions_dropped=0, percent=0.0
@@ -133,21 +143,39 @@ def _waiting(run: RunState) -> list[JSON]:
     return out
 
 
+def idle_status_view(view: ControllerView) -> JSON:
+    """The daemon's status while no plan runs or waits: the cluster first, as in a plan's status."""
+    return {
+        "cluster": cluster_view(view.cluster),
+        "plan_id": None,
+        "state": "idle",
+        "last_cycle": view.last_status,
+    }
+
+
+def daemon_status_view(view: ControllerView) -> JSON:
+    """`GET /v1/status`: the plan in progress (else the first queued one), or the idle status."""
+    try:
+        return plan_status_view(view, None)
+    except ServiceError as exc:
+        if exc.code != "not_found":
+            raise
+        return idle_status_view(view)
+
+
 def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
+    """A plan's status; the cluster's reachability first, whatever the plan's state."""
     record = _record(view, plan_id)
     limits = view.limits
     run = _current_run(view, record)
     status = {
+        "cluster": cluster_view(view.cluster),
         **_summary(view, record),
         "started_at": iso_time(record.started_at),
         "finished_at": iso_time(record.finished_at),
         "error": record.error,
         "limits": limits.to_mapping(),
-        "throttles": {
-            config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
-            config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
-        },
-        "cluster": cluster_view(view.cluster),
+        "throttles": _rates(limits),
         "brokers": [],
         "stalled": [],
         "waiting": [],
@@ -156,8 +184,8 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     }
     if run is None or run.execution is None or run.ended:
         return status
-    status["cluster"] = cluster_view(run.cluster)
     incoming, outgoing = run.throttles.applied_rates()
+    log_dir = run.throttles.applied_log_dir_rates()
     load = run.execution.load
     snapshot = run.reading.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
@@ -170,6 +198,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
             "limit_out": limits.max_outgoing_per_broker,
             "leader_throttle": outgoing.get(b),
             "follower_throttle": incoming.get(b),
+            "log_dir_throttle": log_dir.get(b),
             "online": snapshot.brokers[b].online if snapshot and b in snapshot.brokers else None,
         }
         for b in broker_ids
@@ -216,16 +245,22 @@ def _leader_unthrottled(run: RunState) -> list[JSON]:
     return out
 
 
+def _rates(limits: Limits) -> JSON:
+    """The configured rates, by the names PATCH /v1/throttles takes."""
+    return {
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
+        config_keys.LOG_DIR_REASSIGNMENT_THROTTLED_RATE: limits.log_dir_throttled_rate,
+    }
+
+
 def throttles_view(view: ControllerView) -> JSON:
-    limits = view.limits
     incoming, outgoing = view.throttles.applied_rates()
     applied: dict[str, dict[str, Any]] = {}
     for broker, rate in outgoing.items():
         applied.setdefault(str(broker), {})["leader"] = rate
     for broker, rate in incoming.items():
         applied.setdefault(str(broker), {})["follower"] = rate
-    return {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: limits.leader_throttled_rate,
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: limits.follower_throttled_rate,
-        "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0]))),
-    }
+    for broker, log_dir_rate in view.throttles.applied_log_dir_rates().items():
+        applied.setdefault(str(broker), {})["log_dir"] = log_dir_rate
+    return {**_rates(view.limits), "applied": dict(sorted(applied.items(), key=lambda kv: int(kv[0])))}

@@ -31,8 +31,6 @@ class ControllerView:
     last_status: str = "starting"
     is_leader: bool = True
     leader_address: str | None = None
-    contact: bool = False
-    """The cluster answered once since the start."""
 
     @property
     def active(self) -> RunState | None:
@@ -54,23 +52,23 @@ class ControllerView:
     def readiness(self) -> JSON:
         if not self.is_leader:
             return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
-        if not self.cluster.reachable:
-            return {
-                "ready": False,
-                "reason": "cluster unreachable",
-                "role": "leader",
-                "leader": None,
-                "cluster": cluster_view(self.cluster),
-            }
-        if not self.contact and self.last_status == "starting":
+        if self.cluster.reachable:
+            return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+        if self.cluster.error is None:
             return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
-        return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+        return {
+            "ready": False,
+            "reason": "cluster unreachable",
+            "role": "leader",
+            "leader": None,
+            "cluster": cluster_view(self.cluster),
+        }
 
 
 def cluster_view(cluster: Reachability) -> JSON:
     """Reachability for the API: since when, and why the cluster cannot be read (the cause and the setting
     to check, as the cluster adapter words it) while it cannot."""
-    return {**cluster.to_json(), "since": iso_time(cluster.since), "error": cluster.error}
+    return {**cluster.to_json(), "since": iso_time(cluster.since)}
 
 
 def iso_time(ts: float | None) -> str | None:

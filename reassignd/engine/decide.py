@@ -47,12 +47,17 @@ def decide(
     state: ExecutionState,
     limits: Limits,
     changed: Collection[TopicPartition] | None = None,
+    *,
+    recent: Collection[TopicPartition] = (),
 ) -> Decision:
+    """`recent`: partitions whose step in flight Kafka accepted too recently for brokers' Metadata to be
+    sure to show it: read as their step's source and not listed as moving, they are read again rather than
+    taken as reverted (the step may have completed before Metadata showed it start)."""
     if state.plan is not plan and state.plan != plan:
         raise ValueError("the execution state belongs to another plan")
     if tuple(limits.ordering) != state.ordering:
         state = state.reordered(tuple(limits.ordering), snapshot)
-    cycle = _Cycle(snapshot, state, limits)
+    cycle = _Cycle(snapshot, state, limits, recent)
     online = cycle.online
     if changed is None:
         cycle.reconcile_all()
@@ -74,15 +79,22 @@ def acknowledge(
     state: ExecutionState,
     limits: Limits,
     refused: Mapping[TopicPartition, str],
+    held: Mapping[TopicPartition, str] | None = None,
 ) -> ExecutionState:
     """Kafka's answer to the steps a decision started: accepted ones are in flight, refused ones pending
-    again under the same index (they never began), with Kafka's reason."""
+    again under the same index (they never began), with Kafka's reason; `held` ones were not sent, as
+    their throttle could not be written (why), and are pending again too."""
     cycle = _Cycle(snapshot, state, limits)
+    held = held or {}
     for tp in state.in_flight_set:
         rec = cycle.record(tp)
         if rec.status is not Status.STARTING:
             continue
-        if tp in refused:
+        if tp in held:
+            cycle.put(
+                tp, PartitionProgress(Status.PENDING, rec.step, reason=WaitReason.THROTTLE, detail=held[tp])
+            )
+        elif tp in refused:
             detail = f"refused by Kafka: {refused[tp]}"
             cycle.put(
                 tp, PartitionProgress(Status.PENDING, rec.step, reason=WaitReason.REFUSED, detail=detail)
@@ -134,8 +146,15 @@ class _WorkQueue:
 class _Cycle:
     """The working copies of one decision; frozen into a new state at the end."""
 
-    def __init__(self, snapshot: ClusterSnapshot, state: ExecutionState, limits: Limits) -> None:
+    def __init__(
+        self,
+        snapshot: ClusterSnapshot,
+        state: ExecutionState,
+        limits: Limits,
+        recent: Collection[TopicPartition] = (),
+    ) -> None:
         self.snapshot = snapshot
+        self.recent = recent
         self.state = state
         self.limits = limits
         self.plan = state.plan
@@ -313,6 +332,12 @@ class _Cycle:
                 else:
                     self._elect_when_in_sync(tp, rec, p)
                 return
+            if p.replicas == rec.source and tp in self.recent:
+                # Metadata older than the step: a broker shows the controller's change a moment later (real
+                # KRaft: up to ~0.35 s measured), and a quick step completes in between, so the listing no
+                # longer has it either. Read again: taken as reverted, a step that completed was journaled
+                # as cancelled and sent again under the next index.
+                return
             if set(p.replicas) == set(rec.target) | set(rec.source) and set(rec.target) != set(rec.source):
                 # A torn read: the metadata still lists the replicas being removed, the reassignments read a
                 # moment later no longer shows the move (it completed in between). Still ours: read again.
@@ -394,19 +419,29 @@ class _Cycle:
             passes.append(self.queues["leader"].ranks())
             general.remove("leader")
         passes.append(merge(*(self.queues[name].ranks() for name in general)))
+        deferred: list[TopicPartition] = []
         for index, ranks in enumerate(passes):
             leader_pass = "leader_moves" in ordering and index == len(passes) - 2
             for rank in _take(ranks, budget - self.examined):
                 if self.full() or (leader_pass and self.leaders_full()):
                     break
                 self.examined += 1
-                self.try_start(self.state.ranked[rank])
+                tp = self.state.ranked[rank]
+                if self.record(tp).reason is WaitReason.THROTTLE:
+                    deferred.append(tp)  # its throttle could not be written: tried after the others
+                    continue
+                self.try_start(tp)
             if self.full():
                 self.held_by = self.full_limit()
                 return
             if self.examined >= budget:
                 self.held_by = f"not examined yet: the scheduler looks at {budget} ready partitions a cycle"
                 return
+        for tp in deferred:  # with the slots the others left: a refused throttle write holds no one else up
+            if self.full():
+                self.held_by = self.full_limit()
+                return
+            self.try_start(tp)
 
     def full_limit(self) -> str:
         """Which limit leaves no free slot (what every partition not examined waits for)."""

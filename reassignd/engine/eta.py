@@ -7,7 +7,10 @@ enter each receiving broker over its inbound rate, the bytes still to leave each
 outbound rate, and each partition's chain of steps, one after the other. Those rates are known: the KIP-73
 throttle in force on the broker (what reassignd writes, or an operator's), else what the broker was seen
 to move. Producers keep writing while a copy runs, so a broker's useful rate is its rate less what its
-copies' partitions produce (as many copies as its limit lets run at once).
+copies' partitions produce (as many copies as its limit lets run at once). Where producers write into a
+partition as fast as its copy may go, or into a broker's copies as fast as its rate, the copies never catch
+up at that rate: no estimate then, but "never at this rate" with the figures (an ETA of 1 byte/s, six-digit
+days, was what showed before).
 
 This is the lower bound of bench/lower_bound.py on the work left, with sources fixed to the current
 leaders; the scheduler comes within a few percent of it (docs/benchmarks.md). While a broker the work
@@ -29,13 +32,15 @@ from typing import NamedTuple
 
 from reassignd.engine.progress import source_size
 from reassignd.model import ClusterSnapshot, PartitionState, TopicPartition, copy_of
+from reassignd.units import format_rate
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
     seconds: float | None
     bottleneck: str
-    """What bounds it: `into broker 12`, `out of broker 3`, `steps of orders-4`, or why it is unknown."""
+    """What bounds it: `into broker 12`, `out of broker 3`, `steps of orders-4`, or why it is unknown
+    (`never at this rate: ...` when producers outpace the copies)."""
 
 
 Rate = Callable[[int], float | None]
@@ -71,7 +76,8 @@ class EtaTerms:
     epoch: object
     terms: Mapping[TopicPartition, Term]
     blocked: Mapping[TopicPartition, str]
-    """Partitions that make the estimate unknown, with why (an offline receiver or source)."""
+    """Partitions that make the estimate unknown, with why (an offline receiver or source, producers
+    outpacing the partition's copy)."""
     into: Mapping[int, Load]
     out: Mapping[int, Load]
     chains: tuple[tuple[float, TopicPartition], ...]
@@ -190,10 +196,15 @@ def _term(
         return f"{tp} has no online leader to copy from"
     chain = 0.0
     fastest = min((r for r in (rate_in(copies[0]), rate_out(source)) if r), default=None)
+    if fastest and fastest <= produce:
+        return (
+            f"never at this rate: producers write {format_rate(produce)} into {tp}, its copy into broker "
+            f"{copies[0]} gets at most {format_rate(fastest)}"
+        )
     if fastest:
         waiting = sum(1 for b in copies if b not in p.adding)
         steps = math.ceil(waiting / max(1, replica_count))
-        chain = (current + steps * size) / max(1.0, fastest - produce)
+        chain = (current + steps * size) / (fastest - produce)
     return Term(tuple(entering), source, produce, chain)
 
 
@@ -307,10 +318,20 @@ def _combine(
             if not capacity:
                 continue
             absorbed = load.produce / load.copies * min(concurrent, load.copies)
+            if absorbed >= capacity:
+                return Estimate(None, _never(word, broker, absorbed, capacity))
             seconds = load.left / max(capacity * 0.05, capacity - absorbed)
             if seconds > best:
                 best, why = seconds, f"{word} broker {broker}"
     return Estimate(best, why or "nothing left to copy")
+
+
+def _never(word: str, broker: int, absorbed: float, capacity: float) -> str:
+    copies = "the copies entering" if word == "into" else "the copies served by"
+    return (
+        f"never at this rate: producers write {format_rate(absorbed)} into {copies} broker {broker} at "
+        f"once, which get {format_rate(capacity)}"
+    )
 
 
 def _per_broker(rate: Rate) -> Rate:

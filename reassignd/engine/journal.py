@@ -35,6 +35,8 @@ class EventKind(enum.StrEnum):
     FOREIGN_CHANGE = "foreign.change"
     FOREIGN_CANCELLED = "foreign.cancelled"
     LOG_DIR_STARTED = "log_dir.started"
+    LOG_DIR_PLACED = "log_dir.placed"
+    LOG_DIR_CANCELLED = "log_dir.cancelled"
     LOG_DIR_FINISHED = "log_dir.finished"
     ERROR = "error"
 

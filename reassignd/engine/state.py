@@ -109,6 +109,8 @@ class WaitReason(StrEnum):
     MISSING = "missing"
     REFUSED = "refused"
     """Kafka refused the step's reassignment; it is sent again."""
+    THROTTLE = "throttle"
+    """The step's throttle could not be written (or its configs read): it is not sent until it can be."""
     UNSAFE_REVERT = "unsafe_revert"
     """Cancelling: the step in flight is not reverted yet, as no original replica is in sync (cancel.py)."""
 

@@ -14,6 +14,7 @@ is left alone, and when nothing of ours is in flight the config returns to exact
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -92,6 +93,9 @@ class ThrottlePlan:
     topics: Mapping[str, Values]
     brokers: Mapping[int, Values]
     originals: ThrottleOriginals
+    metered: Mapping[int, Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
+    """Per broker and rate key, the bytes/s of in-sync replication its quota meters for the partitions we
+    list (`in_sync_metered`), included in the rate desired for our moves."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -115,6 +119,7 @@ class _Wanted:
     receiving: set[int]
     moving_dirs: set[int]
     owned: dict[str, set[int]]
+    metered: dict[int, dict[str, float]] = field(default_factory=dict)
 
 
 def throttle_plan(
@@ -125,12 +130,15 @@ def throttle_plan(
     owned_partitions: Mapping[str, frozenset[int]] | None = None,
     *,
     log_dir_brokers: Iterable[int] = (),
+    produce: Mapping[TopicPartition, float] | None = None,
 ) -> ThrottlePlan:
     """What the throttle configs should be for `moves`; originals grow with first-touched resources.
 
     Entries are cleaned up for every partition we ever listed (remembered in the originals) and for
     `owned_partitions`, e.g. the whole plan's partitions per topic. `log_dir_brokers` have a move between
     their log dirs running: they get the log-dir rate (`replica.alter.log.dirs.io.max.bytes.per.second`).
+    `produce`: the moving partitions' produce rates (bytes/s): the in-sync replication a broker's quota
+    meters for the partitions we list is added to our rate there (`in_sync_metered`).
     """
     wanted = _wanted(
         snapshot,
@@ -139,6 +147,7 @@ def throttle_plan(
         originals=originals,
         owned_partitions=owned_partitions or {},
         log_dir_brokers=log_dir_brokers,
+        produce=produce or {},
     )
     topic_originals = _topic_originals(snapshot, originals, wanted)
     broker_originals = _broker_originals(snapshot, originals, wanted)
@@ -167,6 +176,9 @@ def throttle_plan(
             MappingProxyType(broker_originals),
             MappingProxyType({t: frozenset(p) for t, p in wanted.owned.items()}),
         ),
+        metered=MappingProxyType(
+            {b: MappingProxyType({k: math.ceil(v) for k, v in m.items()}) for b, m in wanted.metered.items()}
+        ),
     )
 
 
@@ -178,6 +190,7 @@ def _wanted(
     originals: ThrottleOriginals,
     owned_partitions: Mapping[str, frozenset[int]],
     log_dir_brokers: Iterable[int],
+    produce: Mapping[TopicPartition, float],
 ) -> _Wanted:
     wanted = _Wanted({}, {}, set(), set(), set(), {t: set(p) for t, p in originals.partitions.items()})
     for topic, parts in owned_partitions.items():
@@ -185,15 +198,52 @@ def _wanted(
     for move in moves:
         topic, partition = move.tp.topic, move.tp.partition
         wanted.owned.setdefault(topic, set()).add(partition)
-        if limits.leader_throttled_rate is not None and not leader_side_unthrottled(snapshot, move):
+        leader_side = limits.leader_throttled_rate is not None and not leader_side_unthrottled(snapshot, move)
+        if leader_side:
             wanted.leader_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.source)
             wanted.serving.update(move.source)
-        if limits.follower_throttled_rate is not None:
+        follower_side = limits.follower_throttled_rate is not None
+        if follower_side:
             wanted.follower_entries.setdefault(topic, set()).update(f"{partition}:{b}" for b in move.adding)
             wanted.receiving.update(move.adding)
+        for broker, key, rate in in_sync_metered(
+            snapshot, move, produce.get(move.tp, 0.0), leader_side=leader_side, follower_side=follower_side
+        ):
+            metered = wanted.metered.setdefault(broker, {})
+            metered[key] = metered.get(key, 0.0) + rate
     if limits.log_dir_throttled_rate is not None:
         wanted.moving_dirs.update(log_dir_brokers)
     return wanted
+
+
+def in_sync_metered(
+    snapshot: ClusterSnapshot, move: Move, produce: float, *, leader_side: bool, follower_side: bool
+) -> list[tuple[int, str, float]]:
+    """(broker, rate key, bytes/s): the in-sync replication of `move`'s partition that a quota of ours meters.
+
+    Kafka records every byte of a throttled partition into the replication quota, in sync or not, and holds
+    back only the replicas out of the ISR (leader: `KafkaApis.sizeOfThrottledPartitions` on every follower
+    fetch, `ReplicaManager.shouldLeaderThrottle`; follower: `ReplicaFetcherThread.processPartitionData`,
+    `RemoteLeaderEndPoint.shouldFollowerThrottle`). So a leader listed for a partition produced to at w
+    with k in-sync followers meters k * w, and the replicas out of sync share its rate less that; an adding
+    replica in sync (copied, its step waiting for the rest) meters w on its own broker's follower quota.
+    """
+    state = snapshot.partitions.get(move.tp)
+    if state is None or produce <= 0:
+        return []
+    out: list[tuple[int, str, float]] = []
+    leader = state.leader
+    if leader_side and leader in move.source:
+        followers = sum(1 for b in state.isr if b != leader)
+        if followers:
+            out.append((leader, config_keys.LEADER_REPLICATION_THROTTLED_RATE, produce * followers))
+    if follower_side:
+        out += [
+            (b, config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, produce)
+            for b in move.adding
+            if b in state.isr and b != leader
+        ]
+    return out
 
 
 def _topic_originals(
@@ -231,12 +281,13 @@ def _broker_rates(
     snapshot: ClusterSnapshot, limits: Limits, wanted: _Wanted, broker: int, original: Values
 ) -> Values:
     add = limits.operator_rate_policy == "add"
+    metered = wanted.metered.get(broker, {})
     return MappingProxyType(
         {
             key: _rate(
                 original.get(key),
                 broker in users,
-                ours,
+                None if ours is None else ours + math.ceil(metered.get(key, 0.0)),
                 operator=_operator_rate(original.get(key), snapshot.cluster_configs.get(key))
                 if add
                 else None,
@@ -327,6 +378,32 @@ def _rate(original: str | None, in_use: bool, ours: int | None, *, operator: int
     if original is not None:
         return original  # keep: the operator's rate binds our moves too
     return str(ours)
+
+
+def steadied(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> ThrottlePlan:
+    """The plan with a rate that includes in-sync replication left as it is where it is up to a quarter of
+    that replication above the rate desired: produce rates are estimates that move a little every cycle,
+    and each move would be a config write (and a journal entry). A rate below what is desired, or above by
+    more, is written; with nothing metered the rate is exact."""
+    brokers = dict(plan.brokers)
+    changed = False
+    for broker, metered in plan.metered.items():
+        desired = dict(brokers.get(broker, {}))
+        for key, extra in metered.items():
+            want = _int(desired.get(key))
+            have = _int(snapshot.broker_config(broker, key))
+            if want is not None and have is not None and want < have <= want + extra // 4:
+                desired[key] = str(have)
+                changed = True
+        brokers[broker] = MappingProxyType(desired)
+    return replace(plan, brokers=MappingProxyType(brokers)) if changed else plan
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except ValueError:
+        return None
 
 
 def config_writes(plan: ThrottlePlan, snapshot: ClusterSnapshot) -> tuple[ConfigWrite, ...]:

@@ -40,9 +40,10 @@ from reassignd.engine.throttle import (
     apply_writes,
     config_writes,
     split_entries,
+    steadied,
     throttle_plan,
 )
-from reassignd.model import ClusterSnapshot
+from reassignd.model import ClusterSnapshot, TopicPartition
 
 Key = tuple[str, str, str]
 """(resource type, resource name, config key)."""
@@ -83,6 +84,16 @@ class ThrottleBook:
                 outgoing[int(name)] = float(value)
         return incoming, outgoing
 
+    def applied_log_dir_rates(self) -> dict[int, int]:
+        """`replica.alter.log.dirs.io.max.bytes.per.second` per broker we expect in force (ours, or an
+        operator's plus ours under the `add` policy) while a log-dir move of ours runs there."""
+        key = config_keys.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND
+        return {
+            int(name): int(float(values[-1]))
+            for (kind, name, config), values in self.expected.items()
+            if kind == "broker" and config == key and values[-1]
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class ThrottleSync:
@@ -115,11 +126,13 @@ def sync_throttles(
     *,
     boosts: Mapping[int, Mapping[str, int]] | None = None,
     log_dir_brokers: frozenset[int] = frozenset(),
+    produce: Mapping[TopicPartition, float] | None = None,
 ) -> ThrottleSync:
     """What to record, write and report so the configs become what `moves` need (originals when none).
 
     `boosts` (auto-throttle) raise our rate on single brokers; an operator's rate is never touched.
     `log_dir_brokers` have a move between their log dirs running (throttle.py's log-dir rate).
+    `produce`: the moving partitions' produce rates, for the in-sync replication our quotas meter.
     """
     moves = tuple(moves)
     record: list[tuple[str, str, str, str | None]] = []
@@ -130,10 +143,13 @@ def sync_throttles(
     if foreign:
         book = _adopt(book, view, foreign, record, forget)
     plan = _boosted(
-        throttle_plan(view, moves, limits, book.originals, owned, log_dir_brokers=log_dir_brokers),
+        throttle_plan(
+            view, moves, limits, book.originals, owned, log_dir_brokers=log_dir_brokers, produce=produce
+        ),
         limits,
         boosts,
     )
+    plan = steadied(plan, view)
     plan = _without_unknown_firsts(plan, book.originals, snapshot)
     for topic, values in plan.originals.topics.items():
         for config, value in values.items():
@@ -372,9 +388,12 @@ def _boosted(
     brokers = dict(plan.brokers)
     for broker, rates in boosts.items():
         desired = dict(brokers.get(broker, {}))
+        metered = plan.metered.get(broker, {})
         for key, rate in rates.items():
-            if desired.get(key) is not None and desired.get(key) == str(ours[key]):
-                desired[key] = str(rate)
+            base = ours[key]
+            extra = metered.get(key, 0)
+            if desired.get(key) is not None and base is not None and desired.get(key) == str(base + extra):
+                desired[key] = str(rate + extra)
         brokers[broker] = desired
     return replace(plan, brokers=brokers)
 

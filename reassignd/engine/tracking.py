@@ -8,7 +8,11 @@ window) and the figures operators read:
 - `percent` counts that fixed work done: a finished copy counts its start size, a copy in flight its
   share copied so far. It is monotonic (a stalled copy's share may shrink; the figure keeps its best).
 - a partition dropped with its topic counts as dropped: its work leaves the total the percentage is of.
-- `moved_bytes` is what was really copied (finished copies at their size then, plus followers so far).
+- `done_bytes` is that work done, in bytes: the percentage of the total less the dropped work, so the two
+  always agree and neither falls.
+- `moved_bytes` is what was really copied (finished copies at their size then, plus followers so far),
+  at its highest: a follower that cannot be read (its broker down) or is removed (a cancel) does not
+  un-copy what it received, so the figure never falls and the rate, its slope, is never negative.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ class Tracking:
     percent: float = 0.0
     finished_bytes: int = 0
     """Bytes of finished copies, each at its size when it finished."""
+    moved_best: int = 0
+    """The highest `moved_bytes` so far."""
     remaining: Mapping[TopicPartition, tuple[int, int]] = field(default_factory=lambda: _EMPTY)
     """Per partition (bytes still to copy now, bytes of it done by copies in flight)."""
     remaining_total: tuple[int, int] = (0, 0)
@@ -98,8 +104,18 @@ class Tracking:
     # -- figures ------------------------------------------------------------------------------------------
 
     @property
-    def moved_bytes(self) -> int:
+    def copied_now(self) -> int:
+        """Finished copies plus what the followers in flight hold now (falls when one cannot be read)."""
         return self.finished_bytes + self.remaining_total[1]
+
+    @property
+    def moved_bytes(self) -> int:
+        return max(self.moved_best, self.copied_now)
+
+    @property
+    def done_bytes(self) -> int:
+        """The fixed work done: `percent` of the total less the dropped work."""
+        return round(self.percent / 100.0 * max(0.0, self.total_bytes - self.dropped_bytes))
 
     @property
     def remaining_bytes(self) -> int:
@@ -108,7 +124,7 @@ class Tracking:
     @property
     def grown_bytes(self) -> int:
         """What producers added to the copies since the start (beyond the fixed total)."""
-        return max(0, self.moved_bytes + self.remaining_bytes - self.total_bytes + int(self.dropped_bytes))
+        return max(0, self.copied_now + self.remaining_bytes - self.total_bytes + int(self.dropped_bytes))
 
     @property
     def stalled_keys(self) -> frozenset[CopyKey]:
@@ -122,6 +138,7 @@ def started(
     sizes: Mapping[TopicPartition, int],
     *,
     finished_bytes: int = 0,
+    moved_bytes: int = 0,
     percent: float = 0.0,
 ) -> Tracking:
     """The fixed work of a plan: `sizes` are the partitions' sizes when it started (restored from the store
@@ -135,6 +152,7 @@ def started(
         work=MappingProxyType(work),
         total_bytes=sum(w.bytes for w in work.values()),
         finished_bytes=finished_bytes,
+        moved_best=moved_bytes,
         percent=percent,
     )
 
@@ -210,6 +228,7 @@ def observe(
         remaining=MappingProxyType(remaining),
         remaining_total=(to_move, done_bytes),
     )
+    updated = replace(updated, moved_best=updated.moved_bytes)
     timed = _timed(updated, now, snapshot, set(watched), produce or {})
     if not moving:  # paused: the copies in flight are still watched; rate and ETA hold their last values
         return replace(
@@ -242,6 +261,8 @@ def _timed(
     window = tracking.window_seconds
     plan_samples = _window((*tracking.plan_samples, Sample(now, tracking.moved_bytes)), now, window)
     speed = rate(list(plan_samples), window)
+    if speed is not None:  # the samples never fall; a float's rounding must not say otherwise
+        speed = max(0.0, speed)
     copies: dict[CopyKey, tuple[FollowerSample, ...]] = {}
     leaders: dict[TopicPartition, tuple[Sample, ...]] = {}
     stalled: list[StalledMove] = []

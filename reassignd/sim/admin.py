@@ -376,7 +376,7 @@ class SimClusterAdmin(SnapshotFromResult):
         except KafkaError as exc:
             raise ClusterCallError("create_topics", _info(exc)) from None
 
-    async def close(self) -> None:
+    async def close(self, *, wait: bool = True) -> None:
         return None
 
 

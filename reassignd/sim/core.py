@@ -352,6 +352,14 @@ class ClusterCore:
         p.dirs[broker] = chosen
         self._logs_in_dir[(broker, chosen)] = self._logs_in_dir.get((broker, chosen), 0) + 1
 
+    def _forget_preferred_dirs(self, broker_id: int) -> None:
+        """A stopped broker forgets the dirs AlterReplicaLogDirs gave replicas it did not host yet: LogManager
+        keeps them in memory only (`preferredLogDirs`, a ConcurrentHashMap), so a restarted broker creates
+        such a replica in the dir LogManager.nextLogDirs picks."""
+        if self._preferred_dirs:
+            for key in [k for k in self._preferred_dirs if k[2] == broker_id]:
+                del self._preferred_dirs[key]
+
     def _drop_log(self, p: SimPartition, broker: int) -> None:
         """The replica's log is deleted, and a future log of it too."""
         if self._futures and self._future_logs.drop(p, broker):
@@ -1128,6 +1136,7 @@ class ClusterCore:
         self._require_broker(broker_id)
         if not self.brokers[broker_id].online:
             return
+        self._forget_preferred_dirs(broker_id)
         for p in self._set_online(broker_id, False):
             if self.kafka.zookeeper:  # KafkaController.onBrokerFailure -> onReplicasBecomeOffline
                 zp = self._zk(p)

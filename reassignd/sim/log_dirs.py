@@ -1,13 +1,17 @@
 """Moves between the log dirs of one broker (AlterReplicaLogDirs): a future log copies the current one.
 
-Sources (apache/kafka 3.9, core/src/main/scala/kafka/):
+Sources (apache/kafka 3.9, core/src/main/scala/kafka/; the placement rules checked again on trunk 1eb7644):
 - server/ReplicaManager.scala `alterReplicaLogDirs`: a dir not in `log.dirs` is LOG_DIR_NOT_FOUND; a future
   log already going elsewhere is dropped first; the dir is remembered as the replica's preferred dir
-  (LogManager.maybeUpdatePreferredLogDir) so a replica created later on this broker is placed there; a
-  partition this broker does not host answers REPLICA_NOT_AVAILABLE (NotLeaderOrFollower, kept for
-  compatibility) or UNKNOWN_TOPIC_OR_PARTITION if the topic is unknown; asking for the replica's own dir
-  drops a future log going elsewhere (cancels the move); otherwise a future log is created (at offset 0)
-  and a ReplicaAlterLogDirsThread copies into it.
+  (LogManager.maybeUpdatePreferredLogDir, called before the replica is looked up) so a replica created
+  later on this broker is placed there; a partition this broker does not host answers
+  REPLICA_NOT_AVAILABLE (NotLeaderOrFollower, kept for compatibility) or UNKNOWN_TOPIC_OR_PARTITION if the
+  topic is unknown; asking for the replica's own dir drops a future log going elsewhere (cancels the move);
+  otherwise a future log is created (at offset 0) and a ReplicaAlterLogDirsThread copies into it.
+- log/LogManager.scala `getOrCreateLog`: a new replica goes to its preferred dir if it has one (which wins
+  over the dir KRaft's controller assigned, `targetLogDirectoryId`), else to `nextLogDirs()`; the preferred
+  dir is then forgotten. `preferredLogDirs` is a ConcurrentHashMap, in memory only: a broker that restarts
+  before the replica is created has forgotten it (core.py `_forget_preferred_dirs`).
 - server/LocalLeaderEndPoint.scala `buildFetch`/`selectPartitionToFetch`: each alter-log-dirs thread copies
   ONE partition at a time, the lowest (topic, partition) first, and keeps it until it is done; nothing is
   fetched while the broker's `replica.alter.log.dirs.io.max.bytes.per.second` quota is exceeded (the quota

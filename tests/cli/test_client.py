@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 TOKEN = "cli-test-token-0123456789"
 LEADER = "leader.reassignment.throttled.rate"
 FOLLOWER = "follower.reassignment.throttled.rate"
+LOG_DIR = "log.dir.reassignment.throttled.rate"
 
 # What `cancel --foreign` says after cancelling: another tool's throttles outlive its moves (Kafka's
 # kafka-reassign-partitions --execute --throttle sets them; only its --verify or --cancel removes them).
@@ -127,8 +128,9 @@ async def test_submit_then_follow_the_plan(daemon: Daemon, tmp_path: Path) -> No
     assert cells[:4] == ["plan-1", "running", "in", "51s"] and cells[5:] == ["980.0", "MB", "16.3%"]
     result = await cli(daemon, "status")
     lines = result.out.splitlines()
-    assert result.code == 0 and lines[0].startswith("plan plan-1  running  started 2023-11-14 22:13:20Z, ")
-    assert lines[1] == "bytes      980.0 MB of 6.0 GB (16.3%)"
+    assert result.code == 0 and lines[0] == "cluster reachable"
+    assert lines[1].startswith("plan plan-1  running  started 2023-11-14 22:13:20Z, ")
+    assert lines[2] == "bytes      980.0 MB of 6.0 GB (16.3%)"
     assert any(line.split()[:3] == ["4", "2/2", "0/2"] for line in lines)
     assert max(len(line) for line in lines) <= 80
     result = await cli(daemon, "status", "plan-1", "--json")
@@ -276,9 +278,35 @@ async def test_pause_resume_cancel(daemon: Daemon, tmp_path: Path) -> None:
 
 async def test_status_without_a_running_plan(daemon: Daemon) -> None:
     result = await cli(daemon, "status")
-    assert (result.code, result.out) == (0, "no plan is running\n")
+    assert (result.code, result.out) == (0, "cluster reachable\nno plan is running\n")
     result = await cli(daemon, "status", "--json")
-    assert (result.code, result.json()) == (0, None)
+    assert (result.code, result.json()) == (
+        0,
+        {
+            "cluster": {"reachable": True, "since": None, "unreachable_brokers": [], "error": None},
+            "plan_id": None,
+            "state": "idle",
+            "last_cycle": "idle",
+        },
+    )
+
+
+async def test_status_says_first_that_the_cluster_is_unreachable_idle_or_not(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    """Issue 27: an idle daemon whose cluster does not answer said only `no plan is running`."""
+    daemon.fake.cluster_error = "no broker answered within 10 s"
+    result = await cli(daemon, "status")
+    first, second = result.out.splitlines()
+    assert result.code == 0 and second == "no plan is running"
+    assert first.startswith("CLUSTER UNREACHABLE since ") and first.endswith(
+        ": no broker answered within 10 s; nothing new starts"
+    )
+    assert (await cli(daemon, "status", "--json")).json()["cluster"]["reachable"] is False
+    await cli(daemon, "submit", write_plan(tmp_path, drain_plan(count=2)))
+    lines = (await cli(daemon, "status")).out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("plan plan-1  running"))
+    assert " ".join(line.strip() for line in lines[:header]) == first, "wrapped at 80 columns, above the plan"
     result = await cli(daemon, "status", "plan-3")
     assert result.code == 2 and "not_found" in result.err
 
@@ -361,6 +389,18 @@ async def test_throttle_show_and_change_with_units(daemon: Daemon, tmp_path: Pat
     assert daemon.fake.throttles()[FOLLOWER] == 50_000_000
 
 
+async def test_throttle_sets_the_log_dir_rate(daemon: Daemon) -> None:
+    result = await cli(daemon, "throttle", "--log-dir-rate", "2MB/s")
+    assert result.code == 0, result.err
+    assert f"{LOG_DIR} = 2.0 MB/s   (was none (no throttle))" in result.out.splitlines()
+    assert daemon.fake.throttles()[LOG_DIR] == 2_000_000
+    result = await cli(daemon, "throttle", "--log-dir-rate", "none", "--json")
+    assert result.code == 0 and result.json()[LOG_DIR] is None
+    result = await cli(daemon, "limits", f"{LOG_DIR}=5MiB/s")  # the same key as a limit, units and all
+    assert result.code == 0, result.err
+    assert daemon.fake.throttles()[LOG_DIR] == 5 * 1024 * 1024
+
+
 async def test_reassignments_ours_and_foreign(daemon: Daemon, tmp_path: Path) -> None:
     result = await cli(daemon, "reassignments")
     assert result.out.splitlines()[1].split() == ["logs", "1", "4,2,3", "4", "3", "foreign", "-"]
@@ -422,7 +462,7 @@ async def test_watch_without_a_terminal_follows_the_plan_to_its_end(daemon: Daem
 
     async def move() -> None:
         while not stop.is_set():
-            if ("plan_status", None) in daemon.fake.calls:  # the watch saw it running: now move it
+            if ("daemon_status", None) in daemon.fake.calls:  # the watch saw it running: now move it
                 daemon.fake.tick(2)
             await asyncio.sleep(0.05)
 

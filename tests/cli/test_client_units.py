@@ -11,14 +11,13 @@ from hypothesis import strategies as st
 from reassignd.cli import problem_lines
 from reassignd.cli.client import MAX_RATE, _until_applied, config_lines, parse_assignments, parse_rate
 from reassignd.cli.watch import (
-    format_bytes,
     format_duration,
-    format_rate,
     format_table,
     format_time,
     id_ranges,
 )
 from reassignd.model import InvalidInputError, Problem
+from reassignd.units import format_bytes, format_rate
 
 MULTIPLIERS = {
     "": 1,

@@ -15,7 +15,6 @@ from rich.console import Console
 
 from reassignd.cli.watch import (
     StatusView,
-    format_rate,
     render_status,
     status_lines,
     summary_line,
@@ -27,6 +26,7 @@ from reassignd.client import ApiUnreachable
 from reassignd.config_keys import FOLLOWER_REASSIGNMENT_THROTTLED_RATE as FOLLOWER_RATE
 from reassignd.config_keys import LEADER_REASSIGNMENT_THROTTLED_RATE as LEADER_RATE
 from reassignd.model import ReassignmentPlan
+from reassignd.units import format_rate
 from tests.cli.guide_drain import draining
 from tests.daemon.fake_service import drain_plan, small_cluster
 
@@ -114,14 +114,19 @@ def test_a_sparse_status_from_another_daemon_still_renders() -> None:
     text = text_of(render_status({"plan_id": "p", "state": "queued"}))
     # a queued plan has not been measured yet: its bytes are unknown, not "0 B of 0 B, 100% done"
     assert "plan p  queued" in text and "unknown" in text and "100.0%" not in text and "ETA unknown" in text
-    assert status_lines({"plan_id": "p", "state": "queued"})[:2] == ["plan p  queued", "bytes      unknown"]
+    # what it does not report is said, not taken as reachable
+    assert status_lines({"plan_id": "p", "state": "queued"})[:3] == [
+        "cluster: not reported by this daemon",
+        "plan p  queued",
+        "bytes      unknown",
+    ]
 
 
 def test_plain_lines_fit_80_columns_without_bars() -> None:
     status = live_status(**{"follower.reassignment.throttled.rate": 900_000})
     lines = status_lines(status, now=NOW)
     assert max(len(line) for line in lines) <= 80
-    assert lines[1] == "bytes      0 B of 6.0 GB (0.0%)"
+    assert lines[:1] == ["cluster reachable"] and lines[2] == "bytes      0 B of 6.0 GB (0.0%)"
     assert "BROKER   IN  OUT  LEADER RATE  FOLLOWER RATE" in lines
     assert "STALLED 2: the new replica does not catch up with producers" in lines
     stamped = watch_lines(status, NOW)
@@ -138,7 +143,7 @@ async def test_the_view_fits_the_terminal_and_keeps_every_receiving_broker() -> 
     for width, height in ((80, 24), (100, 30), (200, 50), (60, 20)):
         lines = [line.text for line in view_lines(status, width=width, height=height - 1)]
         assert len(lines) <= height - 1 and max(len(line) for line in lines) <= width, (width, height)
-        assert lines[0].startswith(f"plan {plan_id}  running")
+        assert lines[0] == "cluster reachable" and lines[1].startswith(f"plan {plan_id}  running")
         shown = {int(m[1]) for line in lines for m in re.finditer(r"(?:^|\s)(\d+) in \d", line)}
         shown |= {int(line.split()[0]) for line in lines if re.match(r"^\s*\d+\s+\d+/", line)}
         assert receiving <= shown, (width, height, "\n".join(lines))
@@ -153,7 +158,8 @@ async def test_a_finished_plan_shows_its_duration_outcome_and_brokers() -> None:
     lines = [line.text for line in view_lines(status, width=80, height=40, now=NOW)]
     assert max(len(line) for line in lines) <= 80
     started, finished = status["started_at"], status["finished_at"]
-    assert lines[0].startswith(f"plan {plan_id}  completed  ran ") and started and finished
+    assert lines[0] == "cluster reachable" and started and finished
+    assert lines[1].startswith(f"plan {plan_id}  completed  ran ")
     assert "ended: 23 on target" in lines
     assert "brokers: replicas gained and lost, the highest throttle rates applied" in lines
     assert "BROKER  REPLICAS IN  OUT  BYTES IN  LEADER RATE  FOLLOWER RATE" in lines
@@ -171,7 +177,8 @@ def test_the_view_is_laid_out_again_for_each_terminal_size() -> None:
         console = Console(file=io.StringIO(), width=width, height=24, record=True, color_system=None)
         console.print(StatusView(status))
         drawn = console.export_text().splitlines()
-        assert drawn[0].startswith("plan plan-1  running") and max(len(line) for line in drawn) <= width
+        assert drawn[0] == "cluster reachable" and drawn[1].startswith("plan plan-1  running")
+        assert max(len(line) for line in drawn) <= width
         assert len(drawn) <= 23
 
 
@@ -189,7 +196,12 @@ def scripted(*steps: Any) -> Callable[[], Any]:
 
 
 def at(state: str, moved: int) -> dict[str, Any]:
-    return {"plan_id": "p", "state": state, "progress": {"bytes_total": 100, "bytes_moved": moved}}
+    return {
+        "cluster": {"reachable": True, "since": None, "unreachable_brokers": [], "error": None},
+        "plan_id": "p",
+        "state": state,
+        "progress": {"bytes_total": 100, "bytes_moved": moved},
+    }
 
 
 def test_watch_without_a_terminal_prints_one_line_per_interval_until_the_end() -> None:
@@ -198,7 +210,7 @@ def test_watch_without_a_terminal_prints_one_line_per_interval_until_the_end() -
     code = watch(fetch, interval=2.5, out=out, sleep=sleeps.append, now=lambda: NOW)
     lines = out.getvalue().splitlines()
     assert code == 0 and sleeps == [2.5, 2.5, 2.5]
-    assert [line.split(" ")[3 if " plan " in line else 1] for line in lines] == [
+    assert [line.split(" ")[5 if " plan " in line else 1] for line in lines] == [
         "running:",
         "running:",
         "unreachable:",
@@ -250,9 +262,37 @@ def test_the_bytes_done_never_exceed_the_fixed_total_when_producers_wrote_meanwh
     against the fixed total. The part of the total done is shown, and the growth apart."""
     from reassignd.cli.watch import _bytes_text
 
-    text = _bytes_text(54.4e9, 51.6e9, 99.4, 3.1e9)
-    assert text == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"
-    assert _bytes_text(2e9, 10e9, None, None) == "2.0 GB of 10.0 GB (20.0%)"
+    p = {"bytes_moved": 54.4e9, "bytes_total": 51.6e9, "percent": 99.4, "bytes_grown": 3.1e9}
+    assert _bytes_text(p) == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"  # an older daemon
+    assert _bytes_text({"bytes_moved": 2e9, "bytes_total": 10e9}) == "2.0 GB of 10.0 GB (20.0%)"
+    assert _bytes_text({**p, "bytes_done": 51.29e9}) == "51.3 GB of 51.6 GB (99.4%), +3.1 GB written since"
+
+
+def test_the_bytes_done_agree_with_the_percentage_and_never_fall() -> None:
+    """Issue 27: `11.5 GB of 290.5 GB (4.2%)` then `7.2 GB ... (5.5%)` seconds later (moved less growth),
+    and `0 B of 290.5 GB (10.4%)` while paused. The figure shown is the daemon's `bytes_done`: the
+    percentage of the fixed total."""
+    from reassignd.cli.watch import _bytes_text
+
+    total = 290.5e9
+    shown = [
+        _bytes_text(
+            {"bytes_total": total, "percent": pct, "bytes_done": pct / 100 * total, "bytes_moved": mv}
+        )
+        for pct, mv in ((4.2, 12.5e9), (5.5, 16.9e9), (10.4, 31.0e9))
+    ]
+    assert [s.split(" of ")[0] for s in shown] == ["12.2 GB", "16.0 GB", "30.2 GB"]
+
+
+def test_an_eta_that_never_comes_is_said_as_never_with_its_figures() -> None:
+    status = live_status()
+    reason = "never at this rate: producers write 2.0 MB/s into orders-0, its copy into broker 4 gets"
+    reason += " at most 1.5 MB/s"
+    status["progress"] = {**status["progress"], "eta_seconds": None, "eta_reason": reason}
+    assert "rate 98.0 MB/s   ETA never at this rate" in status_lines(status, now=NOW)
+    assert f"ETA {reason}," in watch_lines(status, NOW)[0]
+    status["progress"]["eta_reason"] = "2 partition(s) wait for offline broker(s) 5"
+    assert "ETA unknown (2 partition(s) wait for offline broker(s) 5)" in watch_lines(status, NOW)[0]
 
 
 @pytest.mark.parametrize(

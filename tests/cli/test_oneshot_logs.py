@@ -40,6 +40,6 @@ def test_a_one_shot_command_prints_no_log_lines(sim: SimProcess, tmp_path: Path)
     assert "bootstrap.servers" not in result.stderr
     assert result.stderr.strip(), "the command's own summary is still there"
     verbose = run(
-        "--log-level", "info", "snapshot", "--bootstrap-servers", sim.bootstrap_servers, "--out", str(out)
+        "--log-level", "debug", "snapshot", "--bootstrap-servers", sim.bootstrap_servers, "--out", str(out)
     )
     assert "cluster admin created" in verbose.stderr, "asked for, the log lines are there"

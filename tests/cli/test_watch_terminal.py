@@ -99,7 +99,8 @@ def check_screen(screen: list[str], served: Served, width: int, height: int) -> 
     status = served.controller.plan_status(served.plan_id)
     assert len(screen) <= height
     assert all(len(line) <= width for line in screen), "a line wider than the terminal wrapped"
-    assert screen[0].startswith(f"plan {served.plan_id}  running"), "the header scrolled away:\n" + "\n".join(
+    assert screen[0] == "cluster reachable", "the cluster first:\n" + "\n".join(screen)
+    assert screen[1].startswith(f"plan {served.plan_id}  running"), "the header scrolled away:\n" + "\n".join(
         screen
     )
     shown = brokers_on_screen(screen)

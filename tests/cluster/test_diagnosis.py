@@ -94,7 +94,7 @@ def test_every_adapter_call_that_needs_an_acl_names_one() -> None:
 
 def test_the_deployment_docs_list_every_acl_as_acls_py_has_it() -> None:
     """docs/deployment.md's ACL table is acls.NEEDS, row for row (one concept in one place)."""
-    from tests.services.kafka import REPO
+    from reassignd.localkafka.cluster import REPO
 
     docs = (REPO / "docs" / "deployment.md").read_text()
     rows = [line for line in docs.splitlines() if line.startswith("| `") and " on `" in line.split("|")[1]]

@@ -179,8 +179,9 @@ async def test_the_cluster_default_is_read_under_every_brokers_own_value(tmp_pat
     leader = described[1].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE]
     assert (leader.value, leader.source) == ("1000000", ConfigSource.DYNAMIC_BROKER)
     assert leader.value_from(ConfigSource.DYNAMIC_DEFAULT_BROKER) == "7000000"
-    assert leader.value_from(ConfigSource.DEFAULT) is not None
-    assert set(described[1].values) == set(keys)  # only the keys asked for
+    # Kafka 4.4 lists a throttle rate only where a level sets it, with no DEFAULT synonym (docs/simulator.md)
+    assert leader.value_from(ConfigSource.DEFAULT) is None
+    assert set(described[1].values) == {config_keys.LEADER_REPLICATION_THROTTLED_RATE}  # asked for and set
     assert not read.errors
     assert read.snapshot.cluster_configs == {config_keys.LEADER_REPLICATION_THROTTLED_RATE: "7000000"}
     assert read.snapshot.broker_configs == {
@@ -207,10 +208,8 @@ async def test_broker_config_set_and_delete_round_trip(
     finally:
         await admin.alter_broker_configs(2, [ConfigOp.delete(config_keys.LEADER_REPLICATION_THROTTLED_RATE)])
     described = await admin.describe_broker_configs([2], [config_keys.LEADER_REPLICATION_THROTTLED_RATE])
-    assert (
-        described[2].values[config_keys.LEADER_REPLICATION_THROTTLED_RATE].source
-        is not ConfigSource.DYNAMIC_BROKER
-    )
+    # deleted and set at no other level: not listed at all, as Kafka 4.4 answers (docs/simulator.md)
+    assert config_keys.LEADER_REPLICATION_THROTTLED_RATE not in described[2].values
     assert _sim_broker_config(shared_sim, 2, config_keys.LEADER_REPLICATION_THROTTLED_RATE) is None
 
 
@@ -314,7 +313,9 @@ async def test_log_dir_sizes_follow_a_catching_up_replica(
     assert during.replicas[(tp, 1)].size < 6000  # 6000 - size bytes behind its leader
     assert during.replicas[(tp, 1)].offset_lag == 0  # Kafka's lag is against the replica's own HW
     every = await own_admin.snapshot([tp], with_sizes=[tp])
-    assert set(every.partitions[tp].replica_sizes) == {1, 2, 3, 4}
+    # every replica the read shows (brokers' Metadata may not show the adding one yet: it trails the
+    # controller, docs/simulator.md)
+    assert set(every.partitions[tp].replica_sizes) == set(every.partitions[tp].replicas) >= {2, 3, 4}
     # a mapping asks the leader (2) and the named adding replica only, not the staying or removing ones
     moving = await own_admin.snapshot([tp], with_sizes={tp: [1]})
     assert set(moving.partitions[tp].replica_sizes) == {1, 2}

@@ -54,6 +54,7 @@ async def test_reassign_list_and_cancel_follow_zookeeper_rules(
     assert listed == {tp: Reassignment(replicas=(2, 3, 1, 4), adding=(2,), removing=(4,))}
     assert await zk_admin.alter_partition_reassignments({tp: None}) == {tp: None}
     assert await zk_admin.list_partition_reassignments([tp]) == {}
+    zk_sim.advance(1)  # brokers' Metadata shows the controller's change a moment later (docs/simulator.md)
     snapshot = await zk_admin.snapshot([tp])
     # the original set, in the order of the last replica list (reassignTo(originReplicas)): not [3, 4, 1]
     assert snapshot.partitions[tp].replicas == (3, 1, 4)

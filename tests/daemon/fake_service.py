@@ -33,6 +33,7 @@ from reassignd.placement.api import create_replica_placement
 
 LEADER_RATE = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE = "follower.reassignment.throttled.rate"
+LOG_DIR_RATE = "log.dir.reassignment.throttled.rate"  # no log-dir moves here: configured, never applied
 INCOMING = "reassignment.max.incoming.replica.movements.per.broker"
 OUTGOING = "reassignment.max.outgoing.replica.movements.per.broker"
 FAKE_LIMITS = {
@@ -113,6 +114,7 @@ class FakeControllerService:
         self.calls: list[tuple[str, Any]] = []
         self.ready = True
         self.leader_address: str | None = None  # set to play a standby that forwards operators there
+        self.cluster_error: str | None = None  # set to play a cluster that does not answer, since `clock()`
 
     # --- plans -----------------------------------------------------------------------------------------
     async def submit_plan(
@@ -220,6 +222,21 @@ class FakeControllerService:
         self.calls.append(("plan_status", plan_id))
         return self._status(self._plan(plan_id))
 
+    def daemon_status(self) -> JSON:
+        self.calls.append(("daemon_status", None))
+        try:
+            return self._status(self._plan(None))
+        except ServiceError:
+            return {"cluster": self._cluster(None), "plan_id": None, "state": "idle", "last_cycle": "idle"}
+
+    def _cluster(self, since: float | None) -> JSON:
+        return {
+            "reachable": self.cluster_error is None,
+            "since": _iso(since if self.cluster_error is None else self.clock()),
+            "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
+            "error": self.cluster_error,
+        }
+
     async def pause(self, plan_id: str | None = None) -> JSON:
         self.calls.append(("pause", plan_id))
         return self._transition(plan_id, {"running"}, "paused", "pause")
@@ -306,12 +323,14 @@ class FakeControllerService:
                     for broker in move.adding if follower is not None else ():
                         applied.setdefault(str(broker), {})["follower"] = follower
         ordered = dict(sorted(applied.items(), key=lambda kv: int(kv[0])))
-        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, "applied": ordered}
+        return {LEADER_RATE: leader, FOLLOWER_RATE: follower, LOG_DIR_RATE: self._rate(LOG_DIR_RATE)} | {
+            "applied": ordered
+        }
 
     async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
         self.calls.append(("set_throttles", dict(changes)))
         self._require_leader()
-        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE}, "throttles")
+        self._limits = self._changed(changes, {LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE}, "throttles")
         return self._throttles()
 
     def _changed(self, changes: Mapping[str, Any], known: frozenset[str] | set[str], where: str) -> Limits:
@@ -530,6 +549,7 @@ class FakeControllerService:
             "partitions_in_flight": sum(m.state == "moving" for m in moves),
             "partitions_waiting": sum(m.state == "waiting" for m in moves),
             "bytes_total": total,
+            "bytes_done": moved,
             "bytes_moved": moved,
             "bytes_remaining": remaining,
             "rate_bytes_per_sec": rate,
@@ -550,6 +570,7 @@ class FakeControllerService:
                 "limit_out": self._limits.max_outgoing_per_broker,
                 "leader_throttle": applied.get(str(b), {}).get("leader"),
                 "follower_throttle": applied.get(str(b), {}).get("follower"),
+                "log_dir_throttle": applied.get(str(b), {}).get("log_dir"),
                 "online": self.brokers[b].online,
             }
             for b in sorted(self.brokers)
@@ -563,6 +584,7 @@ class FakeControllerService:
             for b in m.adding
         ]
         return {
+            "cluster": self._cluster(plan.submitted_at),
             "plan_id": plan.plan_id,
             "state": plan.state,
             "submitted_at": _iso(plan.submitted_at),
@@ -572,14 +594,8 @@ class FakeControllerService:
             "progress": self._progress(plan),
             "brokers": brokers,
             "limits": self._limits.to_mapping(),
-            "throttles": {LEADER_RATE: self._rate(LEADER_RATE), FOLLOWER_RATE: self._rate(FOLLOWER_RATE)},
+            "throttles": {key: self._rate(key) for key in (LEADER_RATE, FOLLOWER_RATE, LOG_DIR_RATE)},
             "stalled": stalled,
-            "cluster": {
-                "reachable": True,
-                "since": _iso(plan.submitted_at),
-                "error": None,
-                "unreachable_brokers": sorted(b for b, broker in self.brokers.items() if not broker.online),
-            },
             "waiting": [
                 {"topic": tp.topic, "partition": tp.partition, "reason": reason}
                 for tp, reason in sorted(plan.waiting.items())

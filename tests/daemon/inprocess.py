@@ -141,8 +141,10 @@ class InProcessDaemon:
         return str(result["plan_id"])
 
     async def cycle(self) -> str:
-        """One controller cycle, then the cluster moves on by one cycle interval."""
+        """One probe and one controller cycle (the daemon probes every few seconds, beside its cycles),
+        then the cluster moves on by one cycle interval."""
         try:
+            await self.controller.probe()
             status = await self.controller.cycle()
         finally:
             self.sim.advance(self.cycle_seconds)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.cluster.errors import ClusterCallError, error_for_code
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
 from reassignd.store.base import EventKind, PlanStatus
@@ -33,8 +34,9 @@ def targets(plan: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
 
 async def test_the_under_min_isr_gauge_follows_the_cluster() -> None:
     """Counted incrementally (only changed partitions are re-checked): it must rise when brokers go and
-    fall back when they return, matching the simulator's own count for the plan's partitions."""
-    d = daemon(30)
+    fall back when they return, matching the simulator's own count for the plan's partitions. The brokers'
+    Metadata shows the controller's state at once here (no delay): the simulator counts on the latter."""
+    d = InProcessDaemon({**scenario(30), "metadata_delay_seconds": 0}, LIMITS, cycle_seconds=1.0)
     plan = fill_plan(30)
     await d.submit(plan_of(targets(plan)))
     await d.cycle()
@@ -170,7 +172,14 @@ async def test_draining_a_broker_that_is_already_dead_completes() -> None:
 
 
 async def test_a_topic_deleted_mid_plan_is_dropped_and_the_plan_completes(kafka_mode: str) -> None:
-    d = daemon(30, kafka_mode=kafka_mode)
+    """The topic goes while copies of it run under our throttle. At 1 MB/s a 10 MB copy spans cycles: at
+    the plan's usual rates Kafka's quota windows let each copy through within the cycle it starts in
+    (docs/engine.md, KIP-73), and no cycle would end with one running."""
+    slow = {
+        "leader.reassignment.throttled.rate": 1_000_000,
+        "follower.reassignment.throttled.rate": 1_000_000,
+    }
+    d = daemon(30, slow, kafka_mode=kafka_mode)
     before = d.throttle_configs()
     plan = targets(fill_plan(30))
     plan_id = await d.submit(plan_of(plan))
@@ -282,3 +291,39 @@ async def test_idle_cycles_read_nothing_from_the_store() -> None:
     for _ in range(5):
         assert await d.controller.cycle() == "idle"
     assert calls == []
+
+
+async def test_a_step_waits_while_its_throttle_cannot_be_written() -> None:
+    """The daemon may not alter the configs of topic "logs" (an ACL missing: TOPIC_AUTHORIZATION_FAILED):
+    no step of "logs" starts, status says why, and the rest of the plan goes on. Once the write goes
+    through, its steps start under their throttle and the plan completes with every config restored
+    (tests/realkafka/test_security.py asks the same of a secured real cluster)."""
+    d = daemon(12)
+    before = d.throttle_configs()
+    plan = targets(fill_plan(12))
+    plan_id = await d.submit(plan_of(plan))
+    alter = d.admin.alter_topic_configs
+
+    async def refused(topic: str, ops: Any) -> None:
+        if topic == "logs":
+            raise ClusterCallError(
+                "incremental_alter_configs", error_for_code(29, "Topic authorization failed.")
+            )
+        await alter(topic, ops)
+
+    d.admin.alter_topic_configs = refused  # type: ignore[method-assign]
+    for _ in range(30):
+        await d.cycle()
+        assert not [p.index for p in d.sim.topics["logs"].partitions if p.adding], "a step copies unthrottled"
+    events = {tp for tp in plan if tp[0] == "events"}
+    assert all(d.replicas(*tp) == plan[tp] for tp in events), "the other topic's moves went on"
+    waiting = d.controller.plan_status(plan_id)["waiting"]
+    held = [w for w in waiting if w["reason"] == "throttle"]
+    assert held and {w["topic"] for w in held} == {"logs"}
+    assert "topic logs" in held[0]["detail"] and "TOPIC_AUTHORIZATION_FAILED" in held[0]["detail"]
+    assert not [e for e in await d.journal(EventKind.STEP_STARTED) if e.tp and e.tp.topic == "logs"]
+    d.admin.alter_topic_configs = alter  # type: ignore[method-assign]
+    await d.run(seconds=3600)
+    assert await d.status_of(plan_id) is PlanStatus.COMPLETED
+    assert all(d.replicas(*tp) == plan[tp] for tp in plan)
+    assert d.throttle_configs() == before

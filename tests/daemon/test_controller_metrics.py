@@ -98,3 +98,26 @@ async def test_a_finished_plan_keeps_its_brokers_and_the_throttles_applied() -> 
     followers = {b: outcome["throttles"][str(b)]["follower"] for b in (4, 5, 6)}
     # broker 5 has the operator's own 30 MB/s (scenario): ours added to it (KIP-542, policy add)
     assert followers == {4: 2e6, 5: 32e6, 6: 2e6}
+
+
+async def test_copy_rates_per_broker_follow_the_copies_and_stay_under_their_throttle() -> None:
+    """Receiving brokers (4-6) show incoming copy traffic, the copies' leaders outgoing; a broker's copies
+    run about at its follower rate (the binding one here: Kafka's quota window lets a little more through
+    while it fills, and producers keep writing into the copied partitions), and the series go when the plan
+    ends."""
+    rate = 2_000_000
+    d = InProcessDaemon(scenario(12), {**LIMITS, "follower.reassignment.throttled.rate": rate}, 1.0)
+    plan_id = await d.submit(plan_of(targets(fill_plan(12))))
+    seen: dict[tuple[str, str], float] = {}
+    while await d.status_of(plan_id) is not PlanStatus.COMPLETED:
+        await d.cycle()
+        for labels, value in named(scrape(d), "reassignd_reassignment_bytes_per_second").items():
+            key = (dict(labels)["broker"], dict(labels)["direction"])
+            seen[key] = max(seen.get(key, 0.0), value)
+    incoming = {b: v for (b, direction), v in seen.items() if direction == "incoming"}
+    outgoing = {b: v for (b, direction), v in seen.items() if direction == "outgoing"}
+    assert incoming and set(incoming) <= {"4", "5", "6"}, seen
+    assert outgoing and all(v > 0 for v in seen.values()), seen
+    assert max(incoming.values()) <= 1.25 * rate, seen
+    await d.cycle()
+    assert named(scrape(d), "reassignd_reassignment_bytes_per_second") == {}

@@ -83,10 +83,7 @@ def reassigning(state: dict[str, Any]) -> int:
 
 @pytest.fixture
 def sim(tmp_path: Path) -> Iterator[SimProcess]:
-    # Metadata as fresh as the controller: with the brokers' usual lag the daemon journals steps it never
-    # finishes (a defect: tests/sim/test_daemon_on_kafka_rules.py), which journal_checks would report here
-    cluster = {**scenario(), "metadata_delay_seconds": 0}
-    with SimProcess(cluster, tmp_path / "sim", time_scale=20) as process:
+    with SimProcess(scenario(), tmp_path / "sim", time_scale=20) as process:
         yield process
 
 

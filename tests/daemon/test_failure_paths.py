@@ -203,8 +203,8 @@ async def test_a_cluster_outage_shows_in_status_readiness_and_metrics() -> None:
     assert status["cluster"] == {
         "reachable": True,
         "since": status["cluster"]["since"],
-        "error": None,
         "unreachable_brokers": [],
+        "error": None,
     }
     assert d.controller.metrics["reassignd_cluster_reachable"]._value.get() == 1
 

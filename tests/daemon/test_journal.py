@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from reassignd.daemon.journal import parse_query
 from reassignd.model import InvalidInputError, ReassignmentPlan
 from reassignd.store.actor import acting_as
 from reassignd.store.base import Event, EventKind
+from reassignd.store.sqlite import SqliteStore
 from tests.daemon.inprocess import InProcessDaemon
 from tests.daemon.test_e2e import LIMITS, fill_plan, scenario
 
@@ -82,10 +84,15 @@ async def test_the_journal_says_who_changed_what_and_when() -> None:
         await client.close()
 
 
-def test_events_made_under_an_actor_carry_it_and_the_daemons_own_do_not() -> None:
-    with acting_as({"via": "sighup"}):
-        assert Event(EventKind.LIMITS_CHANGED, data={"x": 1}).data == {"x": 1, "by": {"via": "sighup"}}
-    assert Event(EventKind.LIMITS_CHANGED, data={"x": 1}).data == {"x": 1}
+def test_events_written_under_an_actor_carry_it_and_the_daemons_own_do_not(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path)
+    try:
+        with acting_as({"via": "sighup"}):
+            store.append(Event(EventKind.LIMITS_CHANGED, data={"x": 1}))
+        store.append(Event(EventKind.LIMITS_CHANGED, data={"x": 2}))
+        assert [e.data for e in store.journal()] == [{"x": 1, "by": {"via": "sighup"}}, {"x": 2}]
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ async def test_every_step_started_and_finished_has_its_line() -> None:
 async def test_a_read_that_finds_nothing_is_not_logged_as_a_refusal() -> None:
     async with TestClient(TestServer(make_app(small_cluster()))) as client:
         with capture_logs() as logs:
-            assert (await client.get("/v1/status", headers=AUTH)).status == 404
+            assert (await client.get("/v1/plans/plan-9", headers=AUTH)).status == 404
             assert (await client.post("/v1/pause", headers=AUTH)).status == 409
     refusals: list[dict[str, Any]] = [e for e in logs if e["event"] == "api_refused"]
     assert [(e["method"], e["path"], e["status"]) for e in refusals] == [("POST", "/v1/pause", 409)]

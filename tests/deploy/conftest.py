@@ -44,8 +44,10 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveScrape]:
             assert code == 201, body
             deadline = time.monotonic() + 30
             text = _scrape(daemon)
-            # Wait until the plan is moving data, so the scrape carries per-broker and per-plan series.
-            while "reassignd_throttle_rate_bytes_per_second{" not in text and time.monotonic() < deadline:
+            # Wait until the plan is moving data, so the scrape carries per-broker and per-plan series (the
+            # copy rates need two reads of the copies).
+            moving = ("reassignd_throttle_rate_bytes_per_second{", "reassignd_reassignment_bytes_per_second{")
+            while not all(m in text for m in moving) and time.monotonic() < deadline:
                 time.sleep(0.2)
                 text = _scrape(daemon)
             yield LiveScrape(daemon, text)

@@ -256,6 +256,25 @@ def test_cancelled_step_starts_over_under_the_next_index() -> None:
     assert [(s.tp, s.step_index) for s in second.start] == [(tp(0), 1)]  # started again, as step 1
 
 
+def test_a_step_read_as_its_source_just_after_it_started_is_read_again() -> None:
+    """Kafka 4.4: the step completed before the broker answering Metadata replayed its start, so the read
+    shows the source and the controller's listing nothing. While the step is recent (`recent`) that is read
+    again, and the completion is seen once Metadata shows it; later, the same read is a revert."""
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    plan = ReassignmentPlan({tp(0): (0, 2)})
+    decision = first_decision(snapshot, plan, Limits())
+    running = apply_starts(snapshot, decision.start)
+    state = acknowledge(running, decision.state, Limits(), {})
+    stale = running.with_partitions([snapshot.partitions[tp(0)]])  # Metadata from before the step
+    second = decide(stale, plan, state, Limits(), {tp(0)}, recent={tp(0)})
+    assert (second.aborted, second.start, second.completed) == ((), (), ())
+    assert second.state[tp(0)].status is Status.IN_FLIGHT
+    third = decide(complete(running), plan, second.state, Limits(), {tp(0)}, recent={tp(0)})
+    assert third.completed == (tp(0),) and third.state[tp(0)].status is Status.DONE
+    later = decide(stale, plan, state, Limits(), {tp(0)})
+    assert later.aborted == (tp(0),)
+
+
 def test_a_torn_read_of_a_completing_step_is_not_a_cancel() -> None:
     """Metadata read before the move completed, the reassignments after: [target + removed], no move."""
     snapshot = cluster(4, {tp(0): (0, 1)})

@@ -55,3 +55,61 @@ def test_terms_are_updated_only_for_the_candidates() -> None:
     seen, _ = estimate(after, targets, previous=terms, candidates=[b], **kwargs)  # type: ignore[arg-type]
     assert missed.seconds == pytest.approx(40.0)
     assert seen.seconds == pytest.approx(80.0) == estimate(after, targets, **kwargs)[0].seconds  # type: ignore[arg-type]
+
+
+MB = 1_000_000
+
+
+def _never_kwargs(produce: dict[object, float], rate: float, concurrent: int = 5) -> dict[str, object]:
+    return {
+        "ended": lambda _: False,
+        "sources": {},
+        "rate_in": lambda _: rate,
+        "rate_out": lambda _: 100 * MB,
+        "produce": produce,
+        "replica_count": 1,
+        "concurrent_in": concurrent,
+        "concurrent_out": concurrent,
+    }
+
+
+def test_producers_outpacing_a_copy_give_never_at_this_rate_not_six_digit_days() -> None:
+    """Issue 27: a 14 GB partition written at 2 MB/s behind a 1.5 MB/s throttle showed `ETA 160980d21h`
+    (its chain at the floor of 1 byte/s). No rate finishes it: the estimate says so, with the figures."""
+    a = tp(0)
+    snapshot = cluster(range(1, 5), {a: (1, 2)}, sizes={a: 14 * 10**9})
+    found, _ = estimate(snapshot, {a: (1, 3)}, **_never_kwargs({a: 2 * MB}, 1.5 * MB))  # type: ignore[arg-type]
+    assert (found.seconds, found.bottleneck) == (
+        None,
+        "never at this rate: producers write 2.0 MB/s into t-0, its copy into broker 3 gets at most 1.5 MB/s",
+    )
+
+
+def test_producers_outpacing_a_brokers_copies_together_give_never_at_this_rate() -> None:
+    """Each of five partitions alone is slower than the throttle; the five copies into broker 3 at once
+    take 2.0 MB/s of producers' writes from its 1.5 MB/s: none of them catches up."""
+    parts = [tp(p) for p in range(5)]
+    snapshot = cluster(range(1, 5), dict.fromkeys(parts, (1, 2)), sizes=dict.fromkeys(parts, 10**9))
+    produce = dict.fromkeys(parts, 0.4 * MB)
+    found, _ = estimate(snapshot, dict.fromkeys(parts, (1, 3)), **_never_kwargs(produce, 1.5 * MB))  # type: ignore[arg-type]
+    assert found.seconds is None
+    assert found.bottleneck == (
+        "never at this rate: producers write 2.0 MB/s into the copies entering broker 3 at once, "
+        "which get 1.5 MB/s"
+    )
+    # one copy at a time: 0.4 MB/s of the 1.5 go to producers, the rest copies
+    found, _ = estimate(snapshot, dict.fromkeys(parts, (1, 3)), **_never_kwargs(produce, 1.5 * MB, 1))  # type: ignore[arg-type]
+    assert found.seconds == pytest.approx(5 * 10**9 / (1.1 * MB))
+
+
+def test_the_rate_put_back_gives_the_estimate_made_afresh() -> None:
+    """The terms kept from a cycle at the low rate are not reused at the new one: no memory of the old."""
+    a = tp(0)
+    snapshot = cluster(range(1, 5), {a: (1, 2)}, sizes={a: 14 * 10**9})
+    targets = {a: (1, 3)}
+    _, terms = estimate(snapshot, targets, **_never_kwargs({a: 2 * MB}, 1.5 * MB))  # type: ignore[arg-type]
+    kept, _ = estimate(
+        snapshot, targets, previous=terms, candidates=[], **_never_kwargs({a: 2 * MB}, 20 * MB)
+    )  # type: ignore[arg-type]
+    fresh, _ = estimate(snapshot, targets, **_never_kwargs({a: 2 * MB}, 20 * MB))  # type: ignore[arg-type]
+    assert kept == fresh and fresh.seconds == pytest.approx(14 * 10**9 / (18 * MB))

@@ -15,6 +15,7 @@ from reassignd.engine.throttle import (
     apply_writes,
     calls_per_resource,
     config_writes,
+    steadied,
     throttle_plan,
 )
 
@@ -212,4 +213,51 @@ def test_no_leader_entry_while_a_replica_not_being_moved_is_out_of_sync() -> Non
     assert (
         alone.topics["t"][config_keys.LEADER_REPLICATION_THROTTLED_REPLICAS] is None
         and 0 not in alone.brokers
+    )
+
+
+@pytest.mark.parametrize(
+    ("policy", "operator", "leader_rate"),
+    [("add", None, 1000 + 2 * 300), ("add", "777", 777 + 1000 + 2 * 300), ("keep", "777", 777)],
+)
+def test_the_leader_rate_carries_the_in_sync_replication_its_quota_meters(
+    policy: str, operator: str | None, leader_rate: int
+) -> None:
+    """Kafka meters every follower fetch of a throttled partition into the leader's quota, in-sync ones
+    included, and holds back only the followers out of sync (KafkaApis.sizeOfThrottledPartitions,
+    ReplicaManager.shouldLeaderThrottle). Partition 0, produced to at 300 B/s, leader 0, its followers 1
+    and 2 (the replica being added, caught up) in sync: the leader meters 2 x 300 B/s besides any copy, and
+    broker 2's follower quota its 300 B/s; our rates there carry them. Under `keep` the operator's own rate
+    binds us as is."""
+    brokers = {0: {config_keys.LEADER_REPLICATION_THROTTLED_RATE: operator}} if operator else {}
+    snapshot = cluster(4, {tp(0): (0, 1, 2)}, broker_configs=brokers)
+    assert snapshot.partitions[tp(0)].isr == (0, 1, 2)
+    rates = replace(RATES, operator_rate_policy=policy)
+    plan = throttle_plan(snapshot, [MOVE], rates, ThrottleOriginals(), produce={tp(0): 300.0})
+    assert plan.brokers[0][config_keys.LEADER_REPLICATION_THROTTLED_RATE] == str(leader_rate)
+    assert plan.brokers[1][config_keys.LEADER_REPLICATION_THROTTLED_RATE] == "1000", "not leading: no fetches"
+    assert plan.brokers[2][config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE] == "2300"
+    unknown = throttle_plan(snapshot, [MOVE], rates, ThrottleOriginals())  # no produce rate known yet
+    unmetered = {"add": 1000 + int(operator or 0), "keep": 777}[policy]
+    assert unknown.brokers[0][config_keys.LEADER_REPLICATION_THROTTLED_RATE] == str(unmetered)
+
+
+def test_a_rate_that_carries_in_sync_replication_is_not_rewritten_for_a_small_change() -> None:
+    """Produce rates are estimates that move every cycle: the rate written stays while it is at most a
+    quarter of the metered replication above what is wanted; below it, or further above, it is written."""
+    snapshot = cluster(4, {tp(0): (0, 1)})
+    key = config_keys.LEADER_REPLICATION_THROTTLED_RATE
+    originals = throttle_plan(snapshot, [MOVE], RATES, ThrottleOriginals()).originals  # broker 0: unset
+
+    def writes_at(produce: float, written: str) -> tuple[ConfigWrite, ...]:
+        current = apply_writes(snapshot, [ConfigWrite("broker", "0", key, "SET", written)])
+        plan = steadied(throttle_plan(current, [MOVE], RATES, originals, produce={tp(0): produce}), current)
+        return tuple(w for w in config_writes(plan, current) if w.name == "0" and w.key == key)
+
+    assert writes_at(400.0, "1400") == ()
+    assert writes_at(380.0, "1400") == (), "1380 wanted, 1400 within a quarter of 380 above"
+    assert writes_at(300.0, "1400") == (ConfigWrite("broker", "0", key, "SET", "1300"),)
+    assert writes_at(420.0, "1400") == (ConfigWrite("broker", "0", key, "SET", "1420"),)
+    assert writes_at(0.0, "1400") == (ConfigWrite("broker", "0", key, "SET", "1000"),), (
+        "nothing metered: exact"
     )

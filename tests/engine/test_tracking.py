@@ -147,3 +147,38 @@ def test_while_paused_the_eta_holds_still() -> None:
             moving=False,
         )
         assert tracking.eta == eta
+
+
+def test_the_moved_figure_never_falls_and_the_rate_is_never_negative() -> None:
+    """Issue 27: with a receiving broker down its copies' sizes cannot be read; the moved figure fell and the
+    rate read -108.1 MB/s. What was copied stays copied."""
+    tracking = fresh()
+    for now, copied in ((0.0, 0), (10.0, 400), (20.0, 800)):
+        tracking = observe(
+            tracking, now, snapshot({TPS[0]: copied}), TARGETS, watched=(), recompute=None, done=never
+        )
+    assert tracking.moved_bytes == 800
+    down = snapshot({TPS[0]: 800})
+    down = down.with_partitions(
+        [
+            replace(p, replica_sizes={b: s for b, s in p.replica_sizes.items() if b != 4})
+            for p in down.partitions.values()
+        ]
+    )
+    for now in (30.0, 40.0):
+        tracking = observe(tracking, now, down, TARGETS, watched=(), recompute=None, done=never)
+        assert tracking.moved_bytes == 800
+        assert tracking.rate is not None and tracking.rate >= 0.0
+
+
+def test_the_bytes_done_are_the_percentage_of_the_fixed_work() -> None:
+    """Issue 27: the views showed moved less growth (`7.2 GB of 290.5 GB (5.5%)` after `11.5 GB ... (4.2%)`,
+    `0 B ... (10.4%)` while paused): the done figure is the percentage's, so they agree and never fall."""
+    tracking = fresh()
+    tracking = observe(
+        tracking, 1.0, snapshot({TPS[0]: 900}), TARGETS, watched=(), recompute=None, done=never
+    )
+    assert tracking.done_bytes == 900 == round(tracking.percent / 100 * tracking.total_bytes)
+    grown = snapshot({TPS[0]: 900}, size=3000)  # producers tripled it: the copy's share fell, growth rose
+    tracking = observe(tracking, 2.0, grown, TARGETS, watched=(), recompute=None, done=never)
+    assert tracking.done_bytes == 900 and tracking.grown_bytes == 12000

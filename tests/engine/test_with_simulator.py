@@ -70,8 +70,10 @@ def test_plan_lands_on_the_simulated_cluster_with_throttles_restored() -> None:
     else:
         raise AssertionError(f"plan not finished: {decision.summary()}")
     final = sim.to_snapshot()
-    # 6 partitions x 3 replicas of 20 MB at 10 MB/s, 3 at a time: it takes virtual time, throttled
-    assert cycle > 10 and throttled_cycles > 10
+    # 6 partitions x 3 replicas of 20 MB at 10 MB/s, 3 at a time: it takes virtual time (less than the rate
+    # alone says: Kafka's quota window lets an idle leader's first ~11 s through at once), throttled on every
+    # cycle but the first (nothing written yet) and the last (restored)
+    assert cycle > 10 and throttled_cycles >= cycle - 2, (cycle, throttled_cycles)
     for key, target in plan.targets.items():
         assert final.partitions[key].replicas == target
     # the steps that start with a new preferred leader alone came first (KIP-435)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.services.kafka import REPO, KafkaCluster
+from reassignd.localkafka.cluster import REPO, KafkaCluster
 from tests.services.kafka_probe import ClusterProbe
 from tests.services.zookeeper import ZooKeeperServer
 

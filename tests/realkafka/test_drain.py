@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from reassignd.localkafka.cluster import KafkaCluster
+from reassignd.localkafka.load import MIN_INSYNC_ERRORS, RateProducer, fill
 from tests.realkafka.conftest import create_topic
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka import KafkaCluster
-from tests.services.kafka_load import MIN_INSYNC_ERRORS, RateProducer, fill
 from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from reassignd.cluster._kafka_python import KafkaAdminClient, KpTopicPartition, send_each
+from reassignd.localkafka.cluster import RACKS, KafkaCluster
+from reassignd.localkafka.load import RateProducer, fill
 from tests.realkafka.conftest import wait_for
-from tests.services.kafka import RACKS, KafkaCluster
-from tests.services.kafka_load import RateProducer, fill
 from tests.services.kafka_probe import ClusterProbe
 from tests.services.simulator import SimProcess
 

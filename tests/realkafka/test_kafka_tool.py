@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from reassignd.localkafka.cluster import KafkaCluster
+from reassignd.localkafka.load import RateProducer, fill
 from tests.realkafka.conftest import create_topic, stray_replicas, wait_for
 from tests.realkafka.test_drain import (
     MIN_INSYNC_ERRORS,
@@ -30,8 +32,6 @@ from tests.realkafka.test_drain import (
     foreign_throttle_changes,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka import KafkaCluster
-from tests.services.kafka_load import RateProducer, fill
 from tests.services.kafka_probe import ClusterProbe
 from tests.services.kafka_tools import ReassignTool, ToolRun
 

@@ -26,6 +26,8 @@ from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, Con
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
+from reassignd.localkafka.cluster import REPO, KafkaCluster
+from reassignd.localkafka.load import RateProducer, fill
 from reassignd.model import TopicPartition
 from tests.realkafka.conftest import _failed_modules, _finish, create_topic, wait_for
 from tests.realkafka.test_drain import (
@@ -38,8 +40,6 @@ from tests.realkafka.test_drain import (
     plan_targets,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka import REPO, KafkaCluster
-from tests.services.kafka_load import RateProducer, fill
 from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 from tests.services.kafka_security import CLUSTER_RESOURCE, ClusterSecurity, grant, kafka_acls, listed, revoke
 from tests.services.kafka_security import Acl as Grant
@@ -181,7 +181,7 @@ def drain_through(secured: Secured, client: dict[str, str], topic: str, tmp_path
 
 def assert_clean_log(daemon: DaemonProcess, *secrets: str) -> None:
     """No error line, no call refused for want of an ACL (a refused throttle write is only a warning, and
-    the plan completes regardless: see test_a_step_waits_while_its_throttle_cannot_be_written), nothing but
+    the steps it throttles wait: see test_a_step_waits_while_its_throttle_cannot_be_written), nothing but
     the daemon's own JSON lines (no raw librdkafka `%3|` lines), no secret."""
     assert daemon.log_records("error") == []
     text = daemon.log_path.read_text()
@@ -206,11 +206,6 @@ def test_drain_through_scram_with_only_the_documented_acls(secured: Secured, tmp
     assert_clean_log(daemon, DAEMON_PASSWORD)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (engine/daemon, issue 26's area): WriteThrottles and Reassign go out in one "
-    "transition, and a refused throttle write only logs a warning, so the step starts unthrottled",
-)
 def test_a_step_waits_while_its_throttle_cannot_be_written(secured: Secured, tmp_path: Path) -> None:
     """docs/engine.md: the throttles for everything starting are written before any step starts. Without
     ALTER_CONFIGS on the topic the daemon cannot add the moving replicas to its throttled-replica lists;
@@ -229,9 +224,10 @@ def test_a_step_waits_while_its_throttle_cannot_be_written(secured: Secured, tmp
         with ReassignmentSampler(probe, interval=0.5) as sampler:
             plan_id = daemon.submit(drain_plan(topic, assignment, broker=4))
             time.sleep(8)
-        assert sampler.peak_partitions == 0, (
-            f"steps started unthrottled: {daemon.status(plan_id)['progress']}"
-        )
+        status = daemon.status(plan_id)
+        assert sampler.peak_partitions == 0, f"steps started unthrottled: {status['progress']}"
+        held = [w for w in status["waiting"] if w["reason"] == "throttle"]
+        assert held and "TOPIC_AUTHORIZATION_FAILED" in held[0]["detail"], status["waiting"][:3]
     finally:
         if daemon is not None:
             daemon.stop()

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from reassignd.localkafka.cluster import KafkaCluster
+from reassignd.localkafka.load import RateProducer
 from tests.realkafka.conftest import stray_replicas, wait_for
 from tests.realkafka.test_drain import (
     LIMITS,
@@ -24,8 +26,6 @@ from tests.realkafka.test_drain import (
     plan_targets,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka import KafkaCluster
-from tests.services.kafka_load import RateProducer
 from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]

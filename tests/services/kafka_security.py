@@ -1,4 +1,4 @@
-"""TLS, SASL/SCRAM and ACLs for the real-Kafka test cluster (tests/services/kafka.py).
+"""TLS, SASL/SCRAM and ACLs for the real-Kafka test cluster (reassignd/localkafka/cluster.py).
 
 `ClusterSecurity` adds to a KRaft cluster, besides its PLAINTEXT listener (inter-broker traffic, the
 controller's, and the test's own probe, whose principal User:ANONYMOUS is a super user):
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.services.kafka import JVM_OPTIONS, jars
+from reassignd.localkafka.cluster import JVM_OPTIONS, jars
 
 TLS_LISTENER = "TLS"
 SCRAM_LISTENER = "SCRAM"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.services.kafka import JARS, KafkaCluster, jars
+from reassignd.localkafka.cluster import JARS, KafkaCluster, jars
 
 MAIN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 JVM_OPTIONS = ("-Xms32m", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData")

@@ -174,3 +174,20 @@ def test_a_replica_not_hosted_yet_is_created_in_the_dir_asked_for() -> None:
     assert info.value.code == e.REPLICA_NOT_AVAILABLE
     sim.alter_partition_reassignment("u", 0, [1])
     assert [r[:2] for r in _logs(sim)["/b"]] == [("u", 0)]  # not /a, which has as few logs
+
+
+@pytest.mark.parametrize("restarted", [False, True])
+def test_a_dir_given_before_the_replica_exists_is_kept_in_memory_until_a_restart(restarted: bool) -> None:
+    """LogManager.preferredLogDirs is in memory only: a broker restarted between AlterReplicaLogDirs and the
+    step that creates the replica puts it where LogManager.nextLogDirs says (/a: as few logs as /b, first)."""
+    sim = _cluster(topics=[{"name": "u", "assignment": [[2]], "partition_bytes": MB}])
+    with pytest.raises(KafkaError) as info:
+        sim.alter_replica_log_dir(1, "u", 0, "/b")
+    assert info.value.code == e.REPLICA_NOT_AVAILABLE
+    if restarted:
+        sim.stop_broker(1)
+        sim.start_broker(1)
+    sim.alter_partition_reassignment("u", 0, [2, 1])
+    assert [path for path, rows in _logs(sim).items() if ("u", 0) in [r[:2] for r in rows]] == [
+        "/a" if restarted else "/b"
+    ]

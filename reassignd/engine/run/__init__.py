@@ -14,7 +14,6 @@ from reassignd.engine.run.state import (
     RunState,
     Settings,
     Transition,
-    Unreachable,
 )
 
 __all__ = [
@@ -30,7 +29,6 @@ __all__ = [
     "RunState",
     "Settings",
     "Transition",
-    "Unreachable",
     "new_run",
     "outcomes",
     "owned_partitions",

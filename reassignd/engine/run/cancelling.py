@@ -21,7 +21,7 @@ from reassignd.engine.run.effects import Answered, Log
 from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.run.reading import Sight
 from reassignd.engine.run.rows import Replicas
-from reassignd.engine.run.scheduling import Opening, Round
+from reassignd.engine.run.scheduling import Opening, Round, settling
 from reassignd.engine.state import ExecutionState
 from reassignd.model import ReassignmentPlan, TopicPartition
 
@@ -44,11 +44,14 @@ def opened(
     *,
     plan: ReassignmentPlan,
     baseline: Mapping[TopicPartition, Replicas],
+    started_at: Mapping[TopicPartition, float] = _EMPTY,
 ) -> Opening:
-    """The cancel's start: the plan's last decision, then a goal for each partition it touched."""
+    """The cancel's start: the plan's last decision, then a goal for each partition it touched
+    (`started_at`: when each step in flight started, scheduling.settling)."""
     view = sight.view
     nothing_new = replace(limits, parallel_partition_count=0)
-    settled = decide(view, execution.plan, execution, nothing_new, sight.changed)
+    changed, recent = settling(execution, started_at, sight, sight.changed)
+    settled = decide(view, execution.plan, execution, nothing_new, changed, recent=recent)
     goals = cancel_goals(settled.state, view, baseline)
     to_target = sum(1 for tp, g in goals.items() if g == plan.targets[tp])
     out.before.append(

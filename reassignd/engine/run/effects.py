@@ -72,8 +72,9 @@ class Reassign:
 
 @dataclass(frozen=True, slots=True)
 class MoveLogDirs:
-    """AlterReplicaLogDirs: each (partition, broker) replica to the log dir named, sent to its broker;
-    answered per replica (None: accepted, else Kafka's error)."""
+    """AlterReplicaLogDirs: each (partition, broker) replica to the log dir named, sent to its broker before
+    the cycle's reassignments (a replica a step adds is given its dir before the step creates it); answered
+    per replica (None: accepted, else Kafka's error as "NAME: message")."""
 
     moves: Mapping[tuple[TopicPartition, int], str]
 

@@ -42,7 +42,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
         pending = dirs.pending
         if run.cancel.goals is None:
             done -= sum(1 for tp in pending if execution[tp].status is Status.DONE)
-        in_flight += len({tp for tp, _ in dirs.running} - execution.in_flight_set)
+        in_flight += len(dirs.in_flight_partitions() - execution.in_flight_set)
     summary: dict[str, Any] = {
         "state": run.status.value,
         "partitions_total": total,
@@ -51,6 +51,7 @@ def summary_of(run: RunState) -> dict[str, Any]:
         "partitions_in_flight": in_flight,
         "partitions_waiting": execution.waiting_count if execution is not None else 0,
         "bytes_total": t.total_bytes,
+        "bytes_done": t.done_bytes,
         "bytes_moved": t.moved_bytes,
         "bytes_remaining": t.remaining_bytes,
         "bytes_grown": t.grown_bytes,
@@ -128,7 +129,7 @@ def summary_line(run: RunState) -> str:
         line += f", dropped {counts[Status.DROPPED]} (topic deleted)"
     dirs = run.log_dirs
     if dirs.wanted:
-        line += f"; log dirs: in flight {len(dirs.running)}, waiting {dirs.waiting}, done {len(dirs.done)}"
+        line += f"; log dirs: in flight {dirs.in_flight}, waiting {dirs.waiting}, done {len(dirs.done)}"
     if run.cancel.goals is not None:
         line = f"cancel: {line}"
     return f"{line}; {run.progress.tracking.percent:.1f}%"

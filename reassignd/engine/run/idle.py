@@ -1,25 +1,24 @@
-"""The idle machine: what runs while no plan does. It watches whether the cluster answers, and restores the
-throttles a daemon that died after a plan's end left behind (their originals are still in the store).
+"""The idle machine: what runs while no plan does. It restores the throttles a daemon that died after a
+plan's end left behind (their originals are still in the store); whether the cluster answers is the
+daemon's link (reachability.py), watched whatever runs.
 
     step(idle, event, limits) -> IdleTransition(idle, effects)
 
-Events: `Contacted` (the cluster answered; with a snapshot of the leftovers' configs when there are any),
-`Unreachable`, `Answered`. It is made of two parts of the plan-run machine, reachability and throttles,
-so a leftover is restored exactly as a plan's end restores it: originals recorded and intents committed
-before the writes, applied writes journaled, originals forgotten once nothing of ours is left.
+Events: `Contacted` (a snapshot of the leftovers' configs, read while there are any), `Answered`. It is
+the throttle part of the plan-run machine, so a leftover is restored exactly as a plan's end restores it:
+originals recorded and intents committed before the writes, applied writes journaled, originals forgotten
+once nothing of ours is left.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from reassignd.engine.limits import Limits
-from reassignd.engine.run import reachability, throttles
+from reassignd.engine.run import throttles
 from reassignd.engine.run.effects import Answered, Effect, Log
 from reassignd.engine.run.outbox import Outbox
-from reassignd.engine.run.reachability import Reachability
-from reassignd.engine.run.state import Unreachable
 from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync
 from reassignd.model import ClusterSnapshot
 
@@ -34,7 +33,6 @@ class Leftovers:
 
 @dataclass(frozen=True, slots=True)
 class IdleRun:
-    cluster: Reachability = field(default_factory=Reachability)
     leftovers: Leftovers | None = None
     """None: nothing left to restore."""
     awaiting: ThrottleSync | None = None
@@ -42,8 +40,8 @@ class IdleRun:
 
 @dataclass(frozen=True, slots=True)
 class IdleRead:
-    """What an idle cycle reads: whether the cluster answers and, with leftovers, the configs of their
-    topics (every partition of them) and of the brokers."""
+    """What an idle cycle reads: with leftovers, the configs of their topics (every partition of them) and
+    of the brokers; nothing (None) without."""
 
     topics: tuple[str, ...] | None
 
@@ -51,11 +49,11 @@ class IdleRead:
 @dataclass(frozen=True, slots=True)
 class Contacted:
     now: float
-    snapshot: ClusterSnapshot | None = None
-    """The leftovers' configs, when the read asked for them."""
+    snapshot: ClusterSnapshot
+    """The leftovers' configs."""
 
 
-IdleEvent = Contacted | Unreachable | Answered
+IdleEvent = Contacted | Answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,15 +73,11 @@ def read(idle: IdleRun) -> IdleRead:
 
 def step(idle: IdleRun, event: IdleEvent, limits: Limits) -> IdleTransition:
     out = Outbox(None)
-    if isinstance(event, Unreachable):
-        cluster = reachability.lost(idle.cluster, event.now, event.error, out)
-        return IdleTransition(replace(idle, cluster=cluster, awaiting=None), out.effects(commit=False))
     if isinstance(event, Answered):
         return _restored(idle, event, out)
-    idle = replace(idle, cluster=reachability.reached(idle.cluster, event.now, None, out))
     left = idle.leftovers
-    if left is None or event.snapshot is None:
-        return IdleTransition(idle, out.effects(commit=False))
+    if left is None:
+        return IdleTransition(idle)
     sync = throttles.synced(left.book, event.snapshot, (), limits, out, owned=left.owned)
     return IdleTransition(replace(idle, awaiting=sync), out.effects())
 

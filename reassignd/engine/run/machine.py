@@ -3,15 +3,17 @@
     step(run, event, settings) -> Transition(run, effects)
 
 Events: `Observed` (a snapshot of the plan's partitions), `Answered` (what Kafka said to the writes of the
-last transition), `Unreachable` (the cluster could not be read), `Command` (pause, resume, cancel). The
-executor reads what `read_request` asks for, feeds the snapshot in, carries out the effects in order
-(effects.py) and feeds the answers back; a cycle is Observed, then Answered (writes), then Answered
-(elections) when there were any. Nothing here knows whether the executor is the daemon on a real cluster,
-a rehearsal on the simulator's model or the instant fake of a dry run: all three run this code.
+last transition), `Command` (pause, resume, cancel). The executor reads what `read_request` asks for,
+feeds the snapshot in, carries out the effects in order (effects.py) and feeds the answers back; a cycle
+is Observed, then Answered (throttles) when steps that copy start (their throttle writes go out alone
+first: throttles.py `held_back`), then Answered (writes), then Answered (elections) when there were any.
+Nothing here knows whether the executor is the daemon on a real cluster, a rehearsal on the simulator's
+model or the instant fake of a dry run: all three run this code.
 
-The machine is its parts, each with its own state in `RunState` and its own module: reachability,
-reading, restart, scheduling, cancelling, progress, auto_throttle, log_dirs, throttles. `observe` and
-`answer` below run them in order; the plan's status moves through the table of lifecycle.py.
+The machine is its parts, each with its own state in `RunState` and its own module: reading, restart,
+scheduling, cancelling, progress, auto_throttle, log_dirs, throttles. `observe` and `answer` below run
+them in order; the plan's status moves through the table of lifecycle.py. Whether the cluster answers is
+not a plan's: it is the daemon's link (reachability.py), and a cycle whose read fails steps nothing.
 """
 
 from __future__ import annotations
@@ -24,13 +26,12 @@ from typing import Any
 from reassignd.engine.cancel import Reverts
 from reassignd.engine.lifecycle import Change, PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.log_dir_moves import LogDirMoves
+from reassignd.engine.log_dir_moves import LogDirMoves, LogDirRequests
 from reassignd.engine.run import (
     auto_throttle,
     cancelling,
     log_dirs,
     progress,
-    reachability,
     reading,
     restart,
     scheduling,
@@ -49,7 +50,6 @@ from reassignd.engine.run.state import (
     RunState,
     Settings,
     Transition,
-    Unreachable,
 )
 from reassignd.engine.state import ExecutionState
 from reassignd.engine.throttle import ThrottleOriginals, moves_in_flight
@@ -92,8 +92,8 @@ def new_run(
 
 
 def read_request(run: RunState, settings: Settings) -> ReadRequest:
-    running = run.log_dirs.running_partitions()
-    return reading.request(run.reading, run.plan, run.execution, running, settings.size_refresh_cycles)
+    watched = run.log_dirs.watched_partitions()
+    return reading.request(run.reading, run.plan, run.execution, watched, settings.size_refresh_cycles)
 
 
 def step(run: RunState, event: RunEvent, settings: Settings) -> Transition:
@@ -101,8 +101,6 @@ def step(run: RunState, event: RunEvent, settings: Settings) -> Transition:
         return observe(run, event, settings)
     if isinstance(event, Answered):
         return answer(run, event, settings)
-    if isinstance(event, Unreachable):
-        return unreachable(run, event)
     return command(run, event)
 
 
@@ -118,33 +116,35 @@ def command(run: RunState, command: Command) -> Transition:
     return Transition(replace(run, status=change.target, cancel=cancel), out.effects())
 
 
-def unreachable(run: RunState, event: Unreachable) -> Transition:
-    """The cluster could not be read: nothing is awaited any more, nothing is committed."""
-    out = Outbox(run.plan_id)
-    cluster = reachability.lost(run.cluster, event.now, event.error, out)
-    return Transition(replace(run, cluster=cluster, awaiting=None), out.effects(commit=False))
-
-
 def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
     """The parts, in order, on a snapshot; the writes they ask for await Kafka's answer."""
     limits, out = settings.limits, Outbox(run.plan_id)
-    run = replace(run, cluster=reachability.reached(run.cluster, event.now, _stopped(event), out))
     run, sight = _read(run, event, out)
     if run.execution is None:
         run = _restarted(run, sight, limits)
     run, decided = _decided(run, sight, limits, out)
     reverts = _reverts(run, decided, sight, limits, out)
     run = _progressed(run, sight, decided, settings, out)
-    run = replace(run, log_dirs=_dirs_moved(run, sight, limits, out))
+    run = replace(run, log_dirs=_dirs_moved(run, sight, decided, limits, out))
     sync = _throttled(run, sight, decided.state, limits, out)
     run = replace(run, throttles=sync.book, cancel=cancelling.held(run.cancel, reverts, out))
     elect = decided.report.elect
-    sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dir_moves)
+    if any(s.adding for s in decided.starts) and throttles.throttled(limits):
+        # the throttle writes alone first: a step whose throttle cannot be written does not start
+        withheld = Awaiting(
+            "throttles",
+            sight.view,
+            decided.starts,
+            reverts.now,
+            elect,
+            sync,
+            out.log_dirs,
+            reassign=MappingProxyType(dict(out.reassign)),
+        )
+        out.reassign, out.log_dirs = {}, LogDirRequests()
+        return Transition(replace(run, awaiting=withheld), out.effects())
+    sent = Awaiting("writes", sight.view, decided.starts, reverts.now, elect, sync, out.log_dirs)
     return Transition(replace(run, awaiting=sent), out.effects())
-
-
-def _stopped(event: Observed) -> tuple[int, ...]:
-    return tuple(sorted(b for b, broker in event.snapshot.brokers.items() if not broker.online))
 
 
 def _read(run: RunState, event: Observed, out: Outbox) -> tuple[RunState, Sight]:
@@ -174,7 +174,13 @@ def _decided(run: RunState, sight: Sight, limits: Limits, out: Outbox) -> tuple[
     if run.status is PlanStatus.CANCELLING and run.cancel.goals is None:
         assert run.execution is not None
         opening = cancelling.opened(
-            run.execution, sight, limits, out, plan=run.plan, baseline=run.start.baseline
+            run.execution,
+            sight,
+            limits,
+            out,
+            plan=run.plan,
+            baseline=run.start.baseline,
+            started_at=run.schedule.started_at,
         )
         run = replace(run, cancel=replace(run.cancel, goals=opening.goals))
     in_force = in_force_now(limits, run.status)
@@ -216,9 +222,18 @@ def _progressed(run: RunState, sight: Sight, decided: Decided, settings: Setting
     return replace(run, reading=seen, progress=tracked, boosts=boosts)
 
 
-def _dirs_moved(run: RunState, sight: Sight, limits: Limits, out: Outbox) -> LogDirMoves:
-    deleted, may_start = run.reading.deleted_topics, run.status is PlanStatus.RUNNING
-    return log_dirs.observed(run.log_dirs, sight.full, limits, deleted, out, may_start=may_start)
+def _dirs_moved(run: RunState, sight: Sight, decided: Decided, limits: Limits, out: Outbox) -> LogDirMoves:
+    """The log-dir moves after the decisions: the replicas the starting steps add get their dir first."""
+    return log_dirs.observed(
+        run.log_dirs,
+        sight.full,
+        limits,
+        run.reading.deleted_topics,
+        out,
+        may_start=run.status is PlanStatus.RUNNING,
+        cancelling=run.status is PlanStatus.CANCELLING,
+        adding={start.tp: start.adding for start in decided.starts},
+    )
 
 
 def _throttled(
@@ -233,7 +248,8 @@ def _throttled(
         out,
         owned=run.owned,
         boosts=run.boosts.rates,
-        log_dir_brokers=run.log_dirs.running_brokers(),
+        log_dir_brokers=run.log_dirs.copying_brokers(),
+        produce=run.progress.tracking.produce,
     )
 
 
@@ -246,6 +262,8 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         scheduling.elected(awaiting.elect, answer, out)
         return Transition(replace(run, awaiting=None), out.effects())
     assert awaiting.sync is not None
+    if awaiting.stage == "throttles":
+        return _throttles_answered(run, awaiting, answer, settings.limits, out)
     in_force = in_force_now(settings.limits, run.status)
     schedule, refused = scheduling.answered(
         run.schedule,
@@ -256,16 +274,31 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         view=awaiting.view,
         start=run.start,
         goals=run.cancel.goals,
+        held=awaiting.held,
     )
     cancelling.answered(awaiting.reverts, answer, out)
     dirs = log_dirs.answered(run.log_dirs, awaiting.log_dirs, answer, out)
-    outcome = throttles.answered(awaiting.sync, answer, out)
+    outcome = awaiting.written or throttles.answered(awaiting.sync, answer, out)
     run = replace(run, schedule=schedule, log_dirs=dirs, throttles=outcome.book)
     run = _saved(_ended(run, outcome.restored or not outcome.book.holds_originals, out), out)
     elect = tuple(e for e in awaiting.elect if e.tp not in refused)
     out.elect = tuple(e.tp for e in elect)
     elections = Awaiting("elections", awaiting.view, elect=elect) if elect else None
     return Transition(replace(run, awaiting=elections), out.effects())
+
+
+def _throttles_answered(
+    run: RunState, awaiting: Awaiting, answer: Answered, limits: Limits, out: Outbox
+) -> Transition:
+    """The throttle writes answered: the reassignments go out, but for the steps whose throttle could not
+    be written (they wait, `held`), with the log-dir moves."""
+    assert awaiting.sync is not None
+    outcome = throttles.answered(awaiting.sync, answer, out)
+    held = throttles.held_back(awaiting.starts, awaiting.sync, answer, limits, out)
+    out.reassign = {tp: target for tp, target in awaiting.reassign.items() if tp not in held}
+    out.log_dirs = awaiting.log_dirs
+    sent = replace(awaiting, stage="writes", held=MappingProxyType(held), written=outcome, reassign={})
+    return Transition(replace(run, throttles=outcome.book, awaiting=sent), out.effects())
 
 
 def _ended(run: RunState, restored: bool, out: Outbox) -> RunState:
@@ -288,7 +321,7 @@ def _ending(run: RunState, restored: bool) -> Change | None:
     execution = run.execution
     if execution is None or execution.in_flight_set or not restored or not execution.finished:
         return None
-    if run.log_dirs.running:
+    if run.log_dirs.copying:
         return None  # a log-dir move still copies (and its throttle is ours until it ends)
     cancelling_ = run.cancel.goals is not None
     if run.status is PlanStatus.RUNNING and not cancelling_ and not run.log_dirs.unfinished:

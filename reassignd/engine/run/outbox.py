@@ -3,7 +3,7 @@
 Each part of the machine adds what it has to say: lines said before the commit, rows and journal entries
 and throttle originals for the one commit, lines said after it, and writes to Kafka. `effects` puts them
 in the order the safety argument needs (effects.py): the commit before the writes it describes, throttle
-writes before the steps they throttle, the steps before the log-dir moves.
+writes before the steps and log-dir moves they throttle, a replica's log dir before the step that adds it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from reassignd.engine.journal import Event
 from reassignd.engine.lifecycle import PlanStatus
+from reassignd.engine.log_dir_moves import LogDirRequests
 from reassignd.engine.run.effects import (
     Effect,
     Elect,
@@ -47,7 +48,7 @@ class Outbox:
     """Said once the commit is made."""
     throttle_writes: tuple[ConfigWrite, ...] = ()
     reassign: dict[TopicPartition, tuple[int, ...] | None] = field(default_factory=dict)
-    log_dir_moves: Mapping[tuple[TopicPartition, int], str] = field(default_factory=dict)
+    log_dirs: LogDirRequests = field(default_factory=LogDirRequests)
     elect: tuple[TopicPartition, ...] = ()
 
     @property
@@ -81,10 +82,10 @@ class Outbox:
         out: list[Effect] = [*self.before, *([persist] if commit else []), *self.after]
         if self.throttle_writes:
             out.append(WriteThrottles(self.throttle_writes))
+        if self.log_dirs:
+            out.append(MoveLogDirs(MappingProxyType(self.log_dirs.all())))
         if self.reassign:
             out.append(Reassign(MappingProxyType(self.reassign)))
-        if self.log_dir_moves:
-            out.append(MoveLogDirs(self.log_dir_moves))
         if self.elect:
             out.append(Elect(self.elect))
         return tuple(out)

@@ -120,7 +120,7 @@ def observed(
     """What the snapshot shows, with the sizes kept where it carries none; `moving`: the partitions in
     flight before this observation; `first`: no execution state yet (everything counts as changed)."""
     min_insync = {**reading.min_insync, **event.min_insync}
-    snapshot = _with_min_insync(event.snapshot, min_insync)
+    snapshot = _with_min_insync(stopped_out_of_sync(event.snapshot), min_insync)
     deleted = reading.deleted_topics
     if snapshot.deleted_topics - deleted:
         deleted = deleted | snapshot.deleted_topics
@@ -141,6 +141,26 @@ def observed(
     changed = None if first or last is None else changed_partitions(last, view)
     full = snapshot if full_read else sized(view, reading, changed)
     return reading, Sight(event.now, event.snapshot, view, full, changed, full_read)
+
+
+def stopped_out_of_sync(snapshot: ClusterSnapshot) -> ClusterSnapshot:
+    """The snapshot with every broker the cluster lists as stopped taken out of the ISRs.
+
+    Kafka's controller takes a stopped broker out of every ISR as it fences it (KRaft:
+    `ReplicationControlManager.handleBrokerFenced`; ZooKeeper mode:
+    `KafkaController.onReplicasBecomeOffline`), but brokers' Metadata shows that a moment later, while the
+    broker list may already lack it. Read as in sync, the stopped broker was kept by a step as a replica
+    that costs nothing to keep, and the step then waited for its return although the plan's target drops it
+    (rule 1 of steps.py: an out-of-sync replica leaves with the new preferred leader)."""
+    stopped = {b for b, broker in snapshot.brokers.items() if not broker.online}
+    if not stopped:
+        return snapshot
+    fixed = [
+        replace(p, isr=tuple(b for b in p.isr if b not in stopped))
+        for p in snapshot.partitions.values()
+        if not stopped.isdisjoint(p.isr)
+    ]
+    return snapshot.with_partitions(fixed) if fixed else snapshot
 
 
 def _with_min_insync(snapshot: ClusterSnapshot, min_insync: Mapping[str, str]) -> ClusterSnapshot:

@@ -75,6 +75,7 @@ def rebuilt(
             plan.targets,
             start.sizes,
             finished_bytes=int(summary.get("finished_bytes", 0)),
+            moved_bytes=int(summary.get("bytes_moved", 0)),
             percent=float(summary.get("percent", 0.0)),
         ),
     )

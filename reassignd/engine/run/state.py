@@ -10,17 +10,16 @@ from typing import Any, Final, Literal
 from reassignd.engine.actions import ElectLeader, StartStep
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.log_dir_moves import Key, LogDirMoves
+from reassignd.engine.log_dir_moves import LogDirMoves, LogDirRequests
 from reassignd.engine.run.auto_throttle import AutoThrottle, Boosts
 from reassignd.engine.run.cancelling import Cancel
 from reassignd.engine.run.effects import Answered, Effect
 from reassignd.engine.run.progress import Progress
-from reassignd.engine.run.reachability import Reachability
 from reassignd.engine.run.reading import SIZE_REFRESH_CYCLES, Observed, Reading
 from reassignd.engine.run.restart import PlanStart, Stored
 from reassignd.engine.run.scheduling import Schedule
 from reassignd.engine.state import ExecutionState
-from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync
+from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync, Written
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
 
 OUTCOMES_LISTED: Final = 1000
@@ -35,32 +34,35 @@ class Settings:
 
 
 @dataclass(frozen=True, slots=True)
-class Unreachable:
-    now: float
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
 class Command:
     now: float
     verb: str
 
 
-RunEvent = Observed | Answered | Unreachable | Command
+RunEvent = Observed | Answered | Command
 
 
 @dataclass(frozen=True, slots=True)
 class Awaiting:
     """The writes of a transition waiting for Kafka's answer."""
 
-    stage: Literal["writes", "elections"]
+    stage: Literal["throttles", "writes", "elections"]
+    """`throttles`: the throttle writes went out alone, the steps wait for their answer (throttles.py
+    `held_back`); `writes`: the reassignments and log-dir moves (with the throttle writes when no step
+    starts); `elections`: the cycle's elections."""
     view: ClusterSnapshot
     starts: tuple[StartStep, ...] = ()
     reverts: tuple[TopicPartition, ...] = ()
     elect: tuple[ElectLeader, ...] = ()
     sync: ThrottleSync | None = None
-    log_dirs: Mapping[Key, str] = field(default_factory=lambda: _EMPTY)
+    log_dirs: LogDirRequests = field(default_factory=LogDirRequests)
     """AlterReplicaLogDirs sent with these writes."""
+    reassign: Mapping[TopicPartition, tuple[int, ...] | None] = field(default_factory=lambda: _EMPTY)
+    """`throttles` stage: the reassignments (steps and reverts) to send once the throttles are answered."""
+    held: Mapping[TopicPartition, str] = field(default_factory=lambda: _EMPTY)
+    """`writes` stage: the steps not sent, as their throttle could not be written (why)."""
+    written: Written | None = None
+    """`writes` stage: the throttle writes' outcome, when they were answered before (`throttles`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,6 @@ class RunState:
     """The plan's partitions by topic: the throttle entries that may be ours."""
     stored: Stored = field(default_factory=Stored)
     start: PlanStart = field(default_factory=PlanStart)
-    cluster: Reachability = field(default_factory=Reachability)
     reading: Reading = field(default_factory=Reading)
     schedule: Schedule = field(default_factory=Schedule)
     cancel: Cancel = field(default_factory=Cancel)

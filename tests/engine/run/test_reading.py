@@ -97,3 +97,19 @@ def test_which_sizes_a_cycle_reads(cycles: int, started: bool, full: bool) -> No
         assert asked.with_sizes is True
     else:
         assert dict(asked.with_sizes) == {moving: (3,)}  # type: ignore[arg-type]  # the step adds 3 alone
+
+
+def test_a_broker_listed_as_stopped_is_in_no_isr_though_metadata_still_shows_it() -> None:
+    """Broker 2 stopped a moment ago: the broker list lacks it, brokers' Metadata still has it in the ISR
+    (Kafka 4.4: Metadata trails the controller). The step that brings in the new preferred leader drops the
+    stopped replica with it, as for any replica out of sync; kept, it would hold the step until broker 2
+    came back, though the plan's target does not keep it (tests/daemon/test_controller.py, broker lost)."""
+    moving = tp(8)
+    stale = cluster(range(1, 7), {moving: (3, 1, 2)}, offline=[2], isr={moving: (3, 1, 2)})
+    plan = ReassignmentPlan({moving: (6, 1, 4)})
+    run = cycle(new_run("p", plan, PlanStatus.RUNNING), InstantCluster(stale), Settings(Limits()), 0.0).run
+    assert run.execution is not None
+    assert run.execution[moving].target == (6, 1, 3)
+    seen = reading.stopped_out_of_sync(stale)
+    assert seen.partitions[moving].isr == (3, 1)
+    assert reading.stopped_out_of_sync(seen) is seen, "nothing to take out: the same snapshot"

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from reassignd.engine.actions import ElectLeader
 from reassignd.engine.decide import decide
+from reassignd.engine.drive import cycle
+from reassignd.engine.dryrun import InstantCluster
 from reassignd.engine.journal import EventKind
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.limits import Limits
-from reassignd.engine.run.effects import Answered
+from reassignd.engine.run import Settings, new_run
+from reassignd.engine.run.effects import Answered, Reassign
 from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.run.restart import PlanStart
-from reassignd.engine.run.scheduling import Schedule, answered, elected, in_force_now
+from reassignd.engine.run.scheduling import (
+    METADATA_LAG_SECONDS,
+    Schedule,
+    answered,
+    elected,
+    in_force_now,
+)
 from reassignd.engine.state import ExecutionState, Status
-from reassignd.model import ReassignmentPlan
+from reassignd.model import ReassignmentPlan, TopicPartition
 from tests.engine.helpers import cluster, tp
 
 
@@ -55,4 +66,30 @@ def test_elections_are_journaled_with_kafka_s_answer() -> None:
     assert [(e.kind, e.tp, e.data["error"]) for e in out.events] == [
         (EventKind.LEADER_ELECTED, tp(0), None),
         (EventKind.LEADER_ELECTED, tp(1), "ELECTION_NOT_NEEDED"),
+    ]
+
+
+def test_a_step_read_as_its_source_is_reverted_only_once_metadata_must_show_it() -> None:
+    """Kafka accepted the step and the reads keep showing the partition as before it, not moving. Within
+    METADATA_LAG_SECONDS of the start that is brokers' Metadata behind the controller (the step may have
+    completed): read again. After it, the step was reverted (someone cancelled it), though the read has
+    not changed since: it is journaled as cancelled and started again under the next index."""
+
+    class Reverted(InstantCluster):
+        def reassign(self, effect: Reassign) -> Mapping[TopicPartition, str | None]:
+            return dict.fromkeys(effect.targets)  # accepted, and reverted at once
+
+    model = Reverted(cluster(4, {tp(0): (0, 1)}))
+    run = new_run("p", ReassignmentPlan({tp(0): (0, 2)}), PlanStatus.RUNNING)
+    settings = Settings(Limits())
+    kinds = []
+    for now in (0.0, 1.0, METADATA_LAG_SECONDS - 1, METADATA_LAG_SECONDS + 1):
+        done = cycle(run, model, settings, now)
+        run = done.run
+        kinds.append([(e.kind, e.step_index) for c in done.effects for e in getattr(c, "events", ())])
+    assert kinds == [
+        [(EventKind.STEP_STARTED, 0)],
+        [],
+        [],
+        [(EventKind.STEP_CANCELLED, 0), (EventKind.STEP_STARTED, 1)],
     ]

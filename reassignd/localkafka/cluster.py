@@ -29,15 +29,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-from tests.services.procs import free_port
-
-if TYPE_CHECKING:
-    from tests.services.kafka_security import ClusterSecurity
+from reassignd.children import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-JARS = REPO / ".cache" / "kafka"
+# What `make setup` fetched (scripts/fetch-kafka.sh); REASSIGND_KAFKA_JARS names another copy of that folder.
+JARS = Path(os.environ.get("REASSIGND_KAFKA_JARS") or REPO / ".cache" / "kafka")
 CONTROLLER_ID = 1000
 Mode = Literal["kraft", "zookeeper"]
 
@@ -259,6 +257,19 @@ class KafkaNode:
         except FileNotFoundError:
             return False
         return "Kafka Server started" in text or "] started (kafka.server.KafkaServer)" in text
+
+
+class ClusterSecurity(Protocol):
+    """Secured listeners for a KRaft cluster (tests/services/kafka_security.py makes TLS, SCRAM and ACLs)."""
+
+    @property
+    def listeners(self) -> Mapping[str, str]: ...
+
+    def broker_properties(self) -> Mapping[str, str]: ...
+
+    def controller_properties(self) -> Mapping[str, str]: ...
+
+    def format_args(self) -> Iterable[str]: ...
 
 
 class KafkaCluster:
@@ -555,5 +566,5 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] != ["class-archive"]:
-        raise SystemExit("usage: python -m tests.services.kafka class-archive")
+        raise SystemExit("usage: python -m reassignd.localkafka.cluster class-archive")
     build_class_archive()

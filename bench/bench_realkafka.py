@@ -1,0 +1,408 @@
+"""Issue 28, part 1: reassignd against Kafka's own tool on one real KRaft cluster, with real data.
+
+A controller and six brokers in three racks (reassignd/localkafka/cluster.py), a topic of RF 3 and
+min.insync.replicas 2 filled with incompressible records, and a producer with acks=all writing throughout.
+Each scenario is run by both tools from the same starting state (the topic is deleted and recreated, and
+refilled, before every run), at the same reassignment throttle:
+
+- stock: kafka-tools' ReassignPartitionsCommand `--execute --throttle RATE`, then `--verify` every 2 s until
+  it says every partition is done (its own way of clearing the throttles);
+- reassignd: `reassignd run` as a child process, the same plan submitted over its API, the same rate as its
+  leader and follower reassignment throttle, default limits.
+
+Figures per run: makespan (wall, from submit to done), peak concurrent replica movements per broker
+(ListPartitionReassignments every second), peak under-replicated partitions and seconds with a partition under
+min ISR (Metadata every second), producer p99 latency and errors, leader skew after (max - min leaders per
+broker), throttle configs left behind; for reassignd also the rehearsal's predicted duration and the live
+ETA's largest error from 10% progress on. The machine has shared cores: the wall figures are noisy, and the
+load average is recorded beside each run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MIB = 1024 * 1024
+TOPIC = "bench"
+RACKS = {
+    1: "/dc1/rack-a",
+    2: "/dc1/rack-b",
+    3: "/dc1/rack-c",
+    4: "/dc1/rack-a",
+    5: "/dc1/rack-b",
+    6: "/dc1/rack-c",
+}
+MIN_ISR = 2
+
+
+# -- pure figures from samples (tested in tests/bench/test_realkafka.py) ------------------------------------
+
+
+def isr_figures(
+    samples: Sequence[tuple[float, Mapping[int, int]]], replication: int, min_isr: int
+) -> dict[str, float]:
+    """From (time, {partition: ISR size}) samples: the most under-replicated partitions seen at once, and the
+    seconds during which some partition was under min ISR (each sample counts until the next one)."""
+    peak = 0
+    under = 0.0
+    for i, (t, sizes) in enumerate(samples):
+        peak = max(peak, sum(1 for n in sizes.values() if n < replication))
+        if i + 1 < len(samples) and any(n < min_isr for n in sizes.values()):
+            under += samples[i + 1][0] - t
+    return {"peak_under_replicated": peak, "seconds_under_min_isr": round(under, 1)}
+
+
+def eta_max_error(samples: Sequence[tuple[float, float, float | None]], finished_at: float) -> float | None:
+    """From (time, percent done, ETA seconds) samples of one plan: the largest |predicted end - actual end|
+    relative to the time that was left, over the samples at 10% progress or more (None without one)."""
+    errors = []
+    for t, percent, eta in samples:
+        if percent < 10.0 or eta is None:
+            continue
+        left = finished_at - t
+        if left <= 0:
+            continue
+        errors.append(abs(eta - left) / left)
+    return round(max(errors), 3) if errors else None
+
+
+def leader_skew(leaders: Mapping[int, int], brokers: Sequence[int]) -> int:
+    """max - min leaders per broker, over every broker (one leading nothing counts 0)."""
+    counts = Counter(leaders.values())
+    per_broker = [counts.get(b, 0) for b in brokers]
+    return max(per_broker) - min(per_broker)
+
+
+def median_or_none(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(statistics.median(present), 3) if present else None
+
+
+# -- plans ---------------------------------------------------------------------------------------------------
+
+
+def initial_assignment(scenario: str, partitions: int) -> dict[int, list[int]]:
+    """Where the topic starts. drain: over brokers 1-6, each partition in three racks; fill: brokers 1-5 only
+    (6 is the new broker); racks: racks a and b only (brokers 1, 2, 4, 5)."""
+    if scenario == "fill":
+        pool = [1, 2, 3, 4, 5]
+        return {p: [pool[(p + i) % 5] for i in range(3)] for p in range(partitions)}
+    if scenario == "racks":
+        pool = [1, 2, 4, 5]
+        return {p: [pool[(p + i) % 4] for i in range(3)] for p in range(partitions)}
+    return {p: [(p + i) % 6 + 1 for i in range(3)] for p in range(partitions)}
+
+
+def target_assignment(scenario: str, start: Mapping[int, list[int]]) -> dict[int, list[int]]:
+    """drain: broker 6's replicas to the other broker of its rack (3) or, where 3 holds one already, to a
+    broker the partition lacks; fill: every other partition gives its last replica to broker 6; racks: every
+    replica on rack b (2, 5) moves to rack c (3, 6)."""
+    target: dict[int, list[int]] = {}
+    for p, replicas in start.items():
+        new = list(replicas)
+        if scenario == "drain" and 6 in new:
+            spare = [b for b in (3, 1, 2, 4, 5) if b not in new]
+            new[new.index(6)] = spare[0]
+        elif scenario == "fill" and p % 2 == 0:
+            new[-1] = 6
+        elif scenario == "racks":
+            new = [{2: 3, 5: 6}.get(b, b) for b in new]
+        if new != replicas:
+            target[p] = new
+    return target
+
+
+def plan_document(target: Mapping[int, list[int]]) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "partitions": [{"topic": TOPIC, "partition": p, "replicas": r} for p, r in sorted(target.items())],
+    }
+
+
+# -- samplers ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class IsrSampler:
+    """Metadata of the topic every `interval` seconds in a thread: (time, {partition: ISR size})."""
+
+    probe: Any
+    interval: float = 1.0
+    samples: list[tuple[float, dict[int, int]]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                sizes = {p: len(isr) for p, isr in self.probe.isr(TOPIC).items()}
+                self.samples.append((started, sizes))
+            except Exception:  # a missed sample is a gap, not a failure
+                pass
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def __enter__(self) -> IsrSampler:
+        self._thread = threading.Thread(target=self._run, name="isr-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+
+# -- one run -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    partitions: int
+    partition_bytes: int
+    produce_bytes_per_second: int
+    rate: int  # the reassignment throttle, bytes/s
+
+
+def _recreate_topic(probe: Any, bootstrap: str, assignment: Mapping[int, list[int]], sizes: Sizes) -> None:
+    from reassignd.localkafka.load import fill
+
+    admin = probe.admin
+    if TOPIC in admin.list_topics(timeout=15).topics:
+        admin.delete_topics([TOPIC])[TOPIC].result(30)
+        deadline = time.monotonic() + 60
+        while TOPIC in admin.list_topics(timeout=15).topics and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(2)  # the brokers finish deleting the logs
+    probe.create_topic(TOPIC, assignment, {"min.insync.replicas": str(MIN_ISR)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            isr = probe.isr(TOPIC)
+            leaders = probe.leaders(TOPIC)
+            if len(isr) == len(assignment) and all(
+                len(isr[p]) == 3 and leaders[p] == assignment[p][0] for p in assignment
+            ):
+                break
+        except Exception:
+            pass
+        time.sleep(0.5)
+    fill(bootstrap, TOPIC, list(assignment), sizes.partition_bytes)
+
+
+def _run_stock(tool: Any, plan: dict[str, Any], rate: int) -> float:
+    started = time.monotonic()
+    tool.execute(plan, throttle=rate)
+    while True:
+        time.sleep(2)
+        out = tool.verify(plan, check=False).stdout
+        if "is still in progress" not in out and "is completed" in out:
+            return time.monotonic() - started
+        if time.monotonic() - started > 1800:
+            raise AssertionError(f"stock tool not done after 30 min: {out[-500:]}")
+
+
+def _run_reassignd(
+    bootstrap: str, workdir: Path, plan: dict[str, Any], rate: int, sizes: Sizes
+) -> tuple[float, dict[str, Any]]:
+    from reassignd import config_keys
+    from reassignd.client import ApiClient
+    from reassignd.demo import DaemonProcess
+    from reassignd.demo_kafka import _read, _rehearsed
+    from reassignd.model import ReassignmentPlan
+
+    limits = {
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: rate,
+    }
+    before = asyncio.run(_read(bootstrap))
+    predicted = _rehearsed(
+        before,
+        ReassignmentPlan.from_dict(plan),
+        limits,
+        sizes.produce_bytes_per_second / sizes.partitions,
+    )
+    workdir.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(workdir, bootstrap, {**limits, config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS: 1.0})
+    daemon.start(timeout=120)
+    try:
+        client = ApiClient(daemon.api_url, token=daemon.token, timeout=10.0)
+        started = time.monotonic()
+        plan_id = str(client.submit_plan(plan)["plan_id"])
+        etas: list[tuple[float, float, float | None]] = []
+        while True:
+            status = client.status(plan_id)
+            now = time.monotonic()
+            progress = status.get("progress") or {}
+            etas.append((now, float(progress.get("percent") or 0.0), progress.get("eta_seconds")))
+            if status["state"] in ("completed", "cancelled"):
+                took = now - started
+                break
+            if now - started > 1800:
+                raise AssertionError(f"reassignd not done after 30 min: {status['state']}")
+            time.sleep(1.0)
+        if status["state"] != "completed":
+            raise AssertionError(f"reassignd's plan ended {status['state']}")
+        return took, {
+            "rehearsal_predicted_s": round(predicted, 1),
+            "rehearsal_error": round(abs(predicted - took) / took, 3),
+            "eta_max_error_after_10pct": eta_max_error(etas, now),
+        }
+    finally:
+        daemon.stop()
+
+
+def _one_run(  # noqa: PLR0917  # one run's every input
+    cluster: Any, probe: Any, tool: Any, scenario: str, who: str, sizes: Sizes, workdir: Path
+) -> dict[str, Any]:
+    from reassignd.localkafka.load import RateProducer
+    from tests.services.kafka_probe import ReassignmentSampler
+
+    bootstrap = cluster.bootstrap_servers
+    start = initial_assignment(scenario, sizes.partitions)
+    target = target_assignment(scenario, start)
+    plan = plan_document(target)
+    _recreate_topic(probe, bootstrap, start, sizes)
+    throttles_before = probe.throttle_configs([TOPIC])
+    load_before = os.getloadavg()[0]
+    extra: dict[str, Any] = {}
+    with (
+        RateProducer(bootstrap, TOPIC, list(start), sizes.produce_bytes_per_second) as producer,
+        ReassignmentSampler(probe) as moves,
+        IsrSampler(probe) as isr,
+    ):
+        if who == "stock":
+            took = _run_stock(tool, plan, sizes.rate)
+        else:
+            took, extra = _run_reassignd(
+                bootstrap, workdir / f"daemon-{scenario}-{time.time_ns()}", plan, sizes.rate, sizes
+            )
+    report = producer.report
+    replicas = probe.replicas(TOPIC)
+    wrong = {p: replicas[p] for p, r in target.items() if replicas[p] != r}
+    if wrong:
+        raise AssertionError(f"{who} {scenario}: replicas not the plan's: {wrong}")
+    left = {k: v for k, v in probe.throttle_configs([TOPIC]).items() if throttles_before.get(k) != v}
+    p99 = report.latency_quantile(0.99)
+    figures = {
+        "tool": who,
+        "makespan_s": round(took, 1),
+        "load_1min_before": round(load_before, 2),
+        "load_1min_after": round(os.getloadavg()[0], 2),
+        "peak_moves_per_broker": max([*moves.peak_incoming.values(), *moves.peak_outgoing.values(), 0]),
+        "peak_incoming_per_broker": dict(sorted(moves.peak_incoming.items())),
+        "peak_replicas_moving": moves.peak_replicas,
+        **isr_figures(isr.samples, 3, MIN_ISR),
+        "producer_p99_ms": round(p99 * 1000, 1) if p99 is not None else None,
+        "producer_errors": dict(report.errors),
+        "leader_skew_after": leader_skew(probe.leaders(TOPIC), sorted(cluster.brokers)),
+        "throttles_left": left,
+        **extra,
+    }
+    print(f"   {scenario} {who}: {figures['makespan_s']} s, load {figures['load_1min_before']}", flush=True)
+    return figures
+
+
+def _summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    stock = [r for r in runs if r["tool"] == "stock"]
+    ours = [r for r in runs if r["tool"] == "reassignd"]
+
+    def med(rows: Sequence[dict[str, Any]], key: str) -> float | None:
+        return median_or_none([r.get(key) for r in rows])
+
+    stock_s, ours_s = med(stock, "makespan_s"), med(ours, "makespan_s")
+    return {
+        "stock_makespan_s": stock_s,
+        "reassignd_makespan_s": ours_s,
+        "makespan_ratio": round(ours_s / stock_s, 3) if stock_s and ours_s else None,
+        "rehearsal_error": med(ours, "rehearsal_error"),
+        "rehearsal_predicted_s": med(ours, "rehearsal_predicted_s"),
+        "eta_max_error_after_10pct": med(ours, "eta_max_error_after_10pct"),
+        "peak_moves_per_broker": {
+            "stock": max((r["peak_moves_per_broker"] for r in stock), default=None),
+            "reassignd": max((r["peak_moves_per_broker"] for r in ours), default=None),
+        },
+        "throttles_left": {
+            "stock": [r["throttles_left"] for r in stock],
+            "reassignd": [r["throttles_left"] for r in ours],
+        },
+        "peak_under_replicated": {
+            "stock": med(stock, "peak_under_replicated"),
+            "reassignd": med(ours, "peak_under_replicated"),
+        },
+        "seconds_under_min_isr": {
+            "stock": med(stock, "seconds_under_min_isr"),
+            "reassignd": med(ours, "seconds_under_min_isr"),
+        },
+        "producer_p99_ms": {
+            "stock": med(stock, "producer_p99_ms"),
+            "reassignd": med(ours, "producer_p99_ms"),
+        },
+        "leader_skew_after": {
+            "stock": med(stock, "leader_skew_after"),
+            "reassignd": med(ours, "leader_skew_after"),
+        },
+        "load_1min": [r["load_1min_before"] for r in runs],
+        "runs": list(runs),
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    from reassignd.localkafka.cluster import KafkaCluster, kafka_version
+    from tests.services.kafka_probe import ClusterProbe
+    from tests.services.kafka_tools import ReassignTool
+
+    if quick:
+        sizes = Sizes(
+            partitions=6, partition_bytes=4 * MIB, produce_bytes_per_second=128 * 1024, rate=4 * MIB
+        )
+        scenarios, repeats = ["drain"], 1
+    else:
+        sizes = Sizes(
+            partitions=24, partition_bytes=20 * MIB, produce_bytes_per_second=256 * 1024, rate=10 * MIB
+        )
+        scenarios, repeats = ["drain", "fill", "racks"], 2
+    figures: dict[str, Any] = {
+        "kafka_version": kafka_version("kraft"),
+        "sizes": vars(sizes),
+        "load_1min_at_start": round(os.getloadavg()[0], 2),
+    }
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="bench-realkafka-") as tmp:
+        workdir = Path(tmp)
+        cluster = KafkaCluster(workdir / "kafka", brokers=6, racks=RACKS, log_dirs_per_broker=1)
+        cluster.start()
+        probe = ClusterProbe(cluster.bootstrap_servers)
+        try:
+            tool = ReassignTool(cluster.bootstrap_servers, workdir / "tool")
+            for scenario in scenarios:
+                runs = []
+                for _ in range(repeats):  # alternate, so a load change hits both tools alike
+                    for who in ("stock", "reassignd"):
+                        runs.append(_one_run(cluster, probe, tool, scenario, who, sizes, workdir))
+                figures[scenario] = _summary(runs)
+                brief = {k: v for k, v in figures[scenario].items() if k != "runs"}
+                print(f"   {scenario} summary: {json.dumps(brief)}", flush=True)
+        finally:
+            probe.close()
+            cluster.close()
+    figures["wall_seconds"] = round(time.monotonic() - started, 1)
+    for scenario in scenarios:
+        s = figures[scenario]
+        print(
+            f"   {scenario}: stock {s['stock_makespan_s']} s, reassignd {s['reassignd_makespan_s']} s "
+            f"(ratio {s['makespan_ratio']}), rehearsal error {s['rehearsal_error']}, "
+            f"ETA max error {s['eta_max_error_after_10pct']}, load {s['load_1min']}"
+        )
+    return figures
