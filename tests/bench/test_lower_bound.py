@@ -233,14 +233,6 @@ def _case(
 pairs = st.lists(st.sampled_from(range(1, 6)), min_size=2, max_size=2, unique=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bench/lower_bound.py bounds a throttled copy by bytes / rate, but Kafka's quota (the simulator "
-    "follows it since this round, docs/simulator.md) lets an idle window's worth through at once: an "
-    "engine run of a small move ends before the 'bound'. The bound must model the quota window "
-    "(replication.quota.window.num x .size.seconds); the benchmark ratios in docs/benchmarks.md were "
-    "computed against the old bound",
-)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(pairs, pairs, st.integers(1, 200)), min_size=1, max_size=6),
