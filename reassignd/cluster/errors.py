@@ -108,9 +108,11 @@ def from_kafka_python(error: BaseException | type[BaseException]) -> KafkaErrorI
     name = str(getattr(error_class, "message", "") or error_class.__name__)
     if issubclass(error_class, kafka_errors.KafkaTimeoutError):
         name = REQUEST_TIMED_OUT
+    # UnknownBrokerIdError: the client's metadata dropped a broker it still routes to (a stopped
+    # controller); the adapter replaces the client, and a new one finds the live broker
     retriable = bool(getattr(error_class, "retriable", False)) or issubclass(
         error_class,
-        (kafka_errors.KafkaTimeoutError, kafka_errors.KafkaConnectionError),
+        (kafka_errors.KafkaTimeoutError, kafka_errors.KafkaConnectionError, kafka_errors.UnknownBrokerIdError),
     )
     return KafkaErrorInfo(name=name, code=None, retriable=retriable, message=message or name)
 

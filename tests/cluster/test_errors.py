@@ -57,6 +57,13 @@ def test_kafka_python_classes_and_instances() -> None:
     assert from_kafka_python(kafka_errors.KafkaConnectionError()).retriable
 
 
+def test_a_broker_the_clients_metadata_dropped_is_retriable() -> None:
+    """kafka-python raises UnknownBrokerIdError when its cached controller (or a broker) left its metadata:
+    the client is replaced and a retry reaches the live one (CI stop 33 failed a ZooKeeper-mode controller
+    failover on it: NodeNotReadyError first was retried, this one was not)."""
+    assert from_kafka_python(kafka_errors.UnknownBrokerIdError(1)).retriable
+
+
 def test_other_exceptions() -> None:
     assert from_exception(TimeoutError()).retriable
     assert from_exception(ConnectionRefusedError("no")).retriable
