@@ -431,7 +431,10 @@ class ClientCalls:
         (the cluster does not answer) leaves them to end on their own, never holding the process's exit
         (pool.py), rather than wait out their timeouts."""
         self._closed = True
-        self._polling.set()  # the poller ends within its poll timeout (0.2 s) by itself
+        self._polling.set()
+        # The poller ends within its poll timeout (0.2 s); one still inside librdkafka's poll() when the
+        # interpreter finalises calls a log callback into a dying Python (a one-shot command exited -11).
+        await on_own_thread(lambda: self._poller.join(timeout=_POLLER_JOIN_SECONDS))
         if not wait:  # the lock may be held for a client's whole bootstrap: not waited for either
             self._executor.shutdown(wait=False, cancel_futures=True)
             return
@@ -445,6 +448,9 @@ class ClientCalls:
         with self._kp_lock:
             client, self._kp = self._kp, None
         return client
+
+
+_POLLER_JOIN_SECONDS = 5.0  # a poll(0.2) and the callbacks of its last lines; never the exit held longer
 
 
 def _closed_error() -> ClusterCallError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -555,3 +556,18 @@ async def test_a_broker_that_comes_back_reports_its_log_dirs_again(
         result = await own_admin.snapshot_with_errors(plan, with_sizes=True)
         assert result.errors == ()
     assert result.snapshot.partitions[TopicPartition("orders", 0)].replica_sizes[2] == 1000
+
+
+def _librdkafka_pollers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "reassignd-librdkafka" and t.is_alive()]
+
+
+@pytest.mark.parametrize("wait", [True, False])
+async def test_close_ends_the_librdkafka_poller_before_it_returns(shared_sim: SimProcess, wait: bool) -> None:
+    """A poller still in librdkafka's poll() when the interpreter finalises calls back into a dying Python:
+    one-shot commands exited -11 after their one line (test_security, CI stop 33 under load)."""
+    before = set(_librdkafka_pollers())
+    admin = make_admin(shared_sim)
+    await admin.snapshot([TopicPartition("orders", 0)])
+    await admin.close(wait=wait)
+    assert set(_librdkafka_pollers()) - before == set()
