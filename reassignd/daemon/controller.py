@@ -344,6 +344,7 @@ class Controller:
             self.tuning.limits,
             allow_rf_change=allow_rf_change or self.allow_rf_change_default,
             dry_run=dry_run,
+            clock=self.clock,
         )
         if dry_run:
             return summary
