@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_daemon import peak_rss_mib
 from reassignd import logs
+from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.controller import Controller
 from reassignd.engine import Limits
 from reassignd.model import TopicPartition
@@ -89,7 +90,10 @@ async def _cycles(directory: Path, partitions: int, cycles: int) -> dict[str, fl
     sim = SimCluster.from_scenario(load_scenario(scenario(20, partitions)))
     store = AsyncStore(SqliteStore(directory))
     controller = Controller(
-        SimClusterAdmin(sim), store, Limits.from_mapping(LIMITS), clock=lambda: 1.9e9 + sim.now
+        SimClusterAdmin(sim),
+        store,
+        Limits.from_mapping(LIMITS),
+        clock=SteadyClock(lambda: 1.9e9 + sim.now, lambda: sim.now),
     )
     await controller.start()
     idle = []

@@ -56,6 +56,8 @@ class Case:
     limits: Limits
     events: tuple[BrokerEvent, ...] = ()
     cycle_interval: float = 5.0
+    limit_changes: tuple[tuple[float, Limits], ...] = ()
+    """(seconds in, the limits from then on): an operator's live `reassignd throttle` or `limits`."""
 
     @property
     def has_failure(self) -> bool:
@@ -97,6 +99,10 @@ def case_from_dict(data: dict[str, Any]) -> Case:
         limits=Limits.from_mapping(data["limits"]),
         events=tuple(sorted(events, key=lambda e: e.at)),
         cycle_interval=float(data.get("cycle_interval", 5.0)),
+        limit_changes=tuple(
+            (float(c["at"]), Limits.from_mapping({**data["limits"], **c["limits"]}))
+            for c in sorted(data.get("limit_changes", []), key=lambda c: float(c["at"]))
+        ),
     )
 
 

@@ -385,7 +385,7 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
     print(
         f"{what}: {result.get('partitions')} partition(s), "
         f"{result.get('replicas_to_move')} replica(s) to move, "
-        f"{format_bytes(result.get('bytes_to_move'))}, {steps.get('total', '?')} step(s)"
+        f"{format_bytes(result.get('bytes_to_move'))}{_read_at(result)}, {steps.get('total', '?')} step(s)"
     )
     if args.dry_run and result.get("rollback") is not None:
         _print_lines(dry_run_diff(plan, result["rollback"]))
@@ -432,6 +432,12 @@ def dry_run_diff(plan: Any, current_document: Mapping[str, Any]) -> list[str]:
     ]
     table = format_table(("BROKER", "GAINS", "LOSES", "NET"), rows, right=(0, 1, 2, 3))
     return [*lines, "per broker: replicas gained and lost", *table]
+
+
+def _read_at(result: Mapping[str, Any]) -> str:
+    """When the sizes were read (topics grow: plan, rehearse and submit each say their moment)."""
+    at = result.get("sizes_read_at")
+    return f" (sizes read {format_time(at)})" if at else ""
 
 
 def _save_rollback(path: str, document: Any) -> str | None:

@@ -26,6 +26,7 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
 from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
+from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.collector import Pacer, tune_collector
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.daemon.ha import HaParts, cluster_label, node_name, open_ha_store, refresh_while_standby
@@ -178,11 +179,12 @@ class Daemon:
     async def startup(self) -> Started:
         tune_collector()
         config = self.config
-        ha = await _open_ha(config)
+        clock = SteadyClock()  # durations on the monotonic clock, stamps from the wall clock (clock.py)
+        ha = await _open_ha(config, clock)
         fence = ha.coordinator.write_fence if ha and ha.coordinator else None
         cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics), fence)
         proposals = await start_proposals(config, cluster)  # early: its JVM starts while little else runs
-        store = await self._store(ha)
+        store = await self._store(ha, clock)
         if ha is not None or config[config_keys.CLUSTER_ID]:
             self.metrics.cluster = ha.cluster if ha else str(config[config_keys.CLUSTER_ID])
         events = (
@@ -196,6 +198,7 @@ class Daemon:
             store,
             config.limits(),
             metrics=self.metrics,
+            clock=clock,
             allow_rf_change=bool(config[config_keys.REASSIGNMENT_ALLOW_REPLICATION_FACTOR_CHANGE]),
             auto_throttle=auto_throttle_from(config),
             file_settings=file_settings_from(config),
@@ -218,12 +221,12 @@ class Daemon:
             controller, wakeup, cluster=cluster, store=store, proposals=proposals, ha=ha, bridge=bridge
         )
 
-    async def _store(self, ha: HaParts | None) -> AsyncStore:
+    async def _store(self, ha: HaParts | None, clock: SteadyClock) -> AsyncStore:
         if ha is not None:
             return AsyncStore(ha.store)
         state_dir = Path(str(self.config[config_keys.STATE_DIR]))
         await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
-        return AsyncStore(await asyncio.to_thread(SqliteStore, state_dir))
+        return AsyncStore(await asyncio.to_thread(SqliteStore, state_dir, clock=clock))
 
     async def _serving(
         self,
@@ -455,17 +458,17 @@ class Daemon:
         return exit_code
 
 
-async def _open_ha(config: Config) -> HaParts | None:
+async def _open_ha(config: Config, clock: SteadyClock) -> HaParts | None:
     """With `state.store = zookeeper`: the store, and the election it is fenced by, under the cluster's
     label. Without cluster.id the label is the id Kafka reports, read with a client of its own, since the
     daemon's client is made with the election's write fence."""
     if config[config_keys.STATE_STORE] != "zookeeper":
         return None
     if config[config_keys.CLUSTER_ID]:
-        return await open_ha_store(config, str(config[config_keys.CLUSTER_ID]))
+        return await open_ha_store(config, str(config[config_keys.CLUSTER_ID]), clock)
     probe = KafkaClusterAdmin(AdminSettings.from_config(config))
     try:
         label = await cluster_label(config, probe)
     finally:
         await probe.close()
-    return await open_ha_store(config, label)
+    return await open_ha_store(config, label, clock)

@@ -25,6 +25,7 @@ from typing import Any
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import loading, reads, reassignments, submission
+from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.journal import journal_page
 from reassignd.daemon.link import Link, LinkLost
@@ -72,6 +73,7 @@ class Controller:
 
     `guard` is awaited before every write to the cluster; with HA it raises unless this daemon still
     holds leadership, so a paused or partitioned old leader can never apply a step or a throttle.
+    `clock` (clock.py) is the one every duration and stamp is read from; the store should stamp with it.
     """
 
     def __init__(
@@ -81,7 +83,7 @@ class Controller:
         limits: Limits,
         *,
         metrics: DaemonMetrics | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: SteadyClock | None = None,
         allow_rf_change: bool = False,
         events: EventSink | None = None,
         wake: Callable[[], None] | None = None,
@@ -93,6 +95,7 @@ class Controller:
     ) -> None:
         self.cluster = cluster
         self.store = store
+        clock = clock or SteadyClock()
         self.tuning = Tuning(store, file_settings or FileSettings.of(limits, auto_throttle), clock)
         self.metrics = metrics or DaemonMetrics()
         self.clock = clock
@@ -181,6 +184,7 @@ class Controller:
     async def _cycle(self) -> str:
         run = await self._active_run()
         if run is None:
+            self.clock.reanchor()  # no duration is being measured: stamps follow the wall clock again
             return await self._idle_cycle()
         request = plan_machine.read_request(run, self.tuning.settings)
         try:
@@ -340,6 +344,7 @@ class Controller:
             self.tuning.limits,
             allow_rf_change=allow_rf_change or self.allow_rf_change_default,
             dry_run=dry_run,
+            clock=self.clock,
         )
         if dry_run:
             return summary

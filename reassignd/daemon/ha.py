@@ -306,7 +306,7 @@ def _quiet_kazoo_logger() -> logging.Logger:
     return logger
 
 
-async def open_ha_store(config: Any, label: str) -> HaParts:
+async def open_ha_store(config: Any, label: str, clock: Callable[[], float] = time.time) -> HaParts:
     """The ZooKeeper client, the store under `label` (the cluster's) and, with ha.enable, the election."""
     session = float(config[config_keys.HA_SESSION_TIMEOUT_SECONDS])
     client = KazooClient(
@@ -320,7 +320,7 @@ async def open_ha_store(config: Any, label: str) -> HaParts:
     coordinator = None
     if config[config_keys.HA_ENABLE]:
         coordinator = HaCoordinator(client, base, node_name(config), guard_timeout=session / 2)
-    store = await asyncio.to_thread(ZooKeeperStore, client, f"{base}/state", fence=coordinator)
+    store = await asyncio.to_thread(ZooKeeperStore, client, f"{base}/state", fence=coordinator, clock=clock)
     log.info("ZooKeeper state store open", path=f"{base}/state", ha=coordinator is not None)
     return HaParts(client, label, store, coordinator)
 

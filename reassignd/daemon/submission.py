@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +15,7 @@ from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
-from reassignd.daemon.view import ControllerView
+from reassignd.daemon.view import ControllerView, iso_time
 from reassignd.engine import Limits
 from reassignd.engine.dryrun import step_preview
 from reassignd.engine.progress import plan_bytes
@@ -39,12 +39,16 @@ async def previewed(
     *,
     allow_rf_change: bool,
     dry_run: bool,
+    clock: Callable[[], float],
 ) -> JSON:
-    """The submit answer of a plan that passed every check (ServiceError listing every problem else)."""
+    """The submit answer of a plan that passed every check (ServiceError listing every problem else);
+    `sizes_read_at`: when the sizes `bytes_to_move` counts were read (topics grow: each figure says its
+    moment)."""
     try:
         snapshot = await cluster.snapshot(
             list(plan.targets), with_sizes=True, topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,)
         )
+        read_at = clock()
         ongoing = await cluster.list_partition_reassignments(list(plan.targets))
         snapshot = await _named_dirs(cluster, snapshot, plan)
     except ClusterCallError as exc:
@@ -69,6 +73,7 @@ async def previewed(
             len(set(t) - set(snapshot.partitions[tp].replicas)) for tp, t in moving.items()
         ),
         "bytes_to_move": plan_bytes(snapshot, plan).to_move,
+        "sizes_read_at": iso_time(read_at),
         "steps": rehearsal,
         # the assignment read just now, for rollback (Kafka's tool prints it on --execute): exact, since a
         # partition that is reassigning or taken by another plan was refused above

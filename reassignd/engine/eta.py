@@ -12,9 +12,10 @@ partition as fast as its copy may go, or into a broker's copies as fast as its r
 up at that rate: no estimate then, but "never at this rate" with the figures (an ETA of 1 byte/s, six-digit
 days, was what showed before).
 
-This is the lower bound of bench/lower_bound.py on the work left, with sources fixed to the current
-leaders; the scheduler comes within a few percent of it (docs/benchmarks.md). While a broker the work
-needs is offline there is no honest estimate: None, with that broker as the reason.
+This is the lower bound of bench/lower_bound.py on the work left, with each partition's copies served
+by the replica the engine will fetch them from (the leader, or its balanced source: sources.py); the
+scheduler comes within a few percent of it (docs/benchmarks.md). While a broker the work needs is offline
+there is no honest estimate: None, with that broker as the reason.
 
 Each partition's share (its term) is kept between cycles with the per-broker sums it adds to, so a cycle
 recomputes only the partitions that changed or are moving: on a 100,000-partition plan nearly all of them
@@ -105,7 +106,7 @@ def estimate(
 ) -> tuple[Estimate, EtaTerms]:
     """Seconds until the work left in `snapshot` can be done at the rates in force, and the terms.
 
-    `sources`: the broker serving each partition's copies in flight (else its leader serves them).
+    `sources`: the broker serving each partition's copies, in flight or planned (else its leader).
     `sizes`: sizes of partitions the snapshot carries none for. `previous`, `candidates`, `epoch`: the
     last cycle's terms are updated for the `candidates` only (the partitions that may have changed: the
     sources given now or then are added) when the rates, the online brokers, the targets and the `epoch`

@@ -70,18 +70,38 @@ def serving_replica(
     online: Collection[int],
     electing: bool,
 ) -> int:
-    """The replica the step's copies fetch from: the leader, or the balanced source chosen for the partition.
+    """The replica the step's copies fetch from: the leader, or the balanced source chosen for the partition
+    (`planned_source`), which the step must keep and not be adding."""
+    if not step.adding or electing:
+        return leader
+    chosen = planned_source(server, p, final=final, leader=leader, limits=limits, online=online)
+    if chosen not in step.target or chosen in step.adding:
+        return leader
+    return chosen
+
+
+def planned_source(
+    server: Server | None,
+    p: PartitionState,
+    *,
+    final: tuple[int, ...],
+    leader: int,
+    limits: Limits,
+    online: Collection[int],
+) -> int:
+    """The replica the partition's next copies will fetch from: the leader, or its balanced source (the
+    ETA counts on the same choice as the steps).
 
     The choice holds only while the partition is as it was planned for (same leader), the chosen replica is
-    in sync, online and kept by the step, and the step's copies are the last the leader would serve; the
-    plan's preferred leader is elected at the end (`elect_after_finish`).
+    in sync and online, and its copies are the last the leader would serve; the plan's preferred leader is
+    elected at the end (`elect_after_finish`).
     """
-    if server is None or not step.adding or leader != server.leader or electing:
+    if server is None or leader != server.leader:
         return leader
     if not (limits.balance_sources and limits.elect_after_finish) or limits.scheduling_mode == "batch":
         return leader
     chosen = server.serving
-    if chosen not in p.isr or chosen not in online or chosen not in step.target or chosen in step.adding:
+    if chosen not in p.isr or chosen not in online:
         return leader
     if p.replicas[0] == chosen:
         return leader  # reordered, but the election did not take: copy from the leader, do not loop

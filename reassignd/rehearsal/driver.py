@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from reassignd.engine import Limits, Status
 from reassignd.engine.drive import cycle
@@ -220,6 +220,14 @@ def _why_ended(state: ExecutionState) -> str:
     return f"blocked: {state.counts[Status.BLOCKED]} partition(s) cannot start ({', '.join(reasons)})"
 
 
+def _in_force(settings: Settings, changes: Sequence[tuple[float, Limits]], elapsed: float) -> Settings:
+    """The settings with the last of `changes` due by `elapsed` (the same object while none is)."""
+    due = [limits for at, limits in changes if at <= elapsed]
+    if not due or due[-1] is settings.limits:
+        return settings
+    return Settings(due[-1], settings.auto_throttle)
+
+
 def rehearse(
     sim: SimCluster,
     plan: ReassignmentPlan,
@@ -231,6 +239,7 @@ def rehearse(
     on_cycle: Callable[[Sample], None] | None = None,
     on_run: Callable[[RunState, float], None] | None = None,
     every_cycle: bool = False,
+    limit_changes: Sequence[tuple[float, Limits]] = (),
 ) -> RehearsalResult:
     """Run `plan` on `sim` as the daemon would, from the sim's current time until it ends or gets stuck.
 
@@ -239,6 +248,8 @@ def rehearse(
     can progress any more (moves that never converge), or after `max_seconds` of virtual time. `on_run`
     sees the machine's state after every cycle (with the seconds elapsed), e.g. to compare its ETA;
     `every_cycle` steps through idle cycles too, as the daemon does, instead of jumping to the next event.
+    `limit_changes`: (seconds elapsed, limits in force from then on), as an operator's `reassignd limits`
+    or `throttle` mid-plan (with them, every cycle is stepped through).
     """
     if not (math.isfinite(cycle_interval) and cycle_interval > 0):
         raise ValueError(f"cycle_interval must be a positive number of seconds, got {cycle_interval}")
@@ -256,6 +267,7 @@ def rehearse(
     idle_since: float | None = None
     while True:
         cycles += 1
+        settings = _in_force(settings, limit_changes, sim.now - start)
         done = cycle(run, model, settings, sim.now)
         run = done.run
         for effect in done.effects:
@@ -301,7 +313,7 @@ def rehearse(
             ):
                 ended = _why_ended(run.execution)
                 break
-            if upcoming is not None and not watching and not every_cycle:
+            if upcoming is not None and not watching and not every_cycle and not limit_changes:
                 cycles_ahead = max(1, math.ceil((upcoming - sim.now) / cycle_interval - 1e-9))
                 step = cycles_ahead * cycle_interval
                 cycles += cycles_ahead - 1

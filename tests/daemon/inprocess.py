@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.engine import Limits
 from reassignd.engine.run.effects import Effect
@@ -111,6 +112,10 @@ class InProcessDaemon:
     store: InlineStore = field(init=False)
     controller: Controller = field(init=False)
     crashes: int = 0
+    wall_step: float = 0.0
+    """How far the system's wall clock was stepped (NTP, `date -s`): the cluster's time runs on regardless."""
+    steady: SteadyClock = field(init=False)
+    """The daemon's clock, as app.py makes it: the store and the controller read it (a crash makes anew)."""
 
     def __post_init__(self) -> None:
         scenario = dict(self.scenario)
@@ -118,18 +123,24 @@ class InProcessDaemon:
             scenario["kafka"] = KAFKA_MODES[self.kafka_mode]
         self.sim = SimCluster.from_scenario(load_scenario(scenario))
         self.admin = SimClusterAdmin(self.sim)
-        self.store = InlineStore(SqliteStore(":memory:", clock=self.clock))
+        self.steady = SteadyClock(self.clock, lambda: self.sim.now)
+        self.store = InlineStore(SqliteStore(":memory:", clock=self.stamp))
         self.controller = self._new_controller()
 
     def clock(self) -> float:
-        return EPOCH + self.sim.now
+        """The wall clock: timestamps."""
+        return EPOCH + self.sim.now + self.wall_step
+
+    def stamp(self) -> float:
+        """The store's clock: the daemon's (a restarted daemon opens the store with its own)."""
+        return self.steady()
 
     def _new_controller(self) -> Controller:
         return Controller(
             self.admin,  # type: ignore[arg-type]
             self.store,
             Limits.from_mapping(self.limits),
-            clock=self.clock,
+            clock=self.steady,
             auto_throttle=self.auto_throttle,
         )
 
@@ -167,6 +178,7 @@ class InProcessDaemon:
     def crash(self) -> None:
         """kill -9: the controller's memory is gone; the store and the cluster stay."""
         self.crashes += 1
+        self.steady = SteadyClock(self.clock, lambda: self.sim.now)
         self.controller = self._new_controller()
 
     async def cycle_crashing_at(self, effect_index: int) -> bool:

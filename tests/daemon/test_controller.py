@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from reassignd.cluster.errors import ClusterCallError, error_for_code
+from reassignd.daemon.view import iso_time
 from reassignd.sim import errors
 from reassignd.sim.errors import KafkaError
 from reassignd.store.base import EventKind, PlanStatus
@@ -327,3 +328,13 @@ async def test_a_step_waits_while_its_throttle_cannot_be_written() -> None:
     assert await d.status_of(plan_id) is PlanStatus.COMPLETED
     assert all(d.replicas(*tp) == plan[tp] for tp in plan)
     assert d.throttle_configs() == before
+
+
+async def test_a_submit_says_when_it_read_the_sizes_it_counts() -> None:
+    """Topics grow: the same plan is more bytes a minute later, so the figure says its moment (issue 27)."""
+    d = daemon(4)
+    await d.controller.start()
+    d.sim.advance(90.0)
+    result = await d.controller.submit_plan(plan_of(targets(fill_plan(4))), dry_run=True)
+    assert result["bytes_to_move"] > 0
+    assert result["sizes_read_at"] == iso_time(d.clock())

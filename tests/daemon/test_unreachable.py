@@ -54,7 +54,7 @@ def blackholed(d: InProcessDaemon) -> Blackhole:
         hole,  # type: ignore[arg-type]
         d.store,
         d.controller.tuning.limits,
-        clock=d.clock,
+        clock=d.steady,
         probe_timeout=PROBE_TIMEOUT,
     )
     return hole

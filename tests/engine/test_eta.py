@@ -7,8 +7,13 @@ import pytest
 
 from bench.strategies import load_cases, make_meter
 from reassignd.engine.eta import estimate
+from reassignd.engine.limits import Limits
 from reassignd.engine.run import progress as run_progress
+from reassignd.engine.run.progress import with_eta
 from reassignd.engine.run.state import RunState
+from reassignd.engine.state import ExecutionState
+from reassignd.engine.tracking import Tracking
+from reassignd.model import ReassignmentPlan
 from reassignd.rehearsal import rehearse
 from tests.engine.helpers import cluster, eta_checked_afresh, tp
 
@@ -113,3 +118,22 @@ def test_the_rate_put_back_gives_the_estimate_made_afresh() -> None:
     )  # type: ignore[arg-type]
     fresh, _ = estimate(snapshot, targets, **_never_kwargs({a: 2 * MB}, 20 * MB))  # type: ignore[arg-type]
     assert kept == fresh and fresh.seconds == pytest.approx(14 * 10**9 / (18 * MB))
+
+
+def test_with_balanced_sources_the_eta_counts_the_planned_source_not_the_leader() -> None:
+    """Broker 9 leads the six partitions a drain moves; with `reassignment.balance.sources` brokers 1 and 2
+    serve four of the copies (sources.py): the plan takes two copies' time, not six on broker 9."""
+    size = 10**9
+    parts = {tp(i): (9, 1, 2) for i in range(6)}
+    snapshot = cluster(12, parts, sizes=dict.fromkeys(parts, size))
+    plan = ReassignmentPlan({tp(i): (3 + i, 1, 2) for i in range(6)})
+    for balance, copies in ((True, 2), (False, 6)):
+        limits = Limits(
+            leader_throttled_rate=10 * MB,
+            follower_throttled_rate=10 * MB,
+            max_outgoing_per_broker=6,
+            balance_sources=balance,
+        )
+        state = ExecutionState.initial(plan, snapshot)
+        tracking, _ = with_eta(Tracking(), snapshot, state, limits, {})
+        assert tracking.eta == pytest.approx(copies * size / (10 * MB)), (balance, tracking.eta_reason)

@@ -20,6 +20,7 @@ from reassignd.engine.run.effects import Log, Notify
 from reassignd.engine.run.outbox import Outbox
 from reassignd.engine.run.reading import Reading, Sight
 from reassignd.engine.run.scheduling import Decided
+from reassignd.engine.sources import planned_source
 from reassignd.engine.state import ENDED, ExecutionState, Status
 from reassignd.engine.tracking import Tracking, observe
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition, copy_of
@@ -98,6 +99,22 @@ def _journal_stalls(tracking: Tracking, before: Tracking, out: Outbox) -> None:
         )
 
 
+def _sources(view: ClusterSnapshot, state: ExecutionState, limits: Limits) -> dict[TopicPartition, int]:
+    """Who serves each partition's copies: in flight, the step's source; waiting, the balanced source its
+    step will be given (sources.py), where it is not the leader."""
+    sources = {tp: rec.leader for tp, rec in state.in_flight()}
+    online = view.online_broker_ids()
+    for tp, server in state.servers.items():
+        p = view.partitions.get(tp)
+        if tp in sources or p is None or state[tp].status in ENDED:
+            continue
+        final = state.plan.targets[tp]
+        chosen = planned_source(server, p, final=final, leader=p.leader, limits=limits, online=online)
+        if chosen != p.leader:
+            sources[tp] = chosen
+    return sources
+
+
 def with_eta(
     tracking: Tracking,
     view: ClusterSnapshot,
@@ -134,7 +151,7 @@ def with_eta(
         view,
         state.plan.targets,
         ended,
-        {tp: rec.leader for tp, rec in state.in_flight()},
+        _sources(view, state, limits),
         rate_in=lambda b: rate(
             b,
             config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE,
