@@ -272,6 +272,8 @@ class SqliteStore(StateStore):
                 for statement in _statements(_SCHEMA):
                     self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version == SCHEMA_VERSION:
+                return  # nothing written: a store on a full disk opens, and shows as unavailable on use
             elif version > SCHEMA_VERSION:
                 raise StoreError(f"{self.path}: schema version {version} is newer than this reassignd")
             else:
