@@ -112,7 +112,11 @@ def from_kafka_python(error: BaseException | type[BaseException]) -> KafkaErrorI
     # controller); the adapter replaces the client, and a new one finds the live broker
     retriable = bool(getattr(error_class, "retriable", False)) or issubclass(
         error_class,
-        (kafka_errors.KafkaTimeoutError, kafka_errors.KafkaConnectionError, kafka_errors.UnknownBrokerIdError),
+        (
+            kafka_errors.KafkaTimeoutError,
+            kafka_errors.KafkaConnectionError,
+            kafka_errors.UnknownBrokerIdError,
+        ),
     )
     return KafkaErrorInfo(name=name, code=None, retriable=retriable, message=message or name)
 
