@@ -141,6 +141,9 @@ class ApiClient:
     def cancel_foreign(self, request: Mapping[str, Any]) -> Any:
         return self.request("POST", "/v1/reassignments/cancel", body=request)
 
+    def recover(self, mode: str) -> Any:
+        return self.request("POST", "/v1/recover", body={"mode": mode})
+
     def place(self, request: Mapping[str, Any]) -> Any:
         return self.request("POST", "/v1/placements", body=request)
 

@@ -163,6 +163,17 @@ def register(subparsers: Any) -> None:
         help="kafka: the text kafka-reassign-partitions --list prints; kafka-json: their targets as "
         "Kafka's reassignment JSON (for its --verify or --cancel)",
     )
+    recover = add(
+        "recover",
+        _recover,
+        "decide on what the daemon's state store found wrong with itself at start (it holds every cluster "
+        "write until then; `reassignd status` lists the findings)",
+    )
+    recover.add_argument(
+        "--adopt",
+        action="store_true",
+        help="take the store as it is and the cluster as it shows, and go on (journaled)",
+    )
     _register_propose(add)
 
 
@@ -920,6 +931,21 @@ def kafka_list_text(items: list[dict[str, Any]]) -> str:
             line += f" removing: {','.join(str(b) for b in r['removing'])}."
         lines.append(line)
     return "\n".join(lines)
+
+
+def _recover(args: argparse.Namespace, client: ApiClient) -> int:
+    if not args.adopt:
+        raise InvalidInputError(
+            "arguments", [Problem("recover", "--adopt", "required: the one decision offered")]
+        )
+    answer = client.recover("adopt")
+    if args.json:
+        print_json(answer)
+        return 0
+    lines = [f"adopted: {finding}" for finding in answer["adopted"]]
+    lines.append("the daemon writes to the cluster again; `reassignd status` shows where it goes on")
+    _print_lines(lines)
+    return 0
 
 
 def _reassignments(args: argparse.Namespace, client: ApiClient) -> int:

@@ -154,8 +154,31 @@ def _moves(count: Any, limit: Any) -> str:
     return f"{count}/{limit}{_OVER if count > limit else ''}"
 
 
+def _since(value: Any, now: datetime | None) -> str:
+    since = parse_time(value)
+    if since is None:
+        return ""
+    now = now or datetime.now(UTC)
+    return f" since {since:%H:%M:%SZ} ({format_duration(max(0.0, (now - since).total_seconds()))})"
+
+
+def store_text(status: Status, now: datetime | None = None) -> str | None:
+    """The state store in words while it is unavailable (None while it is fine)."""
+    store = status.get("store")
+    if not isinstance(store, Mapping) or store.get("available", True):
+        return None
+    return f"STORE UNAVAILABLE{_since(store.get('since'), now)}: {store.get('error')}; nothing is written"
+
+
 def cluster_text(status: Status, now: datetime | None = None) -> str:
-    """The cluster's reachability in words: what every status view says first, idle or not."""
+    """The store while it is unavailable, then the cluster's reachability in words: what every status
+    view says first, idle or not."""
+    store = store_text(status, now)
+    cluster = _cluster_text(status, now)
+    return f"{store}; {cluster}" if store else cluster
+
+
+def _cluster_text(status: Status, now: datetime | None = None) -> str:
     cluster = status.get("cluster")
     if not isinstance(cluster, Mapping):
         return "cluster: not reported by this daemon"

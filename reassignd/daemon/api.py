@@ -121,6 +121,7 @@ def create_app(
     r.add_get("/v1/reassignments", handlers.reassignments)
     r.add_get("/v1/journal", handlers.journal)
     r.add_post("/v1/reassignments/cancel", handlers.cancel_foreign)
+    r.add_post("/v1/recover", handlers.recover)
     r.add_post("/v1/placements", handlers.place)
     r.add_post("/v1/proposals", handlers.propose)
     r.add_get("/healthz", handlers.healthz)
@@ -232,6 +233,9 @@ class _Handlers:
     async def cancel_foreign(self, request: web.Request) -> web.Response:
         return _json(await self.service.cancel_foreign(await _json_object(request)))
 
+    async def recover(self, request: web.Request) -> web.Response:
+        return _json(await self.service.recover(await _json_object(request)))
+
     async def place(self, request: web.Request) -> web.Response:
         body = await _json_object(request)
         _check_placement_size(body)
@@ -253,7 +257,7 @@ class _Handlers:
         if report.get("ready"):
             return _json(report)
         reason = str(report.get("reason") or "not ready")
-        cause = (report.get("cluster") or {}).get("error")
+        cause = (report.get("store") or {}).get("error") or (report.get("cluster") or {}).get("error")
         message = f"{reason}: {cause}" if cause else reason
         return _json({**report, "error": {"code": "unavailable", "message": message}}, 503)
 

@@ -39,7 +39,7 @@ from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.store.actor import acting_as
 from reassignd.store.aio import AsyncStore
-from reassignd.store.base import StoreError
+from reassignd.store.base import StoreCorrupt, StoreError, StoreUnavailable
 from reassignd.store.sqlite import SqliteStore
 
 log = logs.get_logger("reassignd.daemon")
@@ -74,7 +74,7 @@ async def prune_history(controller: Controller, config: Callable[[], Config], in
     few at a time, off the cycle path; only the leader prunes (the store fences it like a commit)."""
     while True:
         await asyncio.sleep(interval)
-        if not controller.is_leader:
+        if not controller.is_leader or controller.findings:  # held: the store stays as it was found
             continue
         days, keep = (
             float(config()[config_keys.STORE_RETENTION_DAYS]),
@@ -82,6 +82,9 @@ async def prune_history(controller: Controller, config: Callable[[], Config], in
         )
         try:
             pruned = await controller.store.prune(controller.clock() - days * 86400, keep, limit=5)
+        except StoreUnavailable as exc:  # the store's health logs it once, shows it, and sees it return
+            log.debug("pruning the store's history failed; retried later", error=str(exc))
+            continue
         except StoreError as exc:
             log.warning("pruning the store's history failed; retried later", error=str(exc))
             continue
@@ -225,8 +228,22 @@ class Daemon:
         if ha is not None:
             return AsyncStore(ha.store)
         state_dir = Path(str(self.config[config_keys.STATE_DIR]))
-        await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
-        return AsyncStore(await asyncio.to_thread(SqliteStore, state_dir, clock=clock))
+        try:
+            await asyncio.to_thread(state_dir.mkdir, parents=True, exist_ok=True)
+            return AsyncStore(await asyncio.to_thread(SqliteStore, state_dir, clock=clock))
+        except OSError as exc:
+            reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise CannotStart(
+                f"cannot create the state directory {state_dir} (state.dir): {reason}"
+            ) from None
+        except StoreCorrupt as exc:
+            raise CannotStart(
+                f"{exc}; move it aside (reassignd starts with an empty store) or restore it from a backup"
+            ) from None
+        except StoreUnavailable as exc:
+            raise CannotStart(
+                f"{exc}; check the disk's free space and the permissions of {state_dir}"
+            ) from None
 
     async def _serving(
         self,
@@ -327,6 +344,7 @@ class Daemon:
         supervisor = Supervisor()
         supervisor.add("controller", loop.run())
         supervisor.add("cluster-probe", controller.watch_cluster())
+        supervisor.add("store-watch", controller.watch_store())
         coordinator = started.ha.coordinator if started.ha else None
         if coordinator is not None:
             assert self.api_address is not None

@@ -52,8 +52,8 @@ from reassignd.engine.run.idle import IdleRun, IdleTransition
 from reassignd.engine.run.reachability import Reached, Unreachable
 from reassignd.logs import get_logger
 from reassignd.model import ReassignmentPlan
-from reassignd.store.aio import AsyncStore
-from reassignd.store.base import PlanRecord, PlanSummary, WriteBatch
+from reassignd.store.aio import AsyncStore, StoreState
+from reassignd.store.base import Event, EventKind, PlanRecord, PlanSummary, WriteBatch
 
 __all__ = ["AutoThrottle", "Controller"]
 
@@ -61,6 +61,7 @@ log = get_logger("reassignd.controller")
 
 EventSink = Callable[[dict[str, Any]], None]
 Guard = Callable[[], Awaitable[None]]
+HELD = "held: the state store does not explain itself (reassignd recover)"
 AnyTransition = plan_machine.Transition | IdleTransition
 
 
@@ -121,10 +122,24 @@ class Controller:
             probe_interval=probe_interval,
         )
         """Whether the cluster answers: stepped by the cycle's reads and the probe (link.py)."""
-        self.view = ControllerView(limits=self.tuning.limits, cluster=self.link.state)
+        store.health.changed = self._store_changed
+        self.view = ControllerView(
+            limits=self.tuning.limits, cluster=self.link.state, store=store.health.state
+        )
         self._submitted: tuple[str | None, ReassignmentPlan | None] = (None, None)
         self._lock = asyncio.Lock()
+        self.findings: tuple[str, ...] = store.findings
+        """What the store found wrong with itself at open: every cluster write is held until an operator
+        decides (`recover`)."""
+        self.metrics.set_store_findings(len(self.findings))
+        if self.findings:
+            log.error(
+                "the state store does not explain itself: every cluster write is held until "
+                "`reassignd recover`",
+                findings=list(self.findings),
+            )
         self.metrics.set_cluster_reachable(False)
+        self.metrics.set_store_available(store.health.state.available)
 
     @property
     def limits_in_force(self) -> Limits:
@@ -170,6 +185,9 @@ class Controller:
         if not self.is_leader:
             self._publish("standby")
             return "standby"
+        if self.findings:
+            self._publish(HELD)
+            return HELD
         async with self._lock:
             started, ok = time.monotonic(), False
             try:
@@ -266,6 +284,19 @@ class Controller:
         self.view = replace(self.view, cluster=link)
         self.metrics.set_cluster_reachable(link.reachable)
 
+    def _store_changed(self, state: StoreState) -> None:
+        """Published at once, as the link is: a cycle may be blocked on the very store."""
+        self.view = replace(self.view, store=state)
+        self.metrics.set_store_available(state.available)
+        self._emit("store.available" if state.available else "store.unavailable", error=state.error)
+
+    async def watch_store(self, interval: float = 1.0) -> None:
+        """A store call unanswered for long (a lock held elsewhere, a frozen filesystem) shows while it
+        hangs, not when it returns."""
+        while True:
+            self.store.health.check_stalls()
+            await asyncio.sleep(interval)
+
     def _say(self, effect: Log | Notify) -> None:
         if isinstance(effect, Notify):
             self._emit(effect.kind, **dict(effect.data))
@@ -308,6 +339,8 @@ class Controller:
             last_status=self.view.last_status if last_status is None else last_status,
             is_leader=self.is_leader,
             leader_address=self.leader_address,
+            store=self.store.health.state,
+            findings=self.findings,
         )
 
     def _emit(self, kind: str, **data: Any) -> None:
@@ -323,6 +356,34 @@ class Controller:
             raise ServiceError(
                 "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
             )
+        if self.findings:
+            raise ServiceError("conflict", f"{HELD}; it found: {'; '.join(self.findings)}")
+
+    async def recover(self, request: Mapping[str, Any]) -> JSON:
+        """`POST /v1/recover`: the operator's decision on what the store found at start. `adopt`: the store
+        as it is and the cluster as it shows; the hold ends and the daemon goes on (journaled)."""
+        mode = request.get("mode")
+        if mode != "adopt":
+            raise ServiceError(
+                "invalid_input", f"mode: must be 'adopt', got {mode!r}", details={"field": "mode"}
+            )
+        if not self.is_leader:
+            raise ServiceError(
+                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
+            )
+        if not self.findings:
+            raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
+        async with self._lock:
+            found = self.findings
+            await self.store.commit(
+                WriteBatch().append(Event(EventKind.ERROR, data={"recovered": mode, "findings": list(found)}))
+            )
+            self.findings = ()
+            self.metrics.set_store_findings(0)
+            self._publish()
+        log.warning("store findings adopted by an operator; cluster writes resume", findings=list(found))
+        self.wake()
+        return {"mode": mode, "adopted": list(found), "status": self.daemon_status()}
 
     # -- ControllerService: see reassignd/daemon/service.py -----------------------------------------
 

@@ -201,6 +201,19 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
         "1 while the daemon can read the Kafka cluster, 0 while no broker answers.",
     ),
     MetricSpec(
+        "reassignd_store_available",
+        "gauge",
+        "1 while the state store commits and answers, 0 while it cannot (a full disk, a lock held by another "
+        "process, an I/O error, a call unanswered for 10 s): nothing is written to the cluster meanwhile.",
+    ),
+    MetricSpec(
+        "reassignd_store_findings",
+        "gauge",
+        "What the daemon found at start that its store does not explain (a damaged end of the WAL, "
+        "reassignments or throttles of ours in the cluster with no plan for them); it holds every cluster "
+        "write until an operator runs `reassignd recover`.",
+    ),
+    MetricSpec(
         "reassignd_mqtt_dropped_events_total",
         "counter",
         "Events dropped from the MQTT queue (oldest first) while the broker was unreachable.",
@@ -517,6 +530,12 @@ class DaemonMetrics:
 
     def set_cluster_reachable(self, reachable: bool) -> None:
         self["reassignd_cluster_reachable"].set(1 if reachable else 0)
+
+    def set_store_available(self, available: bool) -> None:
+        self["reassignd_store_available"].set(1 if available else 0)
+
+    def set_store_findings(self, count: int) -> None:
+        self["reassignd_store_findings"].set(count)
 
     def set_leader(self, is_leader: bool) -> None:
         self._metrics["reassignd_ha_is_leader"].set(1 if is_leader else 0)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reassignd.logs import get_logger
+from reassignd.store.base import StoreUnavailable
 
 log = get_logger("reassignd.runtime")
 
@@ -107,7 +108,10 @@ class FixedRateLoop:
             except Exception as exc:
                 error = exc
                 self.failures += 1
-                log.error("cycle failed", error=repr(exc), exc_info=True)
+                if isinstance(exc, StoreUnavailable):  # logged once per episode by the store's health
+                    log.debug("cycle failed: the store is unavailable", error=str(exc))
+                else:
+                    log.error("cycle failed", error=repr(exc), exc_info=True)
             self.cycles += 1
             self.failing = 0 if error is None else self.failing + 1
             elapsed = self._clock() - started

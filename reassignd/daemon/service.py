@@ -127,6 +127,11 @@ class ControllerService(Protocol):
         """KIP-879 CreateReplicaPlacement over the live cluster view."""
         ...
 
+    async def recover(self, request: Mapping[str, Any]) -> JSON:
+        """The operator's decision on what the store found wrong with itself at start ({"mode":
+        "adopt"}): the hold on cluster writes ends. Answers {"mode", "adopted", "status"}."""
+        ...
+
     # --- health --------------------------------------------------------------------------------------------
     def health(self) -> JSON:
         """Liveness: the process and its supervisor run. {"status": "ok", ...}."""

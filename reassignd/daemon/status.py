@@ -13,7 +13,7 @@ from typing import Any
 
 from reassignd import config_keys
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.view import ControllerView, cluster_view, iso_time
+from reassignd.daemon.view import ControllerView, cluster_view, iso_time, store_view
 from reassignd.engine import Status, WaitReason
 from reassignd.engine.limits import Limits
 from reassignd.engine.run import RunState, summary_of
@@ -147,6 +147,7 @@ def idle_status_view(view: ControllerView) -> JSON:
     """The daemon's status while no plan runs or waits: the cluster first, as in a plan's status."""
     return {
         "cluster": cluster_view(view.cluster),
+        "store": store_view(view.store, view.findings),
         "plan_id": None,
         "state": "idle",
         "last_cycle": view.last_status,
@@ -170,6 +171,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     run = _current_run(view, record)
     status = {
         "cluster": cluster_view(view.cluster),
+        "store": store_view(view.store, view.findings),
         **_summary(view, record),
         "started_at": iso_time(record.started_at),
         "finished_at": iso_time(record.finished_at),

@@ -15,6 +15,7 @@ from reassignd.engine import Limits
 from reassignd.engine.run import Reachability, RunState
 from reassignd.engine.throttle_book import ThrottleBook
 from reassignd.model import TopicPartition
+from reassignd.store.aio import StoreState
 from reassignd.store.base import PlanSummary
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
@@ -31,6 +32,9 @@ class ControllerView:
     last_status: str = "starting"
     is_leader: bool = True
     leader_address: str | None = None
+    store: StoreState = field(default_factory=StoreState)
+    findings: tuple[str, ...] = ()
+    """What the store found wrong with itself at open; every cluster write held until `recover`."""
 
     @property
     def active(self) -> RunState | None:
@@ -50,6 +54,14 @@ class ControllerView:
         return {"status": "ok", "last_cycle": self.last_status}
 
     def readiness(self) -> JSON:
+        if not self.store.available:
+            return {
+                "ready": False,
+                "reason": "store unavailable",
+                "role": "leader" if self.is_leader else "standby",
+                "leader": None if self.is_leader else self.leader_address,
+                "store": store_view(self.store, self.findings),
+            }
         if not self.is_leader:
             return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
         if self.cluster.reachable:
@@ -69,6 +81,17 @@ def cluster_view(cluster: Reachability) -> JSON:
     """Reachability for the API: since when, and why the cluster cannot be read (the cause and the setting
     to check, as the cluster adapter words it) while it cannot."""
     return {**cluster.to_json(), "since": iso_time(cluster.since)}
+
+
+def store_view(store: StoreState, findings: tuple[str, ...] = ()) -> JSON:
+    """The store for the API: available, or unavailable since when and why (the storage's own words);
+    what it found wrong with itself at open (every cluster write held until `reassignd recover`)."""
+    return {
+        "available": store.available,
+        "since": iso_time(store.since),
+        "error": store.error,
+        "findings": list(findings),
+    }
 
 
 def iso_time(ts: float | None) -> str | None:

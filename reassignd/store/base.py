@@ -30,6 +30,17 @@ class StoreError(Exception):
     """Base of the store's errors; a failed commit has written nothing."""
 
 
+class StoreUnavailable(StoreError):
+    """The store cannot be read or written now (a full disk, a lock held elsewhere, an I/O error, a
+    read-only directory): nothing was written, and the same call may succeed once the cause is gone. The
+    message names the file and the cause as the storage reported it."""
+
+
+class StoreCorrupt(StoreError):
+    """The store's file is not a sound database (not one at all, or its integrity check fails): named in
+    the message; an operator restores it from a backup or moves it aside."""
+
+
 class FencedError(StoreError):
     """This daemon no longer holds leadership (or a newer leader has written): nothing was written."""
 

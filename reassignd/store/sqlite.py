@@ -12,17 +12,26 @@ commits once per cycle, every few seconds, so it is negligible.) Every multi-row
 Concurrency. One connection per store object, guarded by a lock so worker threads may share it; several
 store objects (or processes) on one file are serialised by SQLite's write lock and wait up to
 `busy_timeout` seconds for it. Readers never block the writer (WAL).
+
+Truth about itself. The storage's own failures (a full disk, a lock held by another process, an I/O error,
+a read-only directory) raise `StoreUnavailable` and a file that is not a sound database `StoreCorrupt`,
+each naming the file and SQLite's own words; after a failed statement SQLite may already have rolled the
+transaction back, so ours only rolls back what is still open (a failing ROLLBACK once replaced "database
+or disk is full" with "cannot rollback - no transaction is active"). At open, `PRAGMA quick_check` runs,
+and the WAL is read before SQLite recovers it (store/wal.py): committed transactions that recovery will
+drop (a damaged end of the log) are reported in `findings`, which the daemon shows and acts on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from reassignd.model import TopicPartition
 from reassignd.store import actor
@@ -44,7 +53,9 @@ from reassignd.store.base import (
     SettingsRecord,
     StateStore,
     StepReplayError,
+    StoreCorrupt,
     StoreError,
+    StoreUnavailable,
     Unfenced,
     UnknownPlanError,
     WriteBatch,
@@ -52,6 +63,9 @@ from reassignd.store.base import (
     status_change,
     submitted_event,
 )
+from reassignd.store.wal import WalReport, inspect_wal
+
+__all__ = ["DB_FILE_NAME", "SqliteStore", "WalReport", "inspect_wal"]
 
 SCHEMA_VERSION: Final = 2
 #: Statements that take a database from the version before each to it.
@@ -162,6 +176,27 @@ def _dumps(value: Any, what: str) -> str:
         raise StoreError(f"{what} is not JSON-serialisable: {exc}") from None
 
 
+#: SQLite's words for a file that is not a sound database (anything else it raises is the storage now).
+_CORRUPT: Final = ("file is not a database", "malformed", "corrupt")
+
+
+def _raise_store_error(path: Path, exc: sqlite3.Error, doing: str) -> NoReturn:
+    """A storage failure as the store's error, naming the file, what was being done and SQLite's words."""
+    name = getattr(exc, "sqlite_errorname", None)
+    words = f"{exc}" + (f" ({name})" if name else "")
+    if any(marker in str(exc).lower() for marker in _CORRUPT):
+        raise StoreCorrupt(f"state store {path}: {doing}: {words}") from exc
+    raise StoreUnavailable(f"state store {path}: {doing}: {words}") from exc
+
+
+def _storage_error(exc: BaseException) -> bool:
+    """SQLite's errors about the storage, not about what we asked (constraint and programming errors
+    are ours and keep their type)."""
+    return isinstance(exc, sqlite3.OperationalError) or (
+        type(exc) is sqlite3.DatabaseError  # "file is not a database", "database disk image is malformed"
+    )
+
+
 class SqliteStore(StateStore):
     def __init__(
         self,
@@ -182,59 +217,89 @@ class SqliteStore(StateStore):
         self._fence: Fence = fence or Unfenced()
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            target, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        self.wal = _settled_wal_report(target.with_name(target.name + "-wal"))
+        self.findings: tuple[str, ...] = ()
+        """What the store found wrong with itself at open (a WAL whose committed end SQLite dropped)."""
+        if self.wal.dropped_commits:
+            self.findings = (
+                f"{target.name}-wal: {self.wal.dropped_commits} committed transaction(s) "
+                f"({self.wal.dropped_frames} frame(s)) at the end of the log are damaged and were dropped by "
+                f"SQLite's recovery: the store in {target.parent} may be older than what this daemon did",
+            )
+        try:
+            self._db = sqlite3.connect(
+                target, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            _raise_store_error(target, exc, "cannot open")
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            problems = [row[0] for row in self._db.execute("PRAGMA quick_check(5)").fetchall()]
+            if problems != ["ok"]:
+                raise StoreCorrupt(
+                    f"state store {target}: the integrity check failed: {'; '.join(problems)}; restore it "
+                    "from a backup or move it aside (a new one starts empty)"
+                )
+            self._migrate()
+        except BaseException as exc:
+            self._db.close()
+            if isinstance(exc, sqlite3.Error) and _storage_error(exc):
+                _raise_store_error(target, exc, "cannot open")
+            raise
+
+    @contextlib.contextmanager
+    def _transaction(self, doing: str) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT under the lock; on any error, a rollback of what is still open."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:  # SQLite rolls back on its own after SQLITE_FULL, IOERR...
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error) and _storage_error(exc):
+                    _raise_store_error(self.path, exc, doing)
+                raise
 
     def _migrate(self) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                version = self._db.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0:
-                    for statement in _statements(_SCHEMA):
+        with self._transaction("cannot open"):
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                for statement in _statements(_SCHEMA):
+                    self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version == SCHEMA_VERSION:
+                return  # nothing written: a store on a full disk opens, and shows as unavailable on use
+            elif version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: schema version {version} is newer than this reassignd")
+            else:
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[target]:
                         self._db.execute(statement)
-                    self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                elif version > SCHEMA_VERSION:
-                    raise StoreError(f"{self.path}: schema version {version} is newer than this reassignd")
-                else:
-                    for target in range(version + 1, SCHEMA_VERSION + 1):
-                        for statement in _MIGRATIONS[target]:
-                            self._db.execute(statement)
-                    self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # -----------------------------------------------------------------------------------------------------
     # Writes
 
     def commit(self, batch: WriteBatch) -> CommitResult:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                now = self._clock()
-                self._check_fence()
-                for plan_id, plan, options in batch.new_plans:
-                    self._insert_plan(plan_id, plan, options, now)
-                for plan_id, status, error in batch.status_changes:
-                    self._change_status(plan_id, status, error, now)
-                self._write_partition_states(batch.partition_states, now)
-                for plan_id, summary in batch.summaries.items():
-                    self._write_summary(plan_id, summary)
-                for read_version, document in batch.new_settings:
-                    self._write_settings(read_version, document)
-                recorded = self._write_originals(batch, now)
-                seqs = tuple(self._insert_event(event, now) for event in batch.events)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction("cannot commit"):
+            now = self._clock()
+            self._check_fence()
+            for plan_id, plan, options in batch.new_plans:
+                self._insert_plan(plan_id, plan, options, now)
+            for plan_id, status, error in batch.status_changes:
+                self._change_status(plan_id, status, error, now)
+            self._write_partition_states(batch.partition_states, now)
+            for plan_id, summary in batch.summaries.items():
+                self._write_summary(plan_id, summary)
+            for read_version, document in batch.new_settings:
+                self._write_settings(read_version, document)
+            recorded = self._write_originals(batch, now)
+            seqs = tuple(self._insert_event(event, now) for event in batch.events)
         return CommitResult(seqs, recorded)
 
     def _check_fence(self) -> None:
@@ -383,7 +448,12 @@ class SqliteStore(StateStore):
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
         with self._lock:
-            return self._db.execute(sql, tuple(params)).fetchall()
+            try:
+                return self._db.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                if _storage_error(exc):
+                    _raise_store_error(self.path, exc, "cannot read")
+                raise
 
     def get_plan(self, plan_id: str) -> PlanRecord | None:
         rows = self._query(f"SELECT {_SUMMARY_COLUMNS}, plan_json FROM plans WHERE id = ?", (plan_id,))
@@ -410,36 +480,30 @@ class SqliteStore(StateStore):
     def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         ended = tuple(s.value for s in PlanStatus if s.terminal)
         marks = ", ".join("?" * len(ended))
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._check_fence()
-                rows = self._db.execute(
-                    f"SELECT id, finished_at FROM plans WHERE status IN ({marks}) ORDER BY ordinal DESC",
-                    ended,
-                ).fetchall()
-                doomed = [
-                    plan_id
-                    for index, (plan_id, finished) in enumerate(rows)
-                    if index >= keep_plans or (finished if finished is not None else 0.0) < before
-                ]
-                doomed = list(reversed(doomed))[:limit]
-                entries = 0
-                for plan_id in doomed:
-                    self._db.execute("DELETE FROM partition_states WHERE plan_id = ?", (plan_id,))
-                    self._db.execute("DELETE FROM plans WHERE id = ?", (plan_id,))
-                    entries += self._db.execute("DELETE FROM journal WHERE plan_id = ?", (plan_id,)).rowcount
-                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pruning', '1')")
-                entries += self._db.execute(
-                    "DELETE FROM journal WHERE plan_id IS NULL AND at < ? AND seq IN "
-                    "(SELECT seq FROM journal WHERE plan_id IS NULL AND at < ? ORDER BY seq LIMIT ?)",
-                    (before, before, limit * 100),
-                ).rowcount
-                self._db.execute("DELETE FROM meta WHERE key = 'pruning'")
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction("cannot prune"):
+            self._check_fence()
+            rows = self._db.execute(
+                f"SELECT id, finished_at FROM plans WHERE status IN ({marks}) ORDER BY ordinal DESC",
+                ended,
+            ).fetchall()
+            doomed = [
+                plan_id
+                for index, (plan_id, finished) in enumerate(rows)
+                if index >= keep_plans or (finished if finished is not None else 0.0) < before
+            ]
+            doomed = list(reversed(doomed))[:limit]
+            entries = 0
+            for plan_id in doomed:
+                self._db.execute("DELETE FROM partition_states WHERE plan_id = ?", (plan_id,))
+                self._db.execute("DELETE FROM plans WHERE id = ?", (plan_id,))
+                entries += self._db.execute("DELETE FROM journal WHERE plan_id = ?", (plan_id,)).rowcount
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pruning', '1')")
+            entries += self._db.execute(
+                "DELETE FROM journal WHERE plan_id IS NULL AND at < ? AND seq IN "
+                "(SELECT seq FROM journal WHERE plan_id IS NULL AND at < ? ORDER BY seq LIMIT ?)",
+                (before, before, limit * 100),
+            ).rowcount
+            self._db.execute("DELETE FROM meta WHERE key = 'pruning'")
         return Pruned(tuple(doomed), entries)
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
@@ -499,6 +563,26 @@ class SqliteStore(StateStore):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _settled_wal_report(wal: Path) -> WalReport:
+    """The WAL's report, trusted only if the file did not change while it was read (a live writer in
+    another process is mid-commit, not a damaged end)."""
+
+    def stamp() -> tuple[int, int] | None:
+        try:
+            st = wal.stat()
+        except FileNotFoundError:
+            return None
+        return st.st_size, st.st_mtime_ns
+
+    before = stamp()
+    if before is None:
+        return WalReport()
+    report = inspect_wal(wal)
+    if report.dropped_commits and stamp() != before:
+        return WalReport(report.page_size, report.valid_frames)
+    return report
 
 
 def _summary_fields(row: Any) -> dict[str, Any]:

@@ -284,6 +284,7 @@ async def test_status_without_a_running_plan(daemon: Daemon) -> None:
         0,
         {
             "cluster": {"reachable": True, "since": None, "unreachable_brokers": [], "error": None},
+            "store": {"available": True, "since": None, "error": None, "findings": []},
             "plan_id": None,
             "state": "idle",
             "last_cycle": "idle",
@@ -514,3 +515,23 @@ async def test_plans_say_when_each_finished_how_long_it_took_what_it_moved_and_i
     assert plans[0]["name"] == "drain broker 1" and plans[0]["finished_at"]
     refused = await cli(daemon, "submit", plan, "--name", "bad/name", "--dry-run")
     assert refused.code == 2 and "name" in refused.err
+
+
+def test_status_says_first_that_the_store_is_unavailable() -> None:
+    from datetime import UTC, datetime
+
+    from reassignd.cli.watch import cluster_text
+
+    status = {
+        "cluster": {"reachable": True, "since": None, "unreachable_brokers": [], "error": None},
+        "store": {
+            "available": False,
+            "since": "2026-01-01T10:00:00Z",
+            "error": "state store /var/lib/reassignd/reassignd.db: cannot commit: database or disk is full",
+            "findings": [],
+        },
+    }
+    now = datetime(2026, 1, 1, 10, 5, tzinfo=UTC)
+    assert cluster_text(status, now).startswith(
+        "STORE UNAVAILABLE since 10:00:00Z (5m"
+    ) and "database or disk is full; nothing is written; cluster reachable" in cluster_text(status, now)

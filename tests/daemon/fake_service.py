@@ -93,6 +93,9 @@ def _iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+STORE_OK: JSON = {"available": True, "since": None, "error": None, "findings": []}
+
+
 class FakeControllerService:
     """Implements reassignd.daemon.service.ControllerService over an in-memory cluster."""
 
@@ -227,7 +230,13 @@ class FakeControllerService:
         try:
             return self._status(self._plan(None))
         except ServiceError:
-            return {"cluster": self._cluster(None), "plan_id": None, "state": "idle", "last_cycle": "idle"}
+            return {
+                "cluster": self._cluster(None),
+                "store": STORE_OK,
+                "plan_id": None,
+                "state": "idle",
+                "last_cycle": "idle",
+            }
 
     def _cluster(self, since: float | None) -> JSON:
         return {
@@ -391,6 +400,15 @@ class FakeControllerService:
                         | {"owner": "reassignd", "plan_id": plan.plan_id}
                     )
         return out
+
+    async def recover(self, request: Mapping[str, Any]) -> JSON:
+        """As the controller with a store that found nothing wrong: nothing to recover."""
+        self.calls.append(("recover", dict(request)))
+        self._require_ready()
+        self._require_leader()
+        if request.get("mode") != "adopt":
+            raise ServiceError("invalid_input", f"mode: must be 'adopt', got {request.get('mode')!r}")
+        raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
         """As the controller: the shared selection (daemon/foreign.py); a cancelled foreign reassignment
@@ -585,6 +603,7 @@ class FakeControllerService:
         ]
         return {
             "cluster": self._cluster(plan.submitted_at),
+            "store": STORE_OK,
             "plan_id": plan.plan_id,
             "state": plan.state,
             "submitted_at": _iso(plan.submitted_at),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.controller import AutoThrottle, Controller
@@ -31,6 +31,7 @@ from reassignd.store.base import (
 )
 from reassignd.store.sqlite import SqliteStore
 
+T = TypeVar("T")
 KAFKA_MODES = {
     "kraft": {"version": "4.1", "mode": "kraft"},
     "zookeeper": {"version": "3.9", "mode": "zookeeper"},
@@ -71,9 +72,12 @@ class InlineStore(AsyncStore):
         super().__init__(store)
         self.replays: list[str] = []
 
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return fn(*args, **kwargs)
+
     async def commit(self, batch: WriteBatch) -> CommitResult:
         try:
-            return self.store.commit(batch)
+            return await super().commit(batch)
         except StepReplayError as exc:
             self.replays.append(str(exc))
             raise

@@ -304,7 +304,13 @@ async def test_lifecycle_transitions(api: TestClient[Any, Any], fake: FakeContro
         "plan_id": "plan-77"
     }
     resp = await api.get("/v1/status")  # nothing in progress: the idle status, the cluster first
-    assert resp.status == 200 and list(await resp.json()) == ["cluster", "plan_id", "state", "last_cycle"]
+    assert resp.status == 200 and list(await resp.json()) == [
+        "cluster",
+        "store",
+        "plan_id",
+        "state",
+        "last_cycle",
+    ]
 
 
 async def test_a_queued_plan_starts_when_the_running_one_completes(
