@@ -168,8 +168,11 @@ async def test_set_throttles_above_kafkas_long_is_refused_by_the_controller(tmp_
     """Through the real controller's validation (the refusal happens before the store or cluster is used)."""
     from reassignd.daemon.controller import Controller
     from reassignd.engine import Limits
+    from reassignd.store.aio import AsyncStore
+    from reassignd.store.sqlite import SqliteStore
 
-    controller = Controller(object(), object(), Limits())  # type: ignore[arg-type]
+    store = AsyncStore(SqliteStore(tmp_path / "state"))
+    controller = Controller(object(), store, Limits())  # type: ignore[arg-type]
     b = bridge(CommandVerifier(SECRET, 30.0, clock=lambda: NOW), controller)  # type: ignore[arg-type]
     command = body(command="set_throttles", throttles={"leader.reassignment.throttled.rate": 2**63})
     await b.handle_command(sign(SECRET, command))
