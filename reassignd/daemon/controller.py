@@ -107,7 +107,11 @@ class Controller:
         self.effect_hook: EffectHook | None = None
         """Called before each effect (tests crash the daemon at exact effect boundaries with it)."""
         self.is_leader = True
+        """May write: the HA leader (or no HA) and the cluster's writer (daemon/writer.py)."""
         self.leader_address: str | None = None
+        self._ha_leader: tuple[bool, str | None] = (True, None)
+        self.writer: JSON | None = None
+        """Who holds the cluster's writer right ({"self", "node", "url"}); None: not taken part (tests)."""
         self.run: RunState | None = None
         self.idle: IdleRun | None = None
         """The idle machine; None until throttles left behind were looked for (at start, on leadership)."""
@@ -159,7 +163,30 @@ class Controller:
         self.wake()
 
     async def leadership_changed(self, is_leader: bool, leader_address: str | None = None) -> None:
-        """HA: a new leader rebuilds everything from the store and the cluster; a standby only reads.
+        """HA: the ZooKeeper election's verdict; the daemon leads only while it also holds the cluster's
+        writer right (`writer_changed`)."""
+        self._ha_leader = (is_leader, leader_address)
+        await self._role_changed()
+
+    async def writer_changed(self, holding: bool, writer: JSON | None) -> None:
+        """The cluster's writer group (daemon/writer.py): whether this daemon holds the writer right, and
+        who does ({"node", "url"}), if anyone is known to."""
+        self.writer = {"self": holding, **(writer or {"node": None, "url": None})}
+        self.metrics.set_writer(holding)
+        await self._role_changed()
+
+    async def _role_changed(self) -> None:
+        ha_leading, ha_address = self._ha_leader
+        holding = self.writer is None or bool(self.writer["self"])
+        is_leader = ha_leading and holding
+        address = ha_address if not ha_leading else None if holding else (self.writer or {}).get("url")
+        if (is_leader, address) != (self.is_leader, self.leader_address):
+            await self._set_role(is_leader, address)
+        else:
+            self._publish()
+
+    async def _set_role(self, is_leader: bool, leader_address: str | None = None) -> None:
+        """A new leader rebuilds everything from the store and the cluster; a standby only reads.
 
         Losing leadership shows at once, even while a cycle holds the lock (it may be blocked on the very
         store that just became unreachable; the guard already refuses its writes).
@@ -339,6 +366,7 @@ class Controller:
             last_status=self.view.last_status if last_status is None else last_status,
             is_leader=self.is_leader,
             leader_address=self.leader_address,
+            writer=self.writer,
             store=self.store.health.state,
             findings=self.findings,
         )
@@ -353,11 +381,20 @@ class Controller:
 
     def _require_leader(self) -> None:
         if not self.is_leader:
-            raise ServiceError(
-                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
-            )
+            raise self._not_leader()
         if self.findings:
             raise ServiceError("conflict", f"{HELD}; it found: {'; '.join(self.findings)}")
+
+    def _not_leader(self) -> ServiceError:
+        if self._ha_leader[0] and self.writer is not None and not self.writer["self"]:
+            node, url = self.writer.get("node"), self.writer.get("url")
+            who = f"{node} at {url}" if url else "another daemon, or none yet"
+            return ServiceError(
+                "not_leader",
+                f"another reassignd holds this cluster's writer right ({who}); this daemon does not write",
+                details={"leader": url},
+            )
+        return ServiceError("not_leader", "this daemon is a standby", details={"leader": self.leader_address})
 
     async def recover(self, request: Mapping[str, Any]) -> JSON:
         """`POST /v1/recover`: the operator's decision on what the store found at start. `adopt`: the store
@@ -368,9 +405,7 @@ class Controller:
                 "invalid_input", f"mode: must be 'adopt', got {mode!r}", details={"field": "mode"}
             )
         if not self.is_leader:
-            raise ServiceError(
-                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
-            )
+            raise self._not_leader()
         if not self.findings:
             raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
         async with self._lock:

@@ -196,6 +196,13 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     ),
     MetricSpec("reassignd_ha_is_leader", "gauge", "1 when this daemon is the active leader, 0 on standby."),
     MetricSpec(
+        "reassignd_cluster_writer",
+        "gauge",
+        "1 while this daemon holds the cluster's writer right (the leader of its Kafka group "
+        "reassignd.<cluster id>), 0 while another reassignd holds it or none is confirmed: then it does "
+        "not write.",
+    ),
+    MetricSpec(
         "reassignd_cluster_reachable",
         "gauge",
         "1 while the daemon can read the Kafka cluster, 0 while no broker answers.",
@@ -536,6 +543,9 @@ class DaemonMetrics:
 
     def set_store_findings(self, count: int) -> None:
         self["reassignd_store_findings"].set(count)
+
+    def set_writer(self, holding: bool) -> None:
+        self._metrics["reassignd_cluster_writer"].set(1 if holding else 0)
 
     def set_leader(self, is_leader: bool) -> None:
         self._metrics["reassignd_ha_is_leader"].set(1 if is_leader else 0)

@@ -34,7 +34,7 @@ def plan_for(topic: str, offset: int = 0, only: range | None = None) -> dict[str
 
 
 def daemon(tmp_path: Path, name: str, sim: SimProcess) -> DaemonProcess:
-    settings = {**LIMITS, "cluster.client.client.id": name}
+    settings = {**LIMITS, "cluster.client.client.id": name, "cluster.writer.session.timeout.seconds": 6}
     return DaemonProcess(tmp_path / name, sim.bootstrap_servers, settings)
 
 
@@ -75,7 +75,7 @@ def test_a_second_daemon_on_the_cluster_refuses_to_write(tmp_path: Path, overlap
             assert {tp: assignment(after)[tp] for tp in expected} == expected, "the first plan ends exact"
             assert configs(after) == configs(before), "every throttle config byte-identical to before"
             assert code == 421, (code, body)
-            assert body["details"]["leader"] == first.url, body
+            assert body["error"]["details"]["leader"] == first.url, body
             assert [r for r in sim.write_requests() if r["client_id"] == "second" and r["time"] >= started] == []
             writer = second.status()["writer"]
             assert writer["self"] is False and writer["url"] == first.url, writer
