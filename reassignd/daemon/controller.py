@@ -17,6 +17,7 @@ submit (submission.py), lifecycle commands (the machine's `Command`), limits and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -65,6 +66,10 @@ HELD = "held: the state store does not explain itself (reassignd recover)"
 AnyTransition = plan_machine.Transition | IdleTransition
 
 
+WRITER_WAIT_SECONDS = 15.0
+"""How long a write request waits, just after start, for the writer group to say who writes."""
+
+
 async def _no_guard() -> None:
     return None
 
@@ -110,6 +115,7 @@ class Controller:
         """May write: the HA leader (or no HA) and the cluster's writer (daemon/writer.py)."""
         self.leader_address: str | None = None
         self._ha_leader: tuple[bool, str | None] = (True, None)
+        self._writer_seen = asyncio.Event()
         self.writer: JSON | None = None
         """Who holds the cluster's writer right ({"self", "node", "url"}); None: not taken part (tests)."""
         self.run: RunState | None = None
@@ -172,7 +178,8 @@ class Controller:
         """The cluster's writer group (daemon/writer.py): whether this daemon holds the writer right, and
         who does ({"node", "url"}), if anyone is known to."""
         self.writer = {"self": holding, **(writer or {"node": None, "url": None})}
-        self.metrics.set_writer(holding)
+        self.metrics.set_writer(holding, elsewhere=not holding and writer is not None)
+        self._writer_seen.set()
         await self._role_changed()
 
     async def _role_changed(self) -> None:
@@ -379,6 +386,22 @@ class Controller:
         """The plan summaries the status views read; refreshed on changes."""
         self.records = {r.id: r for r in await self.store.list_plans()}
 
+    async def _require_writer(self) -> None:
+        """`_require_leader`, after waiting (`WRITER_WAIT_SECONDS` at most) for the writer group:
+        a request made just after start would otherwise be refused only because the group is still forming."""
+        if (
+            self._ha_leader[0]
+            and self.writer is not None
+            and not self.writer["self"]
+            and not self.writer["url"]
+        ):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WRITER_WAIT_SECONDS):
+                    while not self.writer["self"] and not self.writer["url"]:
+                        self._writer_seen.clear()
+                        await self._writer_seen.wait()
+        self._require_leader()
+
     def _require_leader(self) -> None:
         if not self.is_leader:
             raise self._not_leader()
@@ -431,7 +454,7 @@ class Controller:
         name: str | None = None,
     ) -> JSON:
         if not dry_run:
-            self._require_leader()
+            await self._require_writer()
         summary = await submission.previewed(
             self.cluster,
             self.store,
@@ -468,7 +491,7 @@ class Controller:
         return daemon_status_view(self.view)
 
     async def _lifecycle(self, plan_id: str | None, verb: str) -> JSON:
-        self._require_leader()
+        await self._require_writer()
         async with self._lock:
             record = await loading.commanded(self.store, plan_id, verb)
             if record.status is PlanStatus.QUEUED and verb == "cancel":
@@ -524,7 +547,7 @@ class Controller:
     async def _tune(self, checked: Callable[[], Commit]) -> None:
         """A settings change, checked at once, applied between two cycles (the cycle holds the same lock),
         so no cycle sees two limit sets, and kept by a restart or a failover (daemon/settings.py)."""
-        self._require_leader()
+        await self._require_writer()
         commit = checked()
         async with self._lock:
             await commit(self.run.plan_id if self.run else None)
@@ -535,7 +558,7 @@ class Controller:
         return await reassignments.listed(self.cluster, self.view)
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
-        self._require_leader()
+        await self._require_writer()
         async with self._lock:
             answer = await reassignments.cancel_foreign(self.cluster, self.store, self.view, request)
         self.wake()

@@ -262,6 +262,7 @@ class WriterLease:
     async def _leave(self) -> None:
         """A graceful stop, or no longer eligible: out of the group, so the next member leads at once."""
         self._drop()
+        self.writer = None
         member, node = self._member_id, self._coordinator
         self._member_id, self._generation = "", -1
         if member and node is not None:
