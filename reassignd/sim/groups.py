@@ -51,6 +51,7 @@ COMPLETING_REBALANCE, STABLE = "CompletingRebalance", "Stable"
 INITIAL_REBALANCE_DELAY_MS = 3000
 MIN_SESSION_TIMEOUT_MS = 6000
 MAX_SESSION_TIMEOUT_MS = 1_800_000
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
 
 Reply = Callable[[dict[str, Any]], None]
 
@@ -300,9 +301,10 @@ class GroupCoordinator:
             group.new_member_added = True
         if not group.members:
             group.protocol_type = protocol_type
-        member = Member(
-            member_id, client_id, protocols, session_ms, rebalance_ms, self.clock() + session_ms / 1000
-        )
+        # a new member parked in its first JoinGroup cannot heartbeat: it expires after the new-member
+        # join timeout instead (addMemberThenRebalanceOrCompleteJoin)
+        expires = self.clock() + NEW_MEMBER_JOIN_TIMEOUT_MS / 1000
+        member = Member(member_id, client_id, protocols, session_ms, rebalance_ms, expires)
         member.join_reply = reply
         group.members[member_id] = member
         if group.leader is None:

@@ -1,10 +1,10 @@
 """Two daemons without HA on one simulated cluster (issue 31, item 1): the second must not write.
 
-Two `reassignd run` processes, each with its own SQLite store, bootstrapped at one simulated cluster. The first
-one started holds the cluster's writer right (docs/ha.md, "One writer per cluster"); the second refuses plans
-and sends no write, so the first plan ends exact and every throttle config ends byte-identical to before. On
-the daemon before the writer right existed, both ran: each adopted the other's rates as an operator's, added
-its own on top, and restored the sum (broker 5's operator rate 30 MB/s became 70 MB/s and stayed).
+Two `reassignd run` processes, each with its own SQLite store, on one simulated cluster. The first one
+started holds the cluster's writer right (docs/ha.md, "One writer per cluster"); the second refuses plans and
+sends no write, so the first plan ends exact and every throttle config ends byte-identical to before. Before
+the writer right existed both ran: each adopted the other's rates as an operator's, added its own on top and
+restored the sum (brokers 1-3 were left at 360 MB/s, broker 5's operator 30 MB/s became 210 MB/s).
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def test_a_second_daemon_on_the_cluster_refuses_to_write(tmp_path: Path, overlap
             second.start()
             plan_a = plan_for("events")
             # disjoint: other partitions on the same source brokers; overlapping: the same ones, elsewhere
-            plan_b = plan_for("events", offset=1, only=range(0, PARTITIONS, 2)) if overlap else plan_for("logs")
+            plan_b = (
+                plan_for("events", offset=1, only=range(0, PARTITIONS, 2)) if overlap else plan_for("logs")
+            )
             time.sleep(3)  # the second daemon has met the first in the group
             started = time.time()
             plan_id = first.submit(plan_a)
@@ -76,7 +78,9 @@ def test_a_second_daemon_on_the_cluster_refuses_to_write(tmp_path: Path, overlap
             assert configs(after) == configs(before), "every throttle config byte-identical to before"
             assert code == 421, (code, body)
             assert body["error"]["details"]["leader"] == first.url, body
-            assert [r for r in sim.write_requests() if r["client_id"] == "second" and r["time"] >= started] == []
+            assert [
+                r for r in sim.write_requests() if r["client_id"] == "second" and r["time"] >= started
+            ] == []
             writer = second.status()["writer"]
             assert writer["self"] is False and writer["url"] == first.url, writer
             refusals = [r for r in second.log_records("warning") if "another reassignd" in r["event"]]
