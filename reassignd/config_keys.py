@@ -40,6 +40,7 @@ LOG_DIR_REASSIGNMENT_THROTTLED_RATE: Final = "log.dir.reassignment.throttled.rat
 CLUSTER_BOOTSTRAP_SERVERS: Final = "cluster.bootstrap.servers"
 CLUSTER_ID: Final = "cluster.id"
 CLUSTER_REQUEST_TIMEOUT_SECONDS: Final = "cluster.request.timeout.seconds"
+CLUSTER_WRITER_SESSION_TIMEOUT_SECONDS: Final = "cluster.writer.session.timeout.seconds"
 CLUSTER_RETRIES: Final = "cluster.retries"
 CLUSTER_RETRY_BACKOFF_SECONDS: Final = "cluster.retry.backoff.seconds"
 CLUSTER_RETRY_BACKOFF_MAX_SECONDS: Final = "cluster.retry.backoff.max.seconds"

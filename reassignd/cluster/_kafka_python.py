@@ -18,11 +18,23 @@ with warnings.catch_warnings():
     from kafka import TopicPartition as KpTopicPartition
     from kafka.admin import KafkaAdminClient
     from kafka.protocol.admin import DescribeConfigsRequest, DescribeLogDirsRequest, DescribeLogDirsResponse
+    from kafka.protocol.consumer import (
+        HeartbeatRequest,
+        JoinGroupRequest,
+        LeaveGroupRequest,
+        SyncGroupRequest,
+    )
+    from kafka.protocol.metadata import FindCoordinatorRequest
 
 __all__ = [
     "DescribeLogDirsResponse",
+    "FindCoordinatorRequest",
+    "HeartbeatRequest",
+    "JoinGroupRequest",
     "KafkaAdminClient",
     "KpTopicPartition",
+    "LeaveGroupRequest",
+    "SyncGroupRequest",
     "broker_configs_request",
     "kafka_errors",
     "log_dirs_request",

@@ -33,6 +33,7 @@ from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
 from reassignd.cluster.api import ClusterObserver
 from reassignd.cluster.connection import SCRUB, ConnectionMonitor, LibrdkafkaEvents, route_kafka_python_logs
 from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
+from reassignd.cluster.group import GroupTransport
 from reassignd.cluster.pool import DaemonThreadPool, on_own_thread
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import is_secret, redact, to_kafka_python, validate_settings
@@ -200,6 +201,10 @@ class ClientCalls:
                 # and its outcome is not wanted (nor reported as never retrieved)
                 answer.cancel()
             self._monitor.contact()
+
+    def group_transport(self) -> GroupTransport:
+        """A kafka-python client of its own for the writer group's requests (cluster/group.py)."""
+        return GroupTransport(self._kp_config)
 
     def _check_write_fence(self) -> None:
         """Immediately before a write is handed to a client (on whichever thread sends it)."""

@@ -138,6 +138,18 @@ CLUSTER_KEYS: Final = (
     ),
     _k(
         "cluster",
+        config_keys.CLUSTER_WRITER_SESSION_TIMEOUT_SECONDS,
+        FLOAT,
+        "Session timeout of this daemon in the cluster's writer group `reassignd.<cluster id>` (one writer "
+        "per cluster, docs/ha.md): the daemon writes only within half of it after the group confirmed it "
+        "holds the writer right, and another daemon can take the right over about this long after the "
+        "writer stopped answering. Must lie within the brokers' group.min.session.timeout.ms and "
+        "group.max.session.timeout.ms (6 s and 30 min by default).",
+        default=10.0,
+        validator=between(6, 1800),
+    ),
+    _k(
+        "cluster",
         config_keys.CLUSTER_SECURITY_PROTOCOL,
         enum("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
         "Protocol to talk to the brokers (librdkafka `security.protocol`).",

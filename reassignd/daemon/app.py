@@ -37,6 +37,7 @@ from reassignd.daemon.proposals import ProposalService, start_proposals
 from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
+from reassignd.daemon.writer import Writer, WriterLease
 from reassignd.store.actor import acting_as
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import StoreCorrupt, StoreError, StoreUnavailable
@@ -158,6 +159,7 @@ class Started:
     bridge: MqttBridge | None = None
     stop_requested: asyncio.Event = field(default_factory=asyncio.Event)
     labeller: asyncio.Task[None] | None = None
+    writer: WriterLease | None = None
 
 
 @dataclass
@@ -184,8 +186,19 @@ class Daemon:
         config = self.config
         clock = SteadyClock()  # durations on the monotonic clock, stamps from the wall clock (clock.py)
         ha = await _open_ha(config, clock)
-        fence = ha.coordinator.write_fence if ha and ha.coordinator else None
-        cluster = KafkaClusterAdmin(AdminSettings.from_config(config), MetricsObserver(self.metrics), fence)
+        writer_fence = _LateFence()
+        fences = [ha.coordinator.write_fence] if ha and ha.coordinator else []
+        cluster = KafkaClusterAdmin(
+            AdminSettings.from_config(config), MetricsObserver(self.metrics), _all_of([*fences, writer_fence])
+        )
+        writer = WriterLease(
+            cluster.group_transport(),
+            node_name(config),
+            session_seconds=float(config[config_keys.CLUSTER_WRITER_SESSION_TIMEOUT_SECONDS]),
+            cluster_id=lambda: kafka_cluster_id(cluster),
+            eligible=_eligible(ha),
+        )
+        writer_fence.fence = writer.write_fence
         proposals = await start_proposals(config, cluster)  # early: its JVM starts while little else runs
         store = await self._store(ha, clock)
         if ha is not None or config[config_keys.CLUSTER_ID]:
@@ -217,12 +230,13 @@ class Daemon:
             bridge = build_bridge(config, controller, self.metrics, label, events)
         if ha is not None and ha.coordinator is not None:
             await controller.leadership_changed(False, None)  # a standby until elected
-        else:
-            self.metrics.set_leader(True)
+        await controller.writer_changed(False, None)  # no writes until the writer group says so
         await controller.start()
-        return await self._serving(
+        started = await self._serving(
             controller, wakeup, cluster=cluster, store=store, proposals=proposals, ha=ha, bridge=bridge
         )
+        started.writer = writer
+        return started
 
     async def _store(self, ha: HaParts | None, clock: SteadyClock) -> AsyncStore:
         if ha is not None:
@@ -346,12 +360,18 @@ class Daemon:
         supervisor.add("cluster-probe", controller.watch_cluster())
         supervisor.add("store-watch", controller.watch_store())
         coordinator = started.ha.coordinator if started.ha else None
+        assert self.api_address is not None
+        address = (
+            str(self.config[config_keys.HA_ADVERTISED_URL])
+            or f"http://{self.api_address[0]}:{self.api_address[1]}"
+        )
+        if started.writer is not None:
+
+            async def writer_changed(holding: bool, writer: Writer | None) -> None:
+                await controller.writer_changed(holding, writer.to_json() if writer else None)
+
+            supervisor.add("writer", started.writer.run(writer_changed, address))
         if coordinator is not None:
-            assert self.api_address is not None
-            address = (
-                str(self.config[config_keys.HA_ADVERTISED_URL])
-                or f"http://{self.api_address[0]}:{self.api_address[1]}"
-            )
             supervisor.add("ha", coordinator.run(controller.leadership_changed, address))
             supervisor.add("standby-reads", refresh_while_standby(controller, loop))
         if started.bridge is not None:
@@ -474,6 +494,46 @@ class Daemon:
         started.pacer.release()
         log.info("reassignd stopped", exit_code=exit_code)
         return exit_code
+
+
+def _eligible(ha: HaParts | None) -> Callable[[], bool]:
+    """With HA only the ZooKeeper leader takes part in the writer group (a standby would contend)."""
+    coordinator = ha.coordinator if ha else None
+    if coordinator is None:
+        return lambda: True
+    return lambda: coordinator.is_leader
+
+
+class _LateFence:
+    """The writer lease's fence, set once the lease exists (it needs the cluster adapter made first)."""
+
+    def __init__(self) -> None:
+        self.fence: Callable[[], None] | None = None
+
+    def __call__(self) -> None:
+        if self.fence is not None:
+            self.fence()
+
+
+def _all_of(fences: list[Callable[[], None]]) -> Callable[[], None]:
+    def fence() -> None:
+        for each in fences:
+            each()
+
+    return fence
+
+
+async def kafka_cluster_id(cluster: KafkaClusterAdmin) -> str:
+    """The id Kafka reports (never `cluster.id`: every daemon on the cluster must name the same group)."""
+    while True:
+        try:
+            reported = await cluster.cluster_id()
+        except Exception as exc:
+            log.warning("cluster id not available yet; retrying", error=repr(exc))
+            reported = None
+        if reported:
+            return str(reported)
+        await asyncio.sleep(2)
 
 
 async def _open_ha(config: Config, clock: SteadyClock) -> HaParts | None:

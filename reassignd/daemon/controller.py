@@ -17,6 +17,7 @@ submit (submission.py), lifecycle commands (the machine's `Command`), limits and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -65,6 +66,10 @@ HELD = "held: the state store does not explain itself (reassignd recover)"
 AnyTransition = plan_machine.Transition | IdleTransition
 
 
+WRITER_WAIT_SECONDS = 15.0
+"""How long a write request waits, just after start, for the writer group to say who writes."""
+
+
 async def _no_guard() -> None:
     return None
 
@@ -107,7 +112,12 @@ class Controller:
         self.effect_hook: EffectHook | None = None
         """Called before each effect (tests crash the daemon at exact effect boundaries with it)."""
         self.is_leader = True
+        """May write: the HA leader (or no HA) and the cluster's writer (daemon/writer.py)."""
         self.leader_address: str | None = None
+        self._ha_leader: tuple[bool, str | None] = (True, None)
+        self._writer_seen = asyncio.Event()
+        self.writer: JSON | None = None
+        """Who holds the cluster's writer right ({"self", "node", "url"}); None: not taken part (tests)."""
         self.run: RunState | None = None
         self.idle: IdleRun | None = None
         """The idle machine; None until throttles left behind were looked for (at start, on leadership)."""
@@ -159,7 +169,31 @@ class Controller:
         self.wake()
 
     async def leadership_changed(self, is_leader: bool, leader_address: str | None = None) -> None:
-        """HA: a new leader rebuilds everything from the store and the cluster; a standby only reads.
+        """HA: the ZooKeeper election's verdict; the daemon leads only while it also holds the cluster's
+        writer right (`writer_changed`)."""
+        self._ha_leader = (is_leader, leader_address)
+        await self._role_changed()
+
+    async def writer_changed(self, holding: bool, writer: JSON | None) -> None:
+        """The cluster's writer group (daemon/writer.py): whether this daemon holds the writer right, and
+        who does ({"node", "url"}), if anyone is known to."""
+        self.writer = {"self": holding, **(writer or {"node": None, "url": None})}
+        self.metrics.set_writer(holding, elsewhere=not holding and writer is not None)
+        self._writer_seen.set()
+        await self._role_changed()
+
+    async def _role_changed(self) -> None:
+        ha_leading, ha_address = self._ha_leader
+        holding = self.writer is None or bool(self.writer["self"])
+        is_leader = ha_leading and holding
+        address = ha_address if not ha_leading else None if holding else (self.writer or {}).get("url")
+        if (is_leader, address) != (self.is_leader, self.leader_address):
+            await self._set_role(is_leader, address)
+        else:
+            self._publish()
+
+    async def _set_role(self, is_leader: bool, leader_address: str | None = None) -> None:
+        """A new leader rebuilds everything from the store and the cluster; a standby only reads.
 
         Losing leadership shows at once, even while a cycle holds the lock (it may be blocked on the very
         store that just became unreachable; the guard already refuses its writes).
@@ -339,6 +373,7 @@ class Controller:
             last_status=self.view.last_status if last_status is None else last_status,
             is_leader=self.is_leader,
             leader_address=self.leader_address,
+            writer=self.writer,
             store=self.store.health.state,
             findings=self.findings,
         )
@@ -351,13 +386,38 @@ class Controller:
         """The plan summaries the status views read; refreshed on changes."""
         self.records = {r.id: r for r in await self.store.list_plans()}
 
+    async def _require_writer(self) -> None:
+        """`_require_leader`, after waiting (`WRITER_WAIT_SECONDS` at most) for the writer group:
+        a request made just after start would otherwise be refused only because the group is still forming."""
+        if (
+            self._ha_leader[0]
+            and self.writer is not None
+            and not self.writer["self"]
+            and not self.writer["url"]
+        ):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WRITER_WAIT_SECONDS):
+                    while not self.writer["self"] and not self.writer["url"]:
+                        self._writer_seen.clear()
+                        await self._writer_seen.wait()
+        self._require_leader()
+
     def _require_leader(self) -> None:
         if not self.is_leader:
-            raise ServiceError(
-                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
-            )
+            raise self._not_leader()
         if self.findings:
             raise ServiceError("conflict", f"{HELD}; it found: {'; '.join(self.findings)}")
+
+    def _not_leader(self) -> ServiceError:
+        if self._ha_leader[0] and self.writer is not None and not self.writer["self"]:
+            node, url = self.writer.get("node"), self.writer.get("url")
+            who = f"{node} at {url}" if url else "another daemon, or none yet"
+            return ServiceError(
+                "not_leader",
+                f"another reassignd holds this cluster's writer right ({who}); this daemon does not write",
+                details={"leader": url},
+            )
+        return ServiceError("not_leader", "this daemon is a standby", details={"leader": self.leader_address})
 
     async def recover(self, request: Mapping[str, Any]) -> JSON:
         """`POST /v1/recover`: the operator's decision on what the store found at start. `adopt`: the store
@@ -368,9 +428,7 @@ class Controller:
                 "invalid_input", f"mode: must be 'adopt', got {mode!r}", details={"field": "mode"}
             )
         if not self.is_leader:
-            raise ServiceError(
-                "not_leader", "this daemon is a standby", details={"leader": self.leader_address}
-            )
+            raise self._not_leader()
         if not self.findings:
             raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
         async with self._lock:
@@ -396,7 +454,7 @@ class Controller:
         name: str | None = None,
     ) -> JSON:
         if not dry_run:
-            self._require_leader()
+            await self._require_writer()
         summary = await submission.previewed(
             self.cluster,
             self.store,
@@ -433,7 +491,7 @@ class Controller:
         return daemon_status_view(self.view)
 
     async def _lifecycle(self, plan_id: str | None, verb: str) -> JSON:
-        self._require_leader()
+        await self._require_writer()
         async with self._lock:
             record = await loading.commanded(self.store, plan_id, verb)
             if record.status is PlanStatus.QUEUED and verb == "cancel":
@@ -489,7 +547,7 @@ class Controller:
     async def _tune(self, checked: Callable[[], Commit]) -> None:
         """A settings change, checked at once, applied between two cycles (the cycle holds the same lock),
         so no cycle sees two limit sets, and kept by a restart or a failover (daemon/settings.py)."""
-        self._require_leader()
+        await self._require_writer()
         commit = checked()
         async with self._lock:
             await commit(self.run.plan_id if self.run else None)
@@ -500,7 +558,7 @@ class Controller:
         return await reassignments.listed(self.cluster, self.view)
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
-        self._require_leader()
+        await self._require_writer()
         async with self._lock:
             answer = await reassignments.cancel_foreign(self.cluster, self.store, self.view, request)
         self.wake()

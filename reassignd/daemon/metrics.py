@@ -196,6 +196,19 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     ),
     MetricSpec("reassignd_ha_is_leader", "gauge", "1 when this daemon is the active leader, 0 on standby."),
     MetricSpec(
+        "reassignd_cluster_writer",
+        "gauge",
+        "1 while this daemon holds the cluster's writer right (the leader of its Kafka group "
+        "reassignd.<cluster id>), 0 while another reassignd holds it or none is confirmed: then it does "
+        "not write.",
+    ),
+    MetricSpec(
+        "reassignd_cluster_writer_elsewhere",
+        "gauge",
+        "1 while another reassignd holds this cluster's writer right and this daemon, which would write "
+        "(no HA, or the HA leader), refuses to: a second daemon on the cluster, by mistake or not.",
+    ),
+    MetricSpec(
         "reassignd_cluster_reachable",
         "gauge",
         "1 while the daemon can read the Kafka cluster, 0 while no broker answers.",
@@ -536,6 +549,10 @@ class DaemonMetrics:
 
     def set_store_findings(self, count: int) -> None:
         self["reassignd_store_findings"].set(count)
+
+    def set_writer(self, holding: bool, elsewhere: bool = False) -> None:
+        self._metrics["reassignd_cluster_writer"].set(1 if holding else 0)
+        self._metrics["reassignd_cluster_writer_elsewhere"].set(1 if elsewhere else 0)
 
     def set_leader(self, is_leader: bool) -> None:
         self._metrics["reassignd_ha_is_leader"].set(1 if is_leader else 0)

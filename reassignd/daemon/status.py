@@ -143,11 +143,17 @@ def _waiting(run: RunState) -> list[JSON]:
     return out
 
 
+def _writer(view: ControllerView) -> JSON:
+    """Who holds the cluster's writer right (docs/ha.md), when this daemon takes part in the writer group."""
+    return {} if view.writer is None else {"writer": dict(view.writer)}
+
+
 def idle_status_view(view: ControllerView) -> JSON:
     """The daemon's status while no plan runs or waits: the cluster first, as in a plan's status."""
     return {
         "cluster": cluster_view(view.cluster),
         "store": store_view(view.store, view.findings),
+        **_writer(view),
         "plan_id": None,
         "state": "idle",
         "last_cycle": view.last_status,
@@ -172,6 +178,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     status = {
         "cluster": cluster_view(view.cluster),
         "store": store_view(view.store, view.findings),
+        **_writer(view),
         **_summary(view, record),
         "started_at": iso_time(record.started_at),
         "finished_at": iso_time(record.finished_at),

@@ -32,6 +32,8 @@ class ControllerView:
     last_status: str = "starting"
     is_leader: bool = True
     leader_address: str | None = None
+    writer: JSON | None = None
+    """Who holds the cluster's writer right: {"self", "node", "url"} (None: this daemon takes no part)."""
     store: StoreState = field(default_factory=StoreState)
     findings: tuple[str, ...] = ()
     """What the store found wrong with itself at open; every cluster write held until `recover`."""
@@ -63,7 +65,8 @@ class ControllerView:
                 "store": store_view(self.store, self.findings),
             }
         if not self.is_leader:
-            return {"ready": True, "reason": "standby", "role": "standby", "leader": self.leader_address}
+            reason = "another reassignd writes" if self.writer and not self.writer["self"] else "standby"
+            return {"ready": True, "reason": reason, "role": "standby", "leader": self.leader_address}
         if self.cluster.reachable:
             return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
         if self.cluster.error is None:

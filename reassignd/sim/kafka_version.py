@@ -21,6 +21,9 @@ clients/src/main/resources/common/message/*Request.json; none of these APIs has 
   advertises); with DescribeLogDirs v5 kafka-python infers broker release 4.3 from our list, as it does from
   a real 4.4 broker's (it has no 4.4 test case).
 DescribeLogDirs v5 is not in 4.1. ZooKeeper mode ends with 3.9 (4.0 removed it).
+Group coordination (FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup; reassignd's one-writer
+lease): read at tags 3.7.0 and 3.8.0 and branch 3.9 (FindCoordinator v5 is new in 3.8, KIP-890; v6 in 3.9,
+KIP-932); 4.0 removed JoinGroup v0-1 (KIP-896).
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ INCREMENTAL_ALTER_CONFIGS: Final = 44
 ALTER_PARTITION_REASSIGNMENTS: Final = 45
 LIST_PARTITION_REASSIGNMENTS: Final = 46
 DESCRIBE_CLUSTER: Final = 60
+FIND_COORDINATOR: Final = 10
+JOIN_GROUP: Final = 11
+HEARTBEAT: Final = 12
+LEAVE_GROUP: Final = 13
+SYNC_GROUP: Final = 14
 
 _KAFKA_3: Final = {
     METADATA: (0, 12),
@@ -63,8 +71,14 @@ _KAFKA_3: Final = {
     ALTER_PARTITION_REASSIGNMENTS: (0, 0),
     LIST_PARTITION_REASSIGNMENTS: (0, 0),
     DESCRIBE_CLUSTER: (0, 1),
+    FIND_COORDINATOR: (0, 4),
+    JOIN_GROUP: (0, 9),
+    HEARTBEAT: (0, 4),
+    LEAVE_GROUP: (0, 5),
+    SYNC_GROUP: (0, 5),
 }
-_KAFKA_3_9: Final = {**_KAFKA_3, API_VERSIONS: (0, 4)}
+_KAFKA_3_8: Final = {**_KAFKA_3, FIND_COORDINATOR: (0, 5)}
+_KAFKA_3_9: Final = {**_KAFKA_3, API_VERSIONS: (0, 4), FIND_COORDINATOR: (0, 6)}
 _KAFKA_4_0: Final = {
     **_KAFKA_3_9,
     METADATA: (0, 13),
@@ -74,6 +88,7 @@ _KAFKA_4_0: Final = {
     ALTER_REPLICA_LOG_DIRS: (1, 2),
     DESCRIBE_LOG_DIRS: (1, 4),
     DESCRIBE_CLUSTER: (0, 2),
+    JOIN_GROUP: (2, 9),
 }
 _KAFKA_4_1: Final = {**_KAFKA_4_0, ALTER_PARTITION_REASSIGNMENTS: (0, 1)}
 _KAFKA_4_4: Final = {**_KAFKA_4_1, DESCRIBE_LOG_DIRS: (1, 5)}
@@ -81,7 +96,7 @@ _KAFKA_4_4: Final = {**_KAFKA_4_1, DESCRIBE_LOG_DIRS: (1, 5)}
 API_VERSIONS_BY_RELEASE: Final[Mapping[str, Mapping[int, tuple[int, int]]]] = MappingProxyType(
     {
         "3.7": MappingProxyType(_KAFKA_3),
-        "3.8": MappingProxyType(_KAFKA_3),
+        "3.8": MappingProxyType(_KAFKA_3_8),
         "3.9": MappingProxyType(_KAFKA_3_9),
         "4.0": MappingProxyType(_KAFKA_4_0),
         "4.1": MappingProxyType(_KAFKA_4_1),

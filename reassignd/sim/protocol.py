@@ -15,6 +15,7 @@ handled here:
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ class RequestContext:
     api_version: int
     client_id: str | None
     endpoints: Mapping[int, Endpoint]
+    groups: Any = None  # reassignd.sim.groups.GroupCoordinator: the brokers' group coordinator
 
 
 Handler = Callable[[RequestContext, Any], Any]
@@ -91,7 +93,13 @@ class KafkaProtocol:
     every version advertised. Without it, each API's schema range is served.
     """
 
-    def __init__(self, specs: list[ApiSpec], versions: Mapping[int, tuple[int, int]] | None = None) -> None:
+    def __init__(
+        self,
+        specs: list[ApiSpec],
+        versions: Mapping[int, tuple[int, int]] | None = None,
+        groups: Any = None,
+    ) -> None:
+        self.groups = groups
         low, high = schema_versions(ApiVersionsRequest)
         every = [*specs, ApiSpec(ApiVersionsRequest, ApiVersionsResponse, low, high, self._api_versions)]
         self.specs: dict[int, ApiSpec] = {}
@@ -116,6 +124,30 @@ class KafkaProtocol:
         self, payload: bytes, cluster: Any, broker_id: int, endpoints: Mapping[int, Endpoint]
     ) -> bytes:
         """One request frame (without its size prefix) to one response frame (with it)."""
+        answered = self._answer(payload, cluster, broker_id, endpoints)
+        if isinstance(answered, bytes):
+            return answered
+        spec, version, correlation_id, response = answered
+        if isinstance(response, asyncio.Future):
+            raise ProtocolError(f"api key {spec.api_key} is answered later: use handle_async")
+        return self._frame(spec, version, correlation_id, response)
+
+    async def handle_async(
+        self, payload: bytes, cluster: Any, broker_id: int, endpoints: Mapping[int, Endpoint]
+    ) -> bytes:
+        """As `handle`, for requests a broker parks until something else happens (JoinGroup, SyncGroup): the
+        connection waits for the answer, as Kafka mutes a channel while its request is parked."""
+        answered = self._answer(payload, cluster, broker_id, endpoints)
+        if isinstance(answered, bytes):
+            return answered
+        spec, version, correlation_id, response = answered
+        if isinstance(response, asyncio.Future):
+            response = await response
+        return self._frame(spec, version, correlation_id, response)
+
+    def _answer(
+        self, payload: bytes, cluster: Any, broker_id: int, endpoints: Mapping[int, Endpoint]
+    ) -> bytes | tuple[ApiSpec, int, int, Any]:
         if len(payload) < _HEADER_PREFIX.size:
             raise ProtocolError(f"request of {len(payload)} bytes is shorter than a request header")
         api_key, version, correlation_id = _HEADER_PREFIX.unpack_from(payload)
@@ -139,8 +171,12 @@ class KafkaProtocol:
             api_version=version,
             client_id=request.header.client_id,
             endpoints=endpoints,
+            groups=self.groups,
         )
-        response = spec.handler(ctx, request)
+        return spec, version, correlation_id, spec.handler(ctx, request)
+
+    @staticmethod
+    def _frame(spec: ApiSpec, version: int, correlation_id: int, response: Any) -> bytes:
         if isinstance(response, bytes):  # a handler with its own (byte-identical) fast encoder
             return response_frame(correlation_id, response, spec.response_class, version)
         response.with_header(correlation_id=correlation_id)

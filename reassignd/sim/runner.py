@@ -11,13 +11,15 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 from typing import Any, TextIO
 
 import structlog
 from aiohttp import web
 
-from reassignd.sim import protocol_admin, protocol_configs, protocol_metadata
+from reassignd.sim import protocol_admin, protocol_configs, protocol_groups, protocol_metadata
 from reassignd.sim.control import build_app
+from reassignd.sim.groups import GroupCoordinator
 from reassignd.sim.kafka_version import DEFAULT as DEFAULT_KAFKA
 from reassignd.sim.kafka_version import KafkaVersion
 from reassignd.sim.protocol import KafkaProtocol
@@ -29,9 +31,10 @@ CLOCK_STEP_SECONDS = 0.05  # wall time between clock steps
 
 
 def kafka_protocol(kafka: KafkaVersion = DEFAULT_KAFKA) -> KafkaProtocol:
-    """The APIs and versions a broker of this Kafka release serves."""
+    """The APIs and versions a broker of this Kafka release serves; groups are timed on the wall clock."""
     specs = protocol_metadata.specs() + protocol_configs.specs() + protocol_admin.specs()
-    return KafkaProtocol(specs, kafka.api_versions)
+    specs += protocol_groups.specs()
+    return KafkaProtocol(specs, kafka.api_versions, groups=GroupCoordinator(time.monotonic))
 
 
 class SimRuntime:

@@ -30,6 +30,7 @@ MAX_FRAME_BYTES = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes default
 _SIZE = struct.Struct(">i")
 _HEADER = struct.Struct(">hhih")  # api key, version, correlation id, client.id length (-1: null)
 REQUEST_LOG_SIZE = 10_000
+GROUP_TIMER_SECONDS = 0.05
 
 # The APIs that change the cluster (Kafka's ApiKeys names).
 WRITE_APIS = {
@@ -67,6 +68,7 @@ class BrokerListeners:
         self._servers: dict[int, asyncio.Server] = {}
         self._connections: dict[int, set[asyncio.StreamWriter]] = {}
         self.request_log: deque[dict[str, Any]] = deque(maxlen=REQUEST_LOG_SIZE)
+        self._group_timers: asyncio.Task[None] | None = None
 
     @property
     def endpoints(self) -> Mapping[int, Endpoint]:
@@ -77,6 +79,8 @@ class BrokerListeners:
 
     async def start(self, broker_ids: Iterable[int], ports: Mapping[int, int] | None = None) -> None:
         """Bind every broker (port 0 picks a free one); brokers offline in the model stay closed."""
+        if self.protocol.groups is not None and self._group_timers is None:
+            self._group_timers = asyncio.create_task(self._tick_groups(), name="sim-group-timers")
         for broker_id in sorted(broker_ids):
             port = (ports or {}).get(broker_id, 0)
             server = await self._listen(broker_id, port)
@@ -104,8 +108,22 @@ class BrokerListeners:
         log.debug("broker listener closed", broker=broker_id)
 
     async def close_all(self) -> None:
+        if self._group_timers is not None:
+            self._group_timers.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._group_timers
+            self._group_timers = None
         for broker_id in list(self._servers):
             await self.close(broker_id)
+
+    async def _tick_groups(self) -> None:
+        """The group coordinator's timers (session expiry, rebalance and initial-delay deadlines)."""
+        while True:
+            await asyncio.sleep(GROUP_TIMER_SECONDS)
+            try:
+                self.protocol.groups.tick()
+            except Exception:
+                log.exception("group coordinator timers failed")
 
     async def _listen(self, broker_id: int, port: int) -> asyncio.Server:
         async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -131,7 +149,7 @@ class BrokerListeners:
                 entry = write_request_entry(payload, broker_id, time.time())
                 if entry is not None:
                     self.request_log.append(entry)
-                response = self.protocol.handle(payload, self.cluster, broker_id, self._endpoints)
+                response = await self.protocol.handle_async(payload, self.cluster, broker_id, self._endpoints)
                 writer.write(response)
                 await writer.drain()
         except ProtocolError as exc:

@@ -119,16 +119,19 @@ def _api_versions(kafka: KafkaVersion, version: int) -> dict[int, tuple[int, int
 # Expected tables, from the JSON schemas' validVersions at each release (see reassignd/sim/kafka_version.py).
 KAFKA_3_7 = {3: (0, 12), 18: (0, 3), 19: (0, 7), 20: (0, 6), 32: (0, 4), 33: (0, 2), 34: (0, 2), 35: (0, 4)}
 KAFKA_3_7 |= {43: (0, 2), 44: (0, 1), 45: (0, 0), 46: (0, 0), 60: (0, 1)}
+# group coordination (the one-writer lease): FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup
+KAFKA_3_7 |= {10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5)}
 KAFKA_4_1 = {3: (0, 13), 18: (0, 4), 19: (2, 7), 20: (1, 6), 32: (1, 4), 33: (0, 2), 34: (1, 2), 35: (1, 4)}
 KAFKA_4_1 |= {43: (0, 2), 44: (0, 1), 45: (0, 1), 46: (0, 0), 60: (0, 2)}
+KAFKA_4_1 |= {10: (0, 6), 11: (2, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5)}
 
 
 @pytest.mark.parametrize(
     ("release", "mode", "expected"),
     [
         ("3.7", "zookeeper", KAFKA_3_7),
-        ("3.9", "zookeeper", KAFKA_3_7 | {18: (0, 4)}),
-        ("3.9", "kraft", KAFKA_3_7 | {18: (0, 4)}),
+        ("3.9", "zookeeper", KAFKA_3_7 | {18: (0, 4), 10: (0, 6)}),
+        ("3.9", "kraft", KAFKA_3_7 | {18: (0, 4), 10: (0, 6)}),
         ("4.0", "kraft", KAFKA_4_1 | {45: (0, 0)}),
         ("4.1", "kraft", KAFKA_4_1),
         # a real 4.4.0 broker's list for these APIs (test_fidelity.py), ApiVersions capped at v4

@@ -1,0 +1,127 @@
+"""Kafka's group membership requests for the one-writer lease (reassignd/daemon/writer.py), on a kafka-python
+client of their own: a JoinGroup parks on the coordinator for up to the rebalance timeout, and must hold
+none of the admin calls' connections meanwhile. Blocking calls: run them off the event loop."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from reassignd.cluster._kafka_python import (
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    KafkaAdminClient,
+    LeaveGroupRequest,
+    SyncGroupRequest,
+)
+
+GROUP_KEY_TYPE = 0
+
+
+class GroupTransport:
+    """Sends one group request at a time to the group's coordinator (or any broker, for FindCoordinator)."""
+
+    def __init__(self, kafka_python_config: Mapping[str, Any]) -> None:
+        self._config = dict(kafka_python_config)
+        self._client: KafkaAdminClient | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _admin(self) -> KafkaAdminClient:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the group client is closed")
+            if self._client is None:
+                self._client = KafkaAdminClient(**self._config)
+            return self._client
+
+    def send(self, request: Any, node_id: int | None, timeout_seconds: float) -> Any:
+        manager = self._admin()._manager
+        timeout_ms = int(timeout_seconds * 1000)
+
+        async def call() -> Any:
+            future = manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
+            return await manager.wait_for(future, timeout_ms + 1000)
+
+        return manager.run(call)
+
+    def find_coordinator(self, group: str, timeout_seconds: float) -> tuple[int, int]:
+        """(error code, coordinator node id)."""
+        request = FindCoordinatorRequest(key=group, key_type=GROUP_KEY_TYPE, coordinator_keys=[group])
+        response = self.send(request, None, timeout_seconds)
+        rows = getattr(response, "coordinators", None)
+        row = rows[0] if rows else response
+        return int(row.error_code), int(row.node_id)
+
+    def join(
+        self,
+        node_id: int,
+        *,
+        group: str,
+        member_id: str,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        session_ms: int,
+        rebalance_ms: int,
+        timeout_seconds: float,
+    ) -> Any:
+        request = JoinGroupRequest(
+            group_id=group,
+            session_timeout_ms=session_ms,
+            rebalance_timeout_ms=rebalance_ms,
+            member_id=member_id,
+            group_instance_id=None,
+            protocol_type=protocol_type,
+            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name=n, metadata=m) for n, m in protocols],
+            min_version=4,  # a known member id is required (MEMBER_ID_REQUIRED), KIP-394
+        )
+        return self.send(request, node_id, timeout_seconds)
+
+    def sync(
+        self,
+        node_id: int,
+        *,
+        group: str,
+        generation: int,
+        member_id: str,
+        protocol_type: str,
+        protocol_name: str,
+        assignments: Mapping[str, bytes],
+        timeout_seconds: float,
+    ) -> Any:
+        request = SyncGroupRequest(
+            group_id=group,
+            generation_id=generation,
+            member_id=member_id,
+            group_instance_id=None,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+            assignments=[
+                SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=a)
+                for m, a in assignments.items()
+            ],
+        )
+        return self.send(request, node_id, timeout_seconds)
+
+    def heartbeat(self, node_id: int, group: str, generation: int, member_id: str, timeout: float) -> int:
+        request = HeartbeatRequest(
+            group_id=group, generation_id=generation, member_id=member_id, group_instance_id=None
+        )
+        return int(self.send(request, node_id, timeout).error_code)
+
+    def leave(self, node_id: int, group: str, member_id: str, timeout: float) -> None:
+        request = LeaveGroupRequest(
+            group_id=group,
+            member_id=member_id,
+            members=[LeaveGroupRequest.MemberIdentity(member_id=member_id, reason="reassignd stopping")],
+        )
+        self.send(request, node_id, timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
