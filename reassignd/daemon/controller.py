@@ -211,7 +211,7 @@ class Controller:
             self.link.saw(Unreachable(self.clock(), "read", str(exc)), run.plan_id)
             return f"{run.plan_id} {run.status.value}: cluster unreachable ({exc})"
         stopped = tuple(sorted(b for b, broker in snapshot.brokers.items() if not broker.online))
-        self.link.saw(Reached(self.clock(), "read", stopped), run.plan_id)
+        self.link.saw(Reached(self.clock(), "read", stopped, tuple(sorted(snapshot.brokers))), run.plan_id)
         await self._drive(self._step(run, plan_machine.Observed(self.clock(), snapshot, request, min_insync)))
         current = self.run
         if current is None:
