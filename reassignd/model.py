@@ -434,6 +434,10 @@ def kafka_json(document: Any) -> str:
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
 
 
+EMPTY_PLAN: Final = Problem("plan", "partitions", "is empty: nothing to reassign")
+"""A plan without entries: refused wherever a plan is read or validated (submit, validate-plan, the CLI)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlanDraft(ReassignmentPlan):
     """A plan document read leniently: the entries that parsed, plus what was wrong with the others.
@@ -464,6 +468,8 @@ class PlanDraft(ReassignmentPlan):
         if not isinstance(entries, list):
             problems.add("plan", "partitions", f"must be a list, got {_type_name(entries)}")
             entries = []
+        elif not entries:
+            problems.items.append(EMPTY_PLAN)
         for index, entry in enumerate(entries):
             where = f"partitions[{index}]"
             before = len(problems.items)
