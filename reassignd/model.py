@@ -502,9 +502,9 @@ def _unknown_fields(data: Mapping[str, Any], known: frozenset[str], where: str, 
 def _parse_log_dirs(
     entry: Any, replicas: tuple[int, ...] | None, where: str, problems: _Problems
 ) -> tuple[str, ...] | None:
-    dirs = entry.get("log_dirs") if isinstance(entry, dict) else None
-    if dirs is None:
+    if not isinstance(entry, dict) or "log_dirs" not in entry:
         return None
+    dirs = entry["log_dirs"]  # null is refused, as Kafka's tool refuses it: absent means "any" for each
     if not isinstance(dirs, list) or not all(isinstance(d, str) and d for d in dirs):
         problems.add(where, "log_dirs", f"must be a list of non-empty strings, got {shown(dirs)}")
         return None

@@ -408,7 +408,7 @@ class FakeControllerService:
         self._require_ready()
         self._require_leader()
         if request.get("mode") != "adopt":
-            raise ServiceError("invalid_input", f"mode: must be 'adopt', got {request.get('mode')!r}")
+            raise ServiceError("invalid_request", f"mode: must be 'adopt', got {request.get('mode')!r}")
         raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
