@@ -434,6 +434,10 @@ def kafka_json(document: Any) -> str:
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
 
 
+EMPTY_PLAN: Final = Problem("plan", "partitions", "is empty: nothing to reassign")
+"""A plan without entries: refused wherever a plan is read or validated (submit, validate-plan, the CLI)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlanDraft(ReassignmentPlan):
     """A plan document read leniently: the entries that parsed, plus what was wrong with the others.
@@ -464,6 +468,8 @@ class PlanDraft(ReassignmentPlan):
         if not isinstance(entries, list):
             problems.add("plan", "partitions", f"must be a list, got {_type_name(entries)}")
             entries = []
+        elif not entries:
+            problems.items.append(EMPTY_PLAN)
         for index, entry in enumerate(entries):
             where = f"partitions[{index}]"
             before = len(problems.items)
@@ -496,9 +502,9 @@ def _unknown_fields(data: Mapping[str, Any], known: frozenset[str], where: str, 
 def _parse_log_dirs(
     entry: Any, replicas: tuple[int, ...] | None, where: str, problems: _Problems
 ) -> tuple[str, ...] | None:
-    dirs = entry.get("log_dirs") if isinstance(entry, dict) else None
-    if dirs is None:
+    if not isinstance(entry, dict) or "log_dirs" not in entry:
         return None
+    dirs = entry["log_dirs"]  # null is refused, as Kafka's tool refuses it: absent means "any" for each
     if not isinstance(dirs, list) or not all(isinstance(d, str) and d for d in dirs):
         problems.add(where, "log_dirs", f"must be a list of non-empty strings, got {shown(dirs)}")
         return None

@@ -202,7 +202,8 @@ class _Handlers:
         """Body `{"keys": [...]}` resets those runtime changes; an empty body or no `keys`, all of them."""
         body = await _json_object(request) if request.can_read_body else {}
         keys = body.get("keys")
-        if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
+        given = "keys" in body  # null is refused, not taken for "all": the document does not allow it
+        if given and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
             raise ServiceError(
                 "invalid_request",
                 "keys must be a list of setting names",

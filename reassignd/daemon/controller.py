@@ -52,7 +52,7 @@ from reassignd.engine.run.figures import summary_line
 from reassignd.engine.run.idle import IdleRun, IdleTransition
 from reassignd.engine.run.reachability import Reached, Unreachable
 from reassignd.logs import get_logger
-from reassignd.model import ReassignmentPlan
+from reassignd.model import Problem, ReassignmentPlan, shown
 from reassignd.store.aio import AsyncStore, StoreState
 from reassignd.store.base import Event, EventKind, PlanRecord, PlanSummary, WriteBatch
 
@@ -245,7 +245,7 @@ class Controller:
             self.link.saw(Unreachable(self.clock(), "read", str(exc)), run.plan_id)
             return f"{run.plan_id} {run.status.value}: cluster unreachable ({exc})"
         stopped = tuple(sorted(b for b, broker in snapshot.brokers.items() if not broker.online))
-        self.link.saw(Reached(self.clock(), "read", stopped), run.plan_id)
+        self.link.saw(Reached(self.clock(), "read", stopped, tuple(sorted(snapshot.brokers))), run.plan_id)
         await self._drive(self._step(run, plan_machine.Observed(self.clock(), snapshot, request, min_insync)))
         current = self.run
         if current is None:
@@ -423,9 +423,12 @@ class Controller:
         """`POST /v1/recover`: the operator's decision on what the store found at start. `adopt`: the store
         as it is and the cluster as it shows; the hold ends and the daemon goes on (journaled)."""
         mode = request.get("mode")
-        if mode != "adopt":
+        if mode != "adopt":  # a 400 naming the field and the value (invalid_input was no API code: 500)
             raise ServiceError(
-                "invalid_input", f"mode: must be 'adopt', got {mode!r}", details={"field": "mode"}
+                "invalid_request",
+                f"mode: must be 'adopt', got {shown(mode)}",
+                (Problem("request", "mode", f"must be 'adopt', got {shown(mode)}"),),
+                details={"field": "mode"},
             )
         if not self.is_leader:
             raise self._not_leader()

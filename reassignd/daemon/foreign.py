@@ -41,7 +41,7 @@ def parse_request(body: Any) -> ForeignSelection:
         problems.append(Problem("request", key, "unknown field (known: partitions, topics)"))
     topics = None
     raw = body.get("topics")
-    if raw is not None:
+    if "topics" in body:  # null is not absent: refused like any other non-string
         if not isinstance(raw, str) or not raw:
             problems.append(Problem("request", "topics", f"must be a regular expression, got {shown(raw)}"))
         else:
@@ -51,7 +51,7 @@ def parse_request(body: Any) -> ForeignSelection:
                 problems.append(Problem("request", "topics", f"not a regular expression: {exc}"))
     partitions = None
     raw = body.get("partitions")
-    if raw is not None:
+    if "partitions" in body:
         partitions = frozenset(_partitions(raw, problems))
     if problems:
         raise ServiceError("invalid_request", f"{len(problems)} problem(s) in the request", tuple(problems))

@@ -12,17 +12,26 @@ sockets for as long as the idle timeout allows. Each connection here goes throug
 
 The guard wraps aiohttp's protocol object rather than patching it: asyncio talks to `_GuardedConnection`,
 which forwards every call to aiohttp's RequestHandler once the connection is admitted.
+
+A request aiohttp's parser refuses (a request line or a header over 8,190 bytes, a line that is not HTTP)
+never reaches the application or its middlewares: aiohttp answers it from its RequestHandler's
+`handle_error`, in plain text echoing the line. `_JsonErrors` is that handler answering in the API's error
+shape instead (`400 invalid_request`, a request id, the connection closed), naming the rule broken and
+echoing nothing of the request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
+from aiohttp.http_exceptions import BadStatusLine, HttpProcessingError, LineTooLong
+from aiohttp.web_request import BaseRequest
 
 from reassignd import config_keys
 from reassignd.logs import get_logger
@@ -152,6 +161,48 @@ class _GuardedConnection(asyncio.Protocol):
         self.handler.connection_lost(exc)
 
 
+class _JsonErrors(web.RequestHandler):
+    """aiohttp's RequestHandler, but a request its parser refuses is answered in the API's error shape."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if request.writer.output_size > 0:  # as aiohttp's: a response is under way, the connection is lost
+            raise ConnectionError("a response was sent already: no room for the error")
+        code, text = _refusal(status, exc)
+        request_id = uuid.uuid4().hex
+        level = "info" if status < 500 else "error"
+        getattr(_log, level)(
+            "api_bad_http_request", status=status, error=type(exc).__name__, request_id=request_id
+        )
+        body = json.dumps({"error": {"code": code, "message": text}})
+        response = web.Response(
+            status=status, text=body, content_type="application/json", headers={"X-Request-Id": request_id}
+        )
+        response.force_close()
+        return response
+
+
+def _refusal(status: int, exc: BaseException | None) -> tuple[str, str]:
+    """The API's code and a message for what aiohttp refused, with nothing of the request in it."""
+    if status >= 500:
+        return "internal", "internal error; the daemon log has the details (see request id)"
+    if isinstance(exc, LineTooLong):
+        limit = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else None
+        size = f"longer than {limit} bytes" if limit else "too long"
+        return "invalid_request", f"the request line or a header line is {size} (the server's limit)"
+    if isinstance(exc, BadStatusLine):
+        return "invalid_request", "not a valid HTTP request: the request line cannot be parsed"
+    kind = type(exc).__name__ if isinstance(exc, HttpProcessingError) else "malformed"
+    return "invalid_request", f"not a valid HTTP request ({kind})"
+
+
 class GuardedRunner(web.AppRunner):
     """An AppRunner whose sites accept connections through `guard`."""
 
@@ -170,10 +221,17 @@ class _GuardedFactory:
 
     def __init__(self, inner: web.Server, guard: ConnectionGuard) -> None:
         self._inner = inner
-        self._make = guard.factory(inner)
+        self._make = guard.factory(lambda: _json_errors(inner()))
 
     def __call__(self) -> asyncio.Protocol:
         return self._make()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def _json_errors(handler: web.RequestHandler) -> web.RequestHandler:
+    """The handler aiohttp's Server made (its own arguments, its own fallbacks), answering errors in the API's
+    shape: `_JsonErrors` adds no state, only the one method, so the object just changes class."""
+    handler.__class__ = _JsonErrors
+    return handler

@@ -198,6 +198,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
     load = run.execution.load
     snapshot = run.reading.last_view
     broker_ids = sorted(set(snapshot.brokers) if snapshot else set(load.incoming) | set(load.outgoing))
+    offline = set(view.cluster.offline_brokers)  # in an outage every broker, whatever the last read saw
     status["brokers"] = [
         {
             "broker": b,
@@ -208,7 +209,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
             "leader_throttle": outgoing.get(b),
             "follower_throttle": incoming.get(b),
             "log_dir_throttle": log_dir.get(b),
-            "online": snapshot.brokers[b].online if snapshot and b in snapshot.brokers else None,
+            "online": b not in offline if snapshot and b in snapshot.brokers else None,
         }
         for b in broker_ids
     ]

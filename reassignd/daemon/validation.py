@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.log_dir_moves import log_dir_problems
 from reassignd.model import (
+    EMPTY_PLAN,
     ClusterSnapshot,
     PartitionState,
     PlanDraft,
@@ -56,7 +57,7 @@ def validate_plan(
     """
     problems = _draft_problems(plan, snapshot)
     if not plan.targets and not problems:
-        problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
+        problems.append(EMPTY_PLAN)  # a plan built in code; a parsed document says so itself
     ours_set, busy = set(ours), busy or {}
     for tp in sorted(plan.targets):
         current = snapshot.partitions.get(tp)

@@ -7,10 +7,11 @@ enter each receiving broker over its inbound rate, the bytes still to leave each
 outbound rate, and each partition's chain of steps, one after the other. Those rates are known: the KIP-73
 throttle in force on the broker (what reassignd writes, or an operator's), else what the broker was seen
 to move. Producers keep writing while a copy runs, so a broker's useful rate is its rate less what its
-copies' partitions produce (as many copies as its limit lets run at once). Where producers write into a
-partition as fast as its copy may go, or into a broker's copies as fast as its rate, the copies never catch
-up at that rate: no estimate then, but "never at this rate" with the figures (an ETA of 1 byte/s, six-digit
-days, was what showed before).
+copies' partitions produce (as many copies as its limit lets run at once), and a copy waiting for its
+turn grows until then: the broker's copies are counted round by round (`_drain_seconds`). Where
+producers write into a partition as fast as its copy may go, or into a broker's copies as fast as its
+rate, the copies never catch up at that rate: no estimate then, but "never at this rate" with the
+figures (an ETA of 1 byte/s, six-digit days, was what showed before).
 
 This is the lower bound of bench/lower_bound.py on the work left, with each partition's copies served
 by the replica the engine will fetch them from (the leader, or its balanced source: sources.py); the
@@ -321,10 +322,37 @@ def _combine(
             absorbed = load.produce / load.copies * min(concurrent, load.copies)
             if absorbed >= capacity:
                 return Estimate(None, _never(word, broker, absorbed, capacity))
-            seconds = load.left / max(capacity * 0.05, capacity - absorbed)
+            seconds = _drain_seconds(load, capacity, absorbed, concurrent)
+            if seconds is None:
+                return Estimate(None, _never_waiting(word, broker, load, capacity))
             if seconds > best:
                 best, why = seconds, f"{word} broker {broker}"
     return Estimate(best, why or "nothing left to copy")
+
+
+def _drain_seconds(load: Load, capacity: float, absorbed: float, concurrent: int) -> float | None:
+    """Seconds for a broker's copies at `capacity`, `concurrent` at a time, while producers write into all
+    of them: into those in flight (`absorbed` of the rate goes to what they write meanwhile) and into those
+    still waiting, which grow until their turn. Counted in rounds of `concurrent` copies of the mean size
+    `s`, each written at the mean rate `p`: a round takes its copies' size over the rate left, and each
+    round's copies grew by `p` for every second before it, so the time before round r+1 is
+    E(r+1) = E(r) * q + k*s / (c - k*p) with q = c / (c - k*p), and the whole is (s/p) * (q^m - 1) for
+    m = copies / k rounds (left / (c - k*p) without producers; the same as one round when all copies run
+    at once). Counting only the copies in flight ran 5-10% low on a plan whose copies wait an hour
+    (bench/bench_eta.py). None: the waiting copies grow too fast to be caught at this rate."""
+    free = max(capacity * 0.05, capacity - absorbed)
+    if absorbed <= capacity * 1e-9:  # no producers to speak of (and no float noise from them)
+        return load.left / free
+    running = min(concurrent, load.copies)
+    rounds = load.copies / running
+    growth = rounds * math.log1p((capacity - free) / free)  # rounds * log(q), exact for small shares
+    if growth > _MAX_GROWTH:
+        return None
+    return load.left / load.produce * math.expm1(growth)
+
+
+_MAX_GROWTH = 20.0
+"""The waiting copies' sizes at most e^20 times the work left: beyond, no estimate means anything."""
 
 
 def _never(word: str, broker: int, absorbed: float, capacity: float) -> str:
@@ -332,6 +360,14 @@ def _never(word: str, broker: int, absorbed: float, capacity: float) -> str:
     return (
         f"never at this rate: producers write {format_rate(absorbed)} into {copies} broker {broker} at "
         f"once, which get {format_rate(capacity)}"
+    )
+
+
+def _never_waiting(word: str, broker: int, load: Load, capacity: float) -> str:
+    copies = "the copies entering" if word == "into" else "the copies served by"
+    return (
+        f"never at this rate: producers write {format_rate(load.produce)} into {copies} broker {broker} "
+        f"({load.copies} copies), which grow faster while they wait than {format_rate(capacity)} copies them"
     )
 
 

@@ -186,6 +186,8 @@ def _ordering(raw: object) -> tuple[object, str | None]:
     if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
         return None, "must be a list of sort-key names"
     names = tuple(str(i).strip() for i in items if str(i).strip())
+    if not names:
+        return None, "names no sort key: give at least one (plan_order for the plan's own order)"
     unknown = [n for n in names if n not in ORDERING_KEYS]
     if unknown:
         return None, f"unknown sort key(s) {unknown}; known: {', '.join(ORDERING_KEYS)}"
@@ -255,7 +257,7 @@ LIMIT_KEYS: Final[tuple[LimitKey, ...]] = (
         config_keys.REASSIGNMENT_ORDERING,
         "ordering",
         "list[str]",
-        f"Chain of sort keys choosing what starts first; known: {', '.join(ORDERING_KEYS)}.",
+        f"Chain of sort keys choosing what starts first (at least one); known: {', '.join(ORDERING_KEYS)}.",
         _ordering,
     ),
     _key(

@@ -54,11 +54,11 @@ def default_placer_name(snapshot: ClusterSnapshot) -> str:
 def _int_field(
     request: Mapping[str, Any], key: str, problems: list[Problem], *, required: bool
 ) -> int | None:
-    value = request.get(key)
-    if value is None:
+    if key not in request:  # null is not absent: it is refused below, as the document has it
         if required:
             problems.append(Problem("request", key, "is required"))
         return None
+    value = request[key]
     if isinstance(value, bool) or not isinstance(value, int):
         problems.append(Problem("request", key, f"must be an integer, got {value!r}"))
         return None
@@ -85,7 +85,7 @@ def create_replica_placement(snapshot: ClusterSnapshot, request: Mapping[str, An
         problems.append(Problem("request", "force_simple_placement", f"must be true or false, got {force!r}"))
     raw_ids = request.get("broker_ids")
     broker_ids: list[int] | None = None
-    if raw_ids is not None:
+    if "broker_ids" in request:
         if not isinstance(raw_ids, list) or not all(
             isinstance(b, int) and not isinstance(b, bool) for b in raw_ids
         ):
@@ -95,7 +95,7 @@ def create_replica_placement(snapshot: ClusterSnapshot, request: Mapping[str, An
         else:
             broker_ids = list(raw_ids)
     name = request.get("placer")
-    if name is not None and not isinstance(name, str):
+    if "placer" in request and not isinstance(name, str):
         problems.append(Problem("request", "placer", f"must be a string, got {name!r}"))
     if problems:
         raise InvalidInputError("replica placement", problems)

@@ -184,10 +184,11 @@ def request_from_json(doc: object, capacities: Capacities | None = None) -> Plan
         )
     else:
         values["goal"] = doc["goal"]
+    # a field given as null is refused (openapi.json marks none of them nullable), never taken as absent
     for name in ("threshold", "byte_threshold"):
-        raw = doc.get(name)
-        if raw is None:
+        if name not in doc:
             continue
+        raw = doc[name]
         if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
             problems.append(Problem("request", name, f"a share (0.10) or a percentage ('10%'), got {raw!r}"))
             continue
@@ -196,40 +197,44 @@ def request_from_json(doc: object, capacities: Capacities | None = None) -> Plan
         except ValueError as exc:
             problems.append(Problem("request", name, str(exc)))
     for name in ("brokers", "exclude_brokers"):
-        raw = doc.get(name)
-        if raw is None:
+        if name not in doc:
             continue
+        raw = doc[name]
         if not isinstance(raw, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in raw):
             problems.append(Problem("request", name, f"must be a list of broker ids, got {raw!r}"))
         else:
             values[name] = tuple(raw)
     for name in ("topics", "exclude_topics"):
         raw = doc.get(name)
-        if raw is not None and not isinstance(raw, str):
+        if name in doc and not isinstance(raw, str):
             problems.append(Problem("request", name, f"must be a regular expression (string), got {raw!r}"))
-        elif raw is not None:
+        elif name in doc:
             values[name] = raw
-    if doc.get("size_aware") is not None:
+    if "size_aware" in doc:
         if not isinstance(doc["size_aware"], bool):
             problems.append(
                 Problem("request", "size_aware", f"must be true or false, got {doc['size_aware']!r}")
             )
         else:
             values["size_aware"] = doc["size_aware"]
-    if doc.get("leaders") is not None:
+    if "leaders" in doc:
         if not isinstance(doc["leaders"], bool):
             problems.append(Problem("request", "leaders", f"must be true or false, got {doc['leaders']!r}"))
         else:
             values["leaders"] = doc["leaders"]
     for name in ("seed", "max_rounds"):
-        raw = doc.get(name)
-        if raw is None:
+        if name not in doc:
             continue
+        raw = doc[name]
         if not isinstance(raw, int) or isinstance(raw, bool):
             problems.append(Problem("request", name, f"must be an integer, got {raw!r}"))
         else:
             values[name] = raw
-    if doc.get("capacity") is not None:
+    if "capacity" in doc and not isinstance(doc["capacity"], dict):
+        problems.append(
+            Problem("request", "capacity", f"must be a capacity document, got {doc['capacity']!r}")
+        )
+    elif "capacity" in doc:
         try:
             values["capacities"] = parse_capacities(doc["capacity"], "capacity")
         except InvalidInputError as exc:

@@ -78,7 +78,12 @@ class SimModel:
 
     Reads re-read only what can have changed since the last one (what was written, what is or was being
     reassigned; everything when a broker stopped or started) and keep the rest: only reassignments,
-    elections and broker failures change a partition's replicas, ISR or leader here.
+    elections and broker failures change a partition's replicas, ISR or leader here. Sizes change all the
+    time (producers write): a read of every size (`with_sizes` True, every `size_refresh_cycles`) re-reads
+    every partition, as DescribeLogDirs does on Kafka. Kept instead, a partition waiting since the start
+    showed its size at the start at each full read: a produce rate of 0 from two of them, then, once it
+    moved, all its growth since the start over one refresh interval (20 times its rate), so the live
+    ETA ran low while it waited and high at the end (bench/bench_eta.py, docs/benchmarks.md).
     """
 
     def __init__(self, sim: SimCluster, plan: ReassignmentPlan) -> None:
@@ -99,7 +104,7 @@ class SimModel:
         sim = self.sim
         online = frozenset(b.id for b in sim.brokers.values() if b.online)
         moving_now = {tp for tp, p in self.parts.items() if p.is_reassigning} if self.cached else set()
-        if online != self.online or not self.cached:
+        if online != self.online or not self.cached or request.with_sizes is True:
             fresh: Collection[TopicPartition] = self.parts
             self.online = online
         else:

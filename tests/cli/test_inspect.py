@@ -90,3 +90,13 @@ def test_snapshot_summary(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["brokers"] == 3 and summary["online_brokers"] == 2 and summary["partitions"] == 2
+
+
+def test_an_empty_plan_is_refused_as_submit_refuses_it(tmp_path: Path) -> None:
+    """Issue 31 item 5: validate-plan said `plan is valid: partitions=0` for a plan the daemon refuses."""
+    (tmp_path / "snap.json").write_text(json.dumps(GOOD))
+    (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": []}))
+    for extra in ([], ["--snapshot", str(tmp_path / "snap.json")]):
+        result = _run("validate-plan", str(tmp_path / "plan.json"), *extra)
+        assert result.returncode == 2, result.stdout
+        assert "plan: partitions: is empty: nothing to reassign" in result.stderr

@@ -19,6 +19,7 @@ from reassignd.daemon import foreign
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine.limits import LIMIT_KEYS, Limits
 from reassignd.model import (
+    EMPTY_PLAN,
     Broker,
     ClusterSnapshot,
     InvalidInputError,
@@ -171,7 +172,7 @@ class FakeControllerService:
                 if unknown:
                     problems.append(Problem(where, "replicas", f"unknown broker id(s) {unknown}"))
         if not plan.targets and not problems:
-            problems.append(Problem("plan", "partitions", "is empty: nothing to reassign"))
+            problems.append(EMPTY_PLAN)
         for tp, target in sorted(plan.targets.items()):
             where = str(tp)
             state = self.partitions.get(tp)
@@ -407,7 +408,7 @@ class FakeControllerService:
         self._require_ready()
         self._require_leader()
         if request.get("mode") != "adopt":
-            raise ServiceError("invalid_input", f"mode: must be 'adopt', got {request.get('mode')!r}")
+            raise ServiceError("invalid_request", f"mode: must be 'adopt', got {request.get('mode')!r}")
         raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:

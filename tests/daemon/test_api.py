@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from collections.abc import AsyncIterator
@@ -446,6 +447,51 @@ async def test_unknown_route_wrong_method_and_oversize_bodies_use_the_error_shap
         resp = await small.post("/v1/plans", data=b"x" * 4096, headers=AUTH)
         error = assert_error(await resp.json(), "payload_too_large")
         assert resp.status == 413 and error["details"] == {"max_bytes": 1024}
+    assert fake.calls == []
+
+
+async def _raw(port: int, data: bytes) -> tuple[str, dict[str, str], bytes]:
+    """`data` sent as it is; the status line, the headers and the body of the answer."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    return status, headers, body
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        # issue 31 item 5: aiohttp answered these in plain text, echoing the line, before any middleware
+        (b"GET /v1/status?x=" + b"A" * 9000 + b" HTTP/1.1\r\nHost: h\r\n\r\n", "longer than 8190 bytes"),
+        (
+            b"GET /v1/status HTTP/1.1\r\nHost: h\r\nX-Big: " + b"A" * 9000 + b"\r\n\r\n",
+            "longer than 8190 bytes",
+        ),
+        (b"AAAA\x01 / HTTP/1.1\r\n\r\n", "not a valid HTTP request"),
+    ],
+    ids=["request line", "header", "method"],
+)
+async def test_a_request_aiohttp_cannot_parse_gets_the_error_shape(
+    fake: FakeControllerService, data: bytes, fragment: str
+) -> None:
+    port = free_port()
+    runner = await start_api(make_app(fake), "127.0.0.1", port)
+    try:
+        status, headers, body = await _raw(port, data)
+    finally:
+        await runner.cleanup()
+    assert status.split()[1] == "400", (status, body[:200])
+    assert headers["content-type"].startswith("application/json")  # and closed: _raw read to its end
+    assert headers["x-request-id"]
+    error = assert_error(json.loads(body), "invalid_request")
+    assert fragment in error["message"] and b"AAAA" not in body  # never echoed
     assert fake.calls == []
 
 

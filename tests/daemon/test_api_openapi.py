@@ -288,6 +288,7 @@ def test_the_structural_check_can_fail() -> None:
     assert conforms({"reassignment.parallel.replica.count": 2**31}, change)
     assert conforms({"leader.reassignment.throttled.rate": 0}, change)
     assert conforms({"reassignment.ordering": ["larger_first", "smaller_first"]}, change)
+    assert conforms({"reassignment.ordering": []}, change)  # the engine refuses it too (test_limits)
     assert not conforms(
         {"leader.reassignment.throttled.rate": -1, "reassignment.ordering": "plan_order"}, change
     )

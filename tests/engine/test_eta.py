@@ -4,6 +4,8 @@ benchmark scenarios (a drain, a failed broker that comes back, a receiver that f
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.strategies import load_cases, make_meter
 from reassignd.engine.eta import estimate
@@ -102,9 +104,55 @@ def test_producers_outpacing_a_brokers_copies_together_give_never_at_this_rate()
         "never at this rate: producers write 2.0 MB/s into the copies entering broker 3 at once, "
         "which get 1.5 MB/s"
     )
-    # one copy at a time: 0.4 MB/s of the 1.5 go to producers, the rest copies
+    # one copy at a time: 0.4 MB/s of the 1.5 go to producers, the rest copies, and each copy waiting
+    # grows by 0.4 MB/s until its turn: 909 s, 1240, 1690, 2305, 3143 (5 GB at 1.1 MB/s was 4545 s)
     found, _ = estimate(snapshot, dict.fromkeys(parts, (1, 3)), **_never_kwargs(produce, 1.5 * MB, 1))  # type: ignore[arg-type]
-    assert found.seconds == pytest.approx(5 * 10**9 / (1.1 * MB))
+    assert found.seconds == pytest.approx(9287.8, abs=0.1)
+
+
+def _rounds(copies: int, concurrent: int, size: float, produce: float, rate: float) -> float:
+    """The copies into one broker, `concurrent` at a time, sharing `rate`, each partition written at
+    `produce` from the start on: what they take, round by round."""
+    elapsed, left = 0.0, copies
+    while left:
+        running = min(concurrent, left)
+        grown = size + produce * elapsed  # a waiting partition grew until its round started
+        elapsed += running * grown / (rate - running * produce)
+        left -= running
+    return elapsed
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rounds=st.integers(1, 12),
+    concurrent=st.integers(1, 6),
+    size=st.integers(10**6, 10**10),
+    produce_share=st.floats(0.0, 0.6),
+)
+def test_waiting_copies_are_counted_with_what_producers_write_until_their_turn(
+    rounds: int, concurrent: int, size: int, produce_share: float
+) -> None:
+    """Issue 27 (bench/bench_eta.py throttle-drop: 5-10% low for most of the plan): a copy waiting for its
+    turn grows with its partition; counting producers only into the copies in flight ran low. For equal
+    partitions the estimate is what the copies take round by round."""
+    copies, rate = rounds * concurrent, 10 * MB
+    produce = produce_share * rate / concurrent
+    parts = [tp(p) for p in range(copies)]
+    snapshot = cluster(range(1, 5), dict.fromkeys(parts, (1, 2)), sizes=dict.fromkeys(parts, size))
+    kwargs = _never_kwargs(dict.fromkeys(parts, produce), rate, concurrent)
+    kwargs["rate_out"] = lambda _: 10**6 * MB
+    found, _ = estimate(snapshot, dict.fromkeys(parts, (1, 3)), **kwargs)  # type: ignore[arg-type]
+    assert found.bottleneck in ("into broker 3", "steps of t-0")  # one copy: its chain, the same time
+    assert found.seconds == pytest.approx(_rounds(copies, concurrent, size, produce, rate), rel=1e-6)
+
+
+def test_copies_that_grow_faster_while_waiting_than_they_are_copied_give_never_at_this_rate() -> None:
+    parts = [tp(p) for p in range(400)]
+    snapshot = cluster(range(1, 5), dict.fromkeys(parts, (1, 2)), sizes=dict.fromkeys(parts, 10**9))
+    produce = dict.fromkeys(parts, 0.2 * MB)
+    found, _ = estimate(snapshot, dict.fromkeys(parts, (1, 3)), **_never_kwargs(produce, 1.5 * MB, 1))  # type: ignore[arg-type]
+    assert found.seconds is None
+    assert found.bottleneck.startswith("never at this rate: producers write 80.0 MB/s into the copies ")
 
 
 def test_the_rate_put_back_gives_the_estimate_made_afresh() -> None:

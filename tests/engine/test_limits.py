@@ -71,3 +71,30 @@ def test_every_problem_is_reported_with_key_and_value() -> None:
 
 def test_rate_minus_one_means_no_throttle() -> None:
     assert Limits.from_mapping({"leader.reassignment.throttled.rate": -1}).leader_throttled_rate is None
+
+
+@pytest.mark.parametrize(
+    ("ordering", "fragment"),
+    [
+        ([], "names no sort key"),  # issue 31 item 5: PATCH /v1/limits took it
+        ("", "names no sort key"),
+        (" , ", "names no sort key"),
+        (["larger_first", "larger_first"], "names a sort key twice"),
+        (["nope"], "unknown sort key(s) ['nope']"),
+        ([1], "must be a list of sort-key names"),
+    ],
+)
+def test_a_bad_ordering_is_refused_naming_the_key_and_value(ordering: object, fragment: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        Limits.from_mapping({"reassignment.ordering": ordering})
+    [problem] = caught.value.problems
+    assert problem.field == "reassignment.ordering" and fragment in problem.message
+    assert repr(ordering) in problem.message
+
+
+@pytest.mark.parametrize(
+    ("ordering", "chain"),
+    [(["plan_order"], ("plan_order",)), ("leader_moves, larger_first", ("leader_moves", "larger_first"))],
+)
+def test_a_good_ordering_is_taken(ordering: object, chain: tuple[str, ...]) -> None:
+    assert Limits.from_mapping({"reassignment.ordering": ordering}).ordering == chain

@@ -218,3 +218,25 @@ def test_a_rehearsal_moves_replicas_between_log_dirs_under_their_throttle() -> N
     assert all(
         "replica.alter.log.dirs.io.max.bytes.per.second" not in b.configs for b in sim.brokers.values()
     )
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_a_read_of_every_size_reads_the_partitions_that_sit_still(full: bool) -> None:
+    """The rehearsal's reader kept what could not have changed, sizes included: a partition waiting for
+    its turn showed its size at the start at every full read, so the ETA saw no producers there, then all
+    their writes since the start at once when it moved (bench/bench_eta.py throttle-drop: 66% high at the
+    end). Producers change sizes all the time; a full read gets them, as DescribeLogDirs does."""
+    from reassignd.engine.run.reading import ReadRequest
+    from reassignd.model import TopicPartition
+    from reassignd.rehearsal.driver import SimModel
+
+    sim = SimCluster.from_scenario(load_scenario(scenario(100 * MB, 1 * MB, partitions=2)))
+    plan = plan_of({0: [3, 2], 1: [4, 2]})
+    model = SimModel(sim, plan)
+    tps = tuple(plan.targets)
+    first = model.read(ReadRequest(tps, True))
+    sim.advance(60.0)
+    again = model.read(ReadRequest(tps, True if full else {}))
+    waiting = TopicPartition("t", 1)
+    grew = again.partitions[waiting].replica_sizes[1] - first.partitions[waiting].replica_sizes[1]
+    assert grew == (60 * MB if full else 0)  # between full reads the sizes last read stand in

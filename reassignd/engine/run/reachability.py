@@ -8,6 +8,10 @@ independent of the cycle, so a cycle stuck in client retries cannot hide an outa
 reachable while neither source's last attempt failed: a failure of either makes it unreachable at once,
 and it is reachable again once every source that failed has answered since. Each change is said once
 (logged and notified), not every cycle; the first failure is said at once, also before any contact.
+
+While it is unreachable no broker answers the daemon: every broker the last read listed is shown
+unreachable (`offline_brokers`), not the few that read found stopped; once the cluster answers again, the
+last read's view is shown until the next read.
 """
 
 from __future__ import annotations
@@ -34,12 +38,22 @@ class Reachability:
     """The sources whose last attempt failed."""
     contacted: bool = False
     """The cluster answered once since the daemon started."""
+    brokers: tuple[int, ...] = ()
+    """Every broker the last snapshot read listed (running or stopped)."""
+
+    @property
+    def offline_brokers(self) -> tuple[int, ...]:
+        """The brokers that do not answer the daemon: those the last read found stopped while the cluster
+        is reachable; every broker it listed while it is not (none answers)."""
+        if self.reachable:
+            return self.unreachable_brokers
+        return tuple(sorted({*self.brokers, *self.unreachable_brokers}))
 
     def to_json(self) -> dict[str, Any]:
         return {
             "reachable": self.reachable,
             "since": self.since,
-            "unreachable_brokers": list(self.unreachable_brokers),
+            "unreachable_brokers": list(self.offline_brokers),
             "error": None if self.reachable else self.error,
         }
 
@@ -51,11 +65,13 @@ def starting(now: float) -> Reachability:
 
 @dataclass(frozen=True, slots=True)
 class Reached:
-    """A source's attempt answered; `stopped`: the brokers a snapshot reports stopped (None: not read)."""
+    """A source's attempt answered; `stopped`: the brokers a snapshot reports stopped, `brokers`: every
+    broker it lists (None: not read)."""
 
     now: float
     source: Source
     stopped: tuple[int, ...] | None = None
+    brokers: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +108,7 @@ def _reached(link: Reachability, event: Reached, plan_id: str | None) -> LinkTra
     said: list[Log | Notify] = []
     failing = link.failing - {event.source}
     brokers = link.unreachable_brokers if event.stopped is None else event.stopped
+    listed = link.brokers if event.brokers is None else event.brokers
     now = link
     if not link.reachable and not failing:
         if link.error is not None:
@@ -102,7 +119,9 @@ def _reached(link: Reachability, event: Reached, plan_id: str | None) -> LinkTra
         now = replace(link, reachable=True, since=event.now, error=None, contacted=True)
     if brokers != link.unreachable_brokers:
         said.append(Log("warning" if brokers else "info", "brokers offline", {"brokers": list(brokers)}))
-    return LinkTransition(replace(now, failing=failing, unreachable_brokers=brokers), tuple(said))
+    return LinkTransition(
+        replace(now, failing=failing, unreachable_brokers=brokers, brokers=listed), tuple(said)
+    )
 
 
 def _lost(link: Reachability, event: Unreachable, plan_id: str | None) -> LinkTransition:

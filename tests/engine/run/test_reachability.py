@@ -100,3 +100,31 @@ def test_the_error_shows_only_while_unreachable() -> None:
     }
     back = step(DOWN, Reached(30.0, "probe")).link
     assert back.to_json()["error"] is None
+
+
+@pytest.mark.parametrize(
+    ("events", "offline"),
+    [
+        # reachable: the brokers the last read found stopped
+        ([Reached(1.0, "read", (3,), (1, 2, 3))], (3,)),
+        # no broker answers (issue 31 item 5): every broker the last read listed, by either source
+        ([Reached(1.0, "read", (3,), (1, 2, 3)), Unreachable(2.0, "probe", "refused")], (1, 2, 3)),
+        ([Reached(1.0, "read", (), (1, 2, 3)), Unreachable(2.0, "read", "refused")], (1, 2, 3)),
+        # back: the last read's view until the next read
+        (
+            [Reached(1.0, "read", (3,), (1, 2, 3)), Unreachable(2.0, "probe", "x"), Reached(3.0, "probe")],
+            (3,),
+        ),
+        ([Reached(1.0, "read", (3,), (1, 2, 3)), Reached(2.0, "read", (), (1, 2, 3, 4))], ()),
+        # a probe's answer keeps the brokers the last read listed
+        ([Reached(1.0, "read", (), (1, 2)), Reached(2.0, "probe"), Unreachable(3.0, "probe", "x")], (1, 2)),
+        # never read: none known
+        ([Unreachable(2.0, "probe", "refused")], ()),
+    ],
+)
+def test_offline_brokers(events: list[LinkEvent], offline: tuple[int, ...]) -> None:
+    link = NEVER
+    for event in events:
+        link = step(link, event).link
+    assert link.offline_brokers == offline
+    assert link.to_json()["unreachable_brokers"] == list(offline)
