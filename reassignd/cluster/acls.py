@@ -48,6 +48,11 @@ ALTER_CLUSTER = Acl("ALTER", "CLUSTER")
 DESCRIBE_TOPIC = Acl("DESCRIBE", "TOPIC")
 DESCRIBE_CONFIGS_TOPIC = Acl("DESCRIBE_CONFIGS", "TOPIC")
 ALTER_CONFIGS_TOPIC = Acl("ALTER_CONFIGS", "TOPIC")
+READ_GROUP = Acl("READ", "GROUP")
+
+# The writer group's name is this prefix and the cluster id Kafka reports (daemon/writer.py); its ACL is
+# granted on the prefix, so one grant serves every cluster.
+WRITER_GROUP_PREFIX: Final = "reassignd."
 
 NEEDS: Final[tuple[AclNeed, ...]] = (
     AclNeed(
@@ -101,6 +106,13 @@ NEEDS: Final[tuple[AclNeed, ...]] = (
         "IncrementalAlterConfigs (topic)",
         "add and remove the moving replicas in `leader/follower.replication.throttled.replicas`",
         "throttles",
+    ),
+    AclNeed(
+        READ_GROUP,
+        ("find_coordinator",),
+        "FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup (group `reassignd.<cluster id>`)",
+        "take part in the writer group that lets one reassignd write to the cluster (docs/ha.md)",
+        "every write: plans, throttles, cancel",
     ),
 )
 

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reassignd.cluster.acls import WRITER_GROUP_PREFIX
 from reassignd.cluster.errors import WriteFenced
 from reassignd.cluster.group import GroupTransport
 from reassignd.logs import get_logger
@@ -135,7 +136,7 @@ class WriterLease:
 
     async def run(self, on_change: WriterCallback, advertised_url: str) -> None:
         self._on_change, self.url = on_change, advertised_url
-        self.group = f"reassignd.{await self.cluster_id()}"
+        self.group = f"{WRITER_GROUP_PREFIX}{await self.cluster_id()}"
         log.info("taking part in the cluster's writer group", group=self.group, url=advertised_url)
         try:
             while True:

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from reassignd.cluster.acls import NEEDS, Acl
+from reassignd.cluster.acls import NEEDS, WRITER_GROUP_PREFIX, Acl
 from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, ConfigOp
-from reassignd.cluster.errors import ClusterCallError
+from reassignd.cluster.errors import ClusterCallError, error_for_code
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
 from reassignd.localkafka.cluster import REPO, KafkaCluster
@@ -73,15 +73,19 @@ class Secured:
 
 def documented_acls(principal: str) -> list[Grant]:
     """Every ACL of docs/deployment.md's table for `principal`, topics by the literal wildcard `*`."""
-    return [
-        Grant(
-            principal,
-            n.acl.resource,
-            CLUSTER_RESOURCE if n.acl.resource == "CLUSTER" else "*",
-            n.acl.operation,
-        )
-        for n in NEEDS
-    ]
+    grants = []
+    for need in NEEDS:
+        name, pattern = _granted_on(need.acl.resource)
+        grants.append(Grant(principal, need.acl.resource, name, need.acl.operation, pattern))
+    return grants
+
+
+def _granted_on(resource_type: str) -> tuple[str, str]:
+    """The resource name and pattern the docs grant a type's ACLs on (topics: the literal wildcard `*`;
+    the writer group: its prefix)."""
+    if resource_type == "GROUP":
+        return WRITER_GROUP_PREFIX, "PREFIXED"
+    return (CLUSTER_RESOURCE if resource_type == "CLUSTER" else "*"), "LITERAL"
 
 
 def documented_commands() -> list[str]:
@@ -275,6 +279,14 @@ def _probes(topic: str) -> dict[tuple[str, str], Probe]:
         error = (await admin.alter_replica_log_dirs({(tp, 1): there}))[(tp, 1)]
         return None if error is None else error.name
 
+    async def coordinator(admin: KafkaClusterAdmin) -> str | None:
+        transport = admin.group_transport()
+        try:
+            code, _ = await asyncio.to_thread(transport.find_coordinator, f"{WRITER_GROUP_PREFIX}probe", 5.0)
+        finally:
+            transport.close()
+        return None if code == 0 else error_for_code(code).name
+
     async def elect(admin: KafkaClusterAdmin) -> str | None:
         errors = await admin.elect_preferred_leaders([tp])
         return next((e.name for e in errors.values() if e is not None), None)
@@ -296,6 +308,7 @@ def _probes(topic: str) -> dict[tuple[str, str], Probe]:
         ("list_topics", "TOPIC"): metadata,
         ("describe_configs", "TOPIC"): topic_configs,
         ("incremental_alter_configs", "TOPIC"): lambda a: _raised(a.alter_topic_configs(topic, [throttled])),
+        ("find_coordinator", "GROUP"): coordinator,
     }
 
 

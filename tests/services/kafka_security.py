@@ -192,6 +192,7 @@ class Acl:
     resource_type: str
     resource_name: str
     operation: str
+    pattern: str = "LITERAL"  # or PREFIXED: every resource whose name starts with resource_name
 
     def binding(self, kind: str = "AclBinding") -> Any:
         """confluent-kafka's AclBinding of this ACL (or, `kind="AclBindingFilter"`, the filter matching
@@ -202,7 +203,7 @@ class Acl:
         return getattr(ck, kind)(
             ResourceType[_CONFLUENT_RESOURCE.get(self.resource_type, self.resource_type)],
             self.resource_name,
-            ResourcePatternType.LITERAL,
+            ResourcePatternType[self.pattern],
             self.principal,
             "*",
             AclOperation[self.operation],
@@ -258,7 +259,13 @@ def listed(bootstrap: str) -> set[Acl]:
     admin = _admin(bootstrap)
     bindings = admin.describe_acls(every, request_timeout=15).result()
     return {
-        Acl(b.principal, _KAFKA_RESOURCE.get(b.restype.name, b.restype.name), b.name, b.operation.name)
+        Acl(
+            b.principal,
+            _KAFKA_RESOURCE.get(b.restype.name, b.restype.name),
+            b.name,
+            b.operation.name,
+            b.resource_pattern_type.name,
+        )
         for b in bindings
         if b.permission_type == AclPermissionType.ALLOW
     }
