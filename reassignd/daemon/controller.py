@@ -308,7 +308,9 @@ class Controller:
         await self.link.probe(self._plan_in_progress())
 
     async def watch_cluster(self) -> None:
-        await self.link.watch(self._plan_in_progress, lambda: self.is_leader)
+        await self.link.watch(
+            self._plan_in_progress, lambda: self.is_leader or self.view.waits_for_the_writer_right()
+        )
 
     def _plan_in_progress(self) -> str | None:
         return self.run.plan_id if self.run is not None and not self.run.ended else None
@@ -409,6 +411,9 @@ class Controller:
             raise ServiceError("conflict", f"{HELD}; it found: {'; '.join(self.findings)}")
 
     def _not_leader(self) -> ServiceError:
+        unreachable = self.link.state.error if not self.link.state.reachable else None
+        if self.view.waits_for_the_writer_right() and unreachable:  # nobody can write: say why
+            return ServiceError("unavailable", f"cannot read the cluster: {unreachable}")
         if self._ha_leader[0] and self.writer is not None and not self.writer["self"]:
             node, url = self.writer.get("node"), self.writer.get("url")
             who = f"{node} at {url}" if url else "another daemon, or none yet"

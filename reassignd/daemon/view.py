@@ -64,20 +64,29 @@ class ControllerView:
                 "leader": None if self.is_leader else self.leader_address,
                 "store": store_view(self.store, self.findings),
             }
-        if not self.is_leader:
-            reason = "another reassignd writes" if self.writer and not self.writer["self"] else "standby"
+        if not self.is_leader and not self.waits_for_the_writer_right():
+            reason = "another reassignd writes" if self.writer else "standby"
             return {"ready": True, "reason": reason, "role": "standby", "leader": self.leader_address}
         if self.cluster.reachable:
+            if not self.is_leader:  # the cluster answers; the writer group has not decided yet
+                return {"ready": True, "reason": "standby", "role": "standby", "leader": None}
             return {"ready": True, "reason": "ok", "role": "leader", "leader": None}
+        role = "leader" if self.is_leader else "standby"
         if self.cluster.error is None:
-            return {"ready": False, "reason": "no cluster contact yet", "role": "leader", "leader": None}
+            return {"ready": False, "reason": "no cluster contact yet", "role": role, "leader": None}
         return {
             "ready": False,
             "reason": "cluster unreachable",
-            "role": "leader",
+            "role": role,
             "leader": None,
             "cluster": cluster_view(self.cluster),
         }
+
+    def waits_for_the_writer_right(self) -> bool:
+        """Takes part in the writer group and nobody holds the right yet (at start, or while the cluster
+        cannot be reached): readiness is then the cluster's, as for the writer itself."""
+        writer = self.writer
+        return writer is not None and not writer["self"] and writer.get("node") is None
 
 
 def cluster_view(cluster: Reachability) -> JSON:
