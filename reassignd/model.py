@@ -435,7 +435,8 @@ def kafka_json(document: Any) -> str:
 
 
 EMPTY_PLAN: Final = Problem("plan", "partitions", "is empty: nothing to reassign")
-"""A plan without entries: refused wherever a plan is read or validated (submit, validate-plan, the CLI)."""
+"""A plan without entries: refused by submit and validate-plan. A planner that finds nothing to move writes
+one (`plan`, the Spark pipeline), so reading it is no error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,8 +469,6 @@ class PlanDraft(ReassignmentPlan):
         if not isinstance(entries, list):
             problems.add("plan", "partitions", f"must be a list, got {_type_name(entries)}")
             entries = []
-        elif not entries:
-            problems.items.append(EMPTY_PLAN)
         for index, entry in enumerate(entries):
             where = f"partitions[{index}]"
             before = len(problems.items)

@@ -11,6 +11,7 @@ from reassignd import strictjson
 from reassignd.cli._common import load_snapshot, print_json, read_bytes
 from reassignd.engine.log_dir_moves import log_dir_problems
 from reassignd.model import (
+    EMPTY_PLAN,
     MAX_DOCUMENT_BYTES,
     ClusterSnapshot,
     InvalidInputError,
@@ -45,13 +46,14 @@ def _validate_plan(args: argparse.Namespace) -> int:
     should see before running it (replication-factor changes, rack-spread regressions)."""
     data = _plan_document(args.plan)
     draft = PlanDraft.parse(data)
+    empty = [EMPTY_PLAN] if not draft.targets and not draft.problems else []  # submit refuses it too
     if not args.snapshot:
-        if draft.problems:
-            raise InvalidInputError("reassignment plan", draft.problems)
+        if draft.problems or empty:
+            raise InvalidInputError("reassignment plan", [*draft.problems, *empty])
         summary: dict[str, Any] = {"partitions": len(draft), "topics": len(draft.topics())}
         return _print_plan_summary(args, summary, [])
     snapshot = load_snapshot(args.snapshot)
-    problems = [*draft.problems, *_against_snapshot(draft, snapshot)]
+    problems = [*draft.problems, *empty, *_against_snapshot(draft, snapshot)]
     if problems:
         raise InvalidInputError("reassignment plan", problems)
     plan = ReassignmentPlan(draft.targets, draft.log_dirs)
