@@ -180,9 +180,11 @@ def test_tls_and_password_with_the_documented_acl(secure_broker: tuple[int, Path
         daemon = DaemonProcess(tmp_path / "d", sim.bootstrap_servers, settings).start()
         try:
             operator.wait(
-                lambda: any(m.json()["online"] for m in operator.on("/daemons/n1")),
+                # online, and the writer (a daemon takes the cluster's writer group a few seconds after
+                # its start; before that it acts on no command, as a standby does not)
+                lambda: any(m.json()["online"] and m.json()["leader"] for m in operator.on("/daemons/n1")),
                 20,
-                "daemon connected over TLS with its password",
+                "daemon connected over TLS with its password, holding the writer right",
             )
             operator.publish(f"{base}/commands", sign(SECRET, command("pause")))
             operator.wait(lambda: "command.failed" in kinds(operator), 20, "command judged over TLS")
