@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon import loading, reads, reassignments, roles, submission
@@ -48,6 +49,7 @@ from reassignd.engine import run as plan_machine
 from reassignd.engine.lifecycle import CommandRefused, PlanStatus
 from reassignd.engine.run import AutoThrottle, Reachability, RunState
 from reassignd.engine.run import idle as idle_machine
+from reassignd.engine.run import retarget as retarget_machine
 from reassignd.engine.run.effects import Answered, Log, Notify
 from reassignd.engine.run.figures import summary_line
 from reassignd.engine.run.idle import IdleRun, IdleTransition
@@ -656,6 +658,33 @@ class Controller:
             "replicas_to_move": summary["replicas_to_move"],
             "bytes_to_move": summary["bytes_to_move"],
         }
+
+    async def retarget(self, plan_id: str | None = None) -> JSON:
+        """New targets for the partitions of the running plan (or `plan_id`) that wait on a broker that is
+        gone, swapped into the run without restarting it (daemon/roles.py, engine/run/retarget.py)."""
+        await self._require_writer()
+        async with self._lock:
+            record = await loading.commanded(self.store, plan_id, "retarget")
+            if record.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
+                raise ServiceError("conflict", f"plan {record.id} is {record.status.value}: cannot retarget")
+            run = self.run if self.run is not None and self.run.plan_id == record.id else None
+            if run is None:
+                run = self.run = await self._load(record)
+            if run.awaiting is not None:
+                raise ServiceError("conflict", f"plan {record.id} waits for Kafka's answer: retarget again")
+            try:
+                snapshot = await self.cluster.snapshot(topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,))
+            except ClusterCallError as exc:
+                raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
+            banned = decommissioned(await self.store.broker_roles())
+            choice = roles.retarget_choice(run, snapshot, banned)
+            before = run.plan
+            if choice.targets:
+                await self._drive(retarget_machine.swapped(run, choice.targets, snapshot, choice.gone))
+            answer = roles.retarget_json(self.run or run, before, choice)
+            self._publish()
+        self.wake()
+        return answer
 
     async def recommission(self, broker: Any) -> JSON:
         """Take the decommissioned role away: `broker` may receive replicas again (nothing moves now)."""

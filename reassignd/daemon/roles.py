@@ -9,6 +9,9 @@ itself; `drain: true` also queues a drain plan of the broker (planned now, in-pr
 as `reassignd plan --goal drain`), in the same commit as the mark, so either both are kept or neither is.
 Recommission takes the role away; the broker's replicas are not moved back (a balance plan does that).
 
+Re-target: the partitions of the running plan that wait on a broker that is gone get new targets from
+the placer and are swapped into the run (engine/run/retarget.py), journaled; the plan goes on.
+
 Bad input (an id that is not an integer or not in the cluster) is refused naming the field and the value;
 nothing is written.
 """
@@ -18,11 +21,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.service import JSON, ServiceError
+from reassignd.engine.run import RunState
+from reassignd.engine.run.retarget import gone_waits
 from reassignd.model import (
     INT32_MAX,
     ClusterSnapshot,
@@ -32,6 +38,7 @@ from reassignd.model import (
     TopicPartition,
     shown,
 )
+from reassignd.placement.retarget import replacement_targets
 from reassignd.store.base import DECOMMISSIONED, BrokerRole
 
 REASON: Final = re.compile(r"[^\x00-\x1f\x7f]{0,200}")
@@ -95,6 +102,60 @@ def roles_json(roles: Mapping[int, BrokerRole], snapshot: ClusterSnapshot | None
             }
         )
     return {"brokers": brokers, "decommissioned": sorted(decommissioned(roles))}
+
+
+@dataclass(frozen=True, slots=True)
+class RetargetChoice:
+    targets: dict[TopicPartition, tuple[int, ...]]
+    """Each partition to swap, with its new target (its old one when only its step in flight waits)."""
+    gone: tuple[int, ...]
+    unplaced: dict[TopicPartition, str]
+
+
+def retarget_choice(run: RunState, snapshot: ClusterSnapshot, banned: Collection[int]) -> RetargetChoice:
+    """What `retarget` swaps into `run`: the partitions waiting on a broker that is not online (stopped,
+    or no longer registered), re-placed among the online brokers that are not decommissioned, rack
+    spread kept (placement/retarget.py). A partition that names log dirs is left for the operator."""
+    alive = snapshot.online_broker_ids()
+    waits = gone_waits(run, alive)
+    gone = tuple(sorted({b for down in waits.values() for b in down}))
+    unplaced: dict[TopicPartition, str] = {}
+    candidates: dict[TopicPartition, tuple[int, ...]] = {}
+    for tp in waits:
+        if tp in run.plan.log_dirs:
+            unplaced[tp] = "its plan names log dirs: submit a plan for it instead"
+        else:
+            candidates[tp] = run.plan.targets[tp]
+    load: dict[int, int] = {}
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            load[b] = load.get(b, 0) + 1
+    racks = {b: broker.rack for b, broker in snapshot.brokers.items()}
+    found = replacement_targets(candidates, gone, racks, alive - frozenset(banned), load)
+    unplaced.update(found.unplaced)
+    step_only = {tp: t for tp, t in candidates.items() if not set(t) & set(gone)}
+    return RetargetChoice({**step_only, **found.targets}, gone, unplaced)
+
+
+def retarget_json(run: RunState, before: ReassignmentPlan, choice: RetargetChoice) -> JSON:
+    return {
+        "plan_id": run.plan_id,
+        "gone": list(choice.gone),
+        "retargeted": [
+            {
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "from": list(before.targets[tp]),
+                "to": list(target),
+                "withdrawn": tp in run.withdraw,
+            }
+            for tp, target in sorted(choice.targets.items())
+        ],
+        "unplaced": [
+            {"topic": tp.topic, "partition": tp.partition, "reason": why}
+            for tp, why in sorted(choice.unplaced.items())
+        ],
+    }
 
 
 def _state(broker: Any) -> str:
