@@ -260,7 +260,7 @@ class _Handlers:
         return _json(await self.proposals.propose(body))
 
     async def brokers(self, _: web.Request) -> web.Response:
-        return _json(await self.service.brokers())
+        return _json(await self.service.broker_roles())
 
     async def decommission(self, request: web.Request) -> web.Response:
         body = await _json_object(request) if request.can_read_body else {}

@@ -591,7 +591,7 @@ class Controller:
 
     # -- brokers' roles and re-targets (daemon/roles.py) ------------------------------------------
 
-    async def brokers(self) -> JSON:
+    async def broker_roles(self) -> JSON:
         """`GET /v1/brokers`: every broker with its role (standbys read the same store)."""
         stored = await self.store.broker_roles()
         try:

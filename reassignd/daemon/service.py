@@ -135,7 +135,7 @@ class ControllerService(Protocol):
         ...
 
     # --- brokers' roles and re-targets (daemon/roles.py) -----------------------------------------------
-    async def brokers(self) -> JSON:
+    async def broker_roles(self) -> JSON:
         """Every broker with its lasting role: {"brokers": [...], "decommissioned": [ids]}."""
         ...
 

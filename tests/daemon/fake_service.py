@@ -293,8 +293,8 @@ class FakeControllerService:
         return self.plans[plan_id]
 
     # --- brokers' roles and re-targets: the daemon's own checks (daemon/roles.py), kept in memory -------
-    async def brokers(self) -> JSON:
-        self.calls.append(("brokers", None))
+    async def broker_roles(self) -> JSON:
+        self.calls.append(("broker_roles", None))
         snapshot = ClusterSnapshot.build(self.brokers.values(), self.partitions.values())
         return roles.roles_json(self.roles, snapshot)
 
