@@ -162,3 +162,16 @@ async def test_decommission_and_recommission_are_idempotent() -> None:
     assert (await d.controller.recommission(6))["changed"] is True
     assert (await d.controller.recommission(6))["changed"] is False
     assert len(await d.journal(EventKind.BROKER_DECOMMISSIONED, EventKind.BROKER_RECOMMISSIONED)) == 2
+
+
+async def test_the_journal_page_of_role_changes_is_documented() -> None:
+    from reassignd.daemon.journal import parse_query
+    from tests.daemon.test_api_openapi import conforms
+
+    d = daemon()
+    await d.controller.start()
+    await d.controller.decommission(6, {"reason": "disk"})
+    await d.controller.recommission(6)
+    page = await d.controller.journal(parse_query({}))
+    assert [e["kind"] for e in page["entries"]] == ["broker.decommissioned", "broker.recommissioned"]
+    assert conforms(page, {"$ref": "#/components/schemas/JournalPage"}) == []
