@@ -12,8 +12,8 @@ Recommission takes the role away; the broker's replicas are not moved back (a ba
 Re-target: the partitions of the running plan that wait on a broker that is gone get new targets from
 the placer and are swapped into the run (engine/run/retarget.py), journaled; the plan goes on.
 
-Bad input (an id that is not an integer or not in the cluster) is refused naming the field and the value;
-nothing is written.
+Bad input (an id that is not an integer) is refused naming the field and the value (400), a broker the
+cluster does not know with 404; nothing is written.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ async def cluster_view(cluster: ClusterAdmin) -> ClusterSnapshot:
 def check_known(broker: int, snapshot: ClusterSnapshot) -> None:
     if broker not in snapshot.brokers:
         message = f"broker {broker} is not in the cluster's metadata (known: {sorted(snapshot.brokers)})"
-        raise ServiceError("invalid_request", message, (Problem("request", "broker", message),))
+        raise ServiceError("not_found", message, (Problem("request", "broker", message),))
 
 
 async def drain_plan(

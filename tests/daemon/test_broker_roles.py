@@ -135,7 +135,6 @@ async def test_filling_a_decommissioned_broker_is_refused_naming_it() -> None:
         ("12x", {}, "broker"),
         (-1, {}, "broker"),
         (True, {}, "broker"),
-        (99, {}, "broker"),
         (6, {"drain": "yes"}, "drain"),
         (6, {"reason": 5}, "reason"),
         (6, {"dran": True}, "dran"),
@@ -152,6 +151,15 @@ async def test_bad_input_is_refused_naming_the_field_and_nothing_is_written(
     assert field in {p.field for p in refused.value.problems}
     assert await d.store.broker_roles() == {}
     assert not await d.journal()
+
+
+async def test_a_broker_the_cluster_does_not_know_is_not_found() -> None:
+    d = daemon()
+    await d.controller.start()
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.decommission(99, {"drain": True})
+    assert refused.value.code == "not_found" and "broker 99" in refused.value.message
+    assert await d.store.broker_roles() == {}
 
 
 async def test_decommission_and_recommission_are_idempotent() -> None:
