@@ -101,10 +101,13 @@ class ApiClient:
         dry_run: bool = False,
         allow_rf_change: bool = False,
         name: str | None = None,
+        allow_decommissioned: bool = False,
     ) -> Any:
         query = {"dry_run": _flag(dry_run), "allow_rf_change": _flag(allow_rf_change)}
         if name is not None:
             query["name"] = name
+        if allow_decommissioned:
+            query["allow_decommissioned"] = "true"
         return self.request("POST", "/v1/plans", body=plan, query=query)
 
     def plans(self) -> list[dict[str, Any]]:
@@ -150,6 +153,19 @@ class ApiClient:
     def journal(self, params: Mapping[str, str]) -> Any:
         """One page of GET /v1/journal (params: plan, kind (comma-separated), since, until, after, limit)."""
         return self.request("GET", "/v1/journal", query=params)
+
+    def brokers(self) -> Any:
+        return self.request("GET", "/v1/brokers")
+
+    def decommission(self, broker: int, *, drain: bool = False, reason: str | None = None) -> Any:
+        body: dict[str, Any] = {"drain": drain, **({"reason": reason} if reason is not None else {})}
+        return self.request("POST", f"/v1/brokers/{int(broker)}/decommission", body=body)
+
+    def recommission(self, broker: int) -> Any:
+        return self.request("POST", f"/v1/brokers/{int(broker)}/recommission")
+
+    def retarget(self, plan_id: str | None = None) -> Any:
+        return self.request("POST", f"{_plan_path(plan_id)}/retarget" if plan_id else "/v1/retarget")
 
     def health(self) -> Any:
         return self.request("GET", "/healthz")

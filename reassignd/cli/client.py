@@ -78,6 +78,11 @@ def register(subparsers: Any) -> None:
         "--allow-rf-change", action="store_true", help="accept targets that change the replication factor"
     )
     submit.add_argument(
+        "--allow-decommissioned",
+        action="store_true",
+        help="accept targets that add a replica on a decommissioned broker (`reassignd brokers`)",
+    )
+    submit.add_argument(
         "--name", help="a name for people, shown by `reassignd plans` (1-64 letters, digits, spaces, _.@+-)"
     )
     submit.add_argument(
@@ -175,6 +180,32 @@ def register(subparsers: Any) -> None:
         help="take the store as it is and the cluster as it shows, and go on (journaled)",
     )
     _register_propose(add)
+    _register_roles(add)
+
+
+def _register_roles(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:
+    brokers = add(
+        "brokers",
+        _brokers,
+        "list brokers with their lasting role, or decommission / recommission one (kept by the daemon's "
+        "store: a decommissioned broker receives no replica from any proposal, drain, re-target or "
+        "submitted plan until recommissioned)",
+    )
+    brokers.add_argument(
+        "action", nargs="?", choices=("list", "decommission", "recommission"), default="list"
+    )
+    brokers.add_argument("broker", nargs="?", type=int, help="the broker id (decommission, recommission)")
+    brokers.add_argument(
+        "--drain", action="store_true", help="decommission: also queue the plan that drains the broker"
+    )
+    brokers.add_argument("--reason", help="decommission: why (journaled, shown by `reassignd brokers`)")
+    retarget = add(
+        "retarget",
+        _retarget,
+        "give the partitions of the running plan that wait on a broker that is gone new targets (rack "
+        "spread kept, decommissioned brokers excluded), without restarting the plan",
+    )
+    retarget.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -380,7 +411,11 @@ def _submit(args: argparse.Namespace, client: ApiClient) -> int:
             [Problem(args.rollback_out, "--rollback-out", "exists; a rollback file is never overwritten")],
         )
     result = client.submit_plan(
-        plan.to_dict(), dry_run=args.dry_run, allow_rf_change=args.allow_rf_change, name=args.name
+        plan.to_dict(),
+        dry_run=args.dry_run,
+        allow_rf_change=args.allow_rf_change,
+        name=args.name,
+        allow_decommissioned=args.allow_decommissioned,
     )
     plan_id = result.get("plan_id")
     rollback_path = args.rollback_out
@@ -944,6 +979,93 @@ def _recover(args: argparse.Namespace, client: ApiClient) -> int:
         return 0
     lines = [f"adopted: {finding}" for finding in answer["adopted"]]
     lines.append("the daemon writes to the cluster again; `reassignd status` shows where it goes on")
+    _print_lines(lines)
+    return 0
+
+
+def _brokers(args: argparse.Namespace, client: ApiClient) -> int:
+    if args.action == "list":
+        if args.broker is not None or args.drain or args.reason is not None:
+            raise InvalidInputError(
+                "arguments", [Problem("brokers", "action", "say decommission or recommission")]
+            )
+        answer = client.brokers()
+        if args.json:
+            print_json(answer)
+            return 0
+        _print_lines(broker_lines(answer["brokers"]))
+        return 0
+    if args.broker is None:
+        raise InvalidInputError(
+            "arguments", [Problem("brokers", "broker", f"{args.action} needs a broker id")]
+        )
+    if args.action == "recommission":
+        if args.drain or args.reason is not None:
+            raise InvalidInputError(
+                "arguments", [Problem("brokers", "--drain", "--drain and --reason are for decommission")]
+            )
+        answer = client.recommission(args.broker)
+    else:
+        answer = client.decommission(args.broker, drain=args.drain, reason=args.reason)
+    if args.json:
+        print_json(answer)
+        return 0
+    _print_lines(role_change_lines(answer))
+    return 0
+
+
+def broker_lines(brokers: list[dict[str, Any]]) -> list[str]:
+    lines = [f"{'BROKER':>7}  {'STATE':<14}  {'RACK':<16}  {'REPLICAS':>8}  ROLE"]
+    for b in brokers:
+        role = b["role"]
+        if role != "member":
+            by = who(b["by"]) if b.get("by") else ""
+            extra = ", ".join(x for x in (b.get("reason") or "", f"by {by}" if by else "") if x)
+            role += f" ({extra})" if extra else ""
+        replicas = "-" if b.get("replicas") is None else str(b["replicas"])
+        lines.append(f"{b['id']:>7}  {b['state']:<14}  {b.get('rack') or '-':<16}  {replicas:>8}  {role}")
+    return lines
+
+
+def role_change_lines(answer: Mapping[str, Any]) -> list[str]:
+    broker, role = answer["broker"], answer["role"]
+    if role == "decommissioned":
+        head = (
+            f"broker {broker} decommissioned" if answer["changed"] else f"broker {broker} was decommissioned"
+        )
+        lines = [f"{head}: it receives no replica until `reassignd brokers recommission {broker}`"]
+    else:
+        head = f"broker {broker} recommissioned" if answer["changed"] else f"broker {broker} had no role"
+        lines = [f"{head}: it may receive replicas again (nothing moves now)"]
+    drain = answer.get("drain")
+    if drain is not None and drain.get("plan_id"):
+        lines.append(
+            f"drain plan {drain['plan_id']} queued: {drain['partitions']} partition(s); "
+            f"`reassignd status {drain['plan_id']}` follows it"
+        )
+    elif drain is not None:
+        lines.append(f"nothing to drain: {drain.get('detail', '')}")
+    elif role == "decommissioned":
+        lines.append(f"its replicas stay: `reassignd brokers decommission {broker} --drain` moves them off")
+    return lines
+
+
+def _retarget(args: argparse.Namespace, client: ApiClient) -> int:
+    answer = client.retarget(args.plan_id)
+    if args.json:
+        print_json(answer)
+        return 0
+    lines = []
+    if not answer["retargeted"] and not answer["unplaced"]:
+        lines.append(f"plan {answer['plan_id']}: no partition waits on a broker that is gone")
+    for e in answer["retargeted"]:
+        withdrawn = " (its step in flight is reverted first)" if e["withdrawn"] else ""
+        lines.append(f"{e['topic']}-{e['partition']}: [{_ids(e['from'])}] -> [{_ids(e['to'])}]{withdrawn}")
+    for e in answer["unplaced"]:
+        lines.append(f"{e['topic']}-{e['partition']}: left as it is: {e['reason']}")
+    if answer["retargeted"]:
+        gone = ", ".join(map(str, answer["gone"]))
+        lines.append(f"plan {answer['plan_id']} goes on without broker(s) {gone}")
     _print_lines(lines)
     return 0
 

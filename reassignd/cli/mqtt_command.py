@@ -31,6 +31,9 @@ def register(subparsers: Any) -> None:
         metavar="KEY=BYTES_PER_SEC",
         help="set_throttles: e.g. leader.reassignment.throttled.rate=50000000 (repeatable)",
     )
+    parser.add_argument("--broker", type=int, help="decommission, recommission: the broker id")
+    parser.add_argument("--drain", action="store_true", help="decommission: also queue its drain plan")
+    parser.add_argument("--reason", help="decommission: why (journaled)")
     parser.set_defaults(func=_mqtt_command)
 
 
@@ -53,6 +56,13 @@ def _mqtt_command(args: argparse.Namespace) -> int:
     if (args.command == "set_throttles") != bool(throttles):
         print("--throttle is required by set_throttles and only allowed there", file=sys.stderr)
         return 2
+    broker_command = args.command in ("decommission", "recommission")
+    if broker_command != (args.broker is not None):
+        print("--broker is required by decommission and recommission and only allowed there", file=sys.stderr)
+        return 2
+    if (args.drain or args.reason is not None) and args.command != "decommission":
+        print("--drain and --reason are only for decommission", file=sys.stderr)
+        return 2
     if args.plan_id and args.plan_id_option:
         print("give the plan id once, as an argument", file=sys.stderr)
         return 2
@@ -65,5 +75,11 @@ def _mqtt_command(args: argparse.Namespace) -> int:
         body["plan_id"] = plan_id
     if throttles:
         body["throttles"] = throttles
+    if args.broker is not None:
+        body["broker"] = args.broker
+    if args.drain:
+        body["drain"] = True
+    if args.reason is not None:
+        body["reason"] = args.reason
     sys.stdout.write(sign(secret, body).decode() + "\n")
     return 0

@@ -124,6 +124,11 @@ def create_app(
     r.add_post("/v1/recover", handlers.recover)
     r.add_post("/v1/placements", handlers.place)
     r.add_post("/v1/proposals", handlers.propose)
+    r.add_get("/v1/brokers", handlers.brokers)
+    r.add_post("/v1/brokers/{broker}/decommission", handlers.decommission)
+    r.add_post("/v1/brokers/{broker}/recommission", handlers.recommission)
+    r.add_post("/v1/retarget", handlers.retarget)
+    r.add_post("/v1/plans/{plan_id}/retarget", handlers.retarget)
     r.add_get("/healthz", handlers.healthz)
     r.add_get("/readyz", handlers.readyz)
     r.add_get("/metrics", handlers.metrics)
@@ -152,12 +157,16 @@ class _Handlers:
             )
         dry_run = _option(request, body, "dry_run")
         allow_rf_change = _option(request, body, "allow_rf_change")
+        forced = _option(request, body, "allow_decommissioned")
         name = _plan_name(request)
         draft = await _off_loop(len(body.get("partitions") or ()), PlanDraft.parse, body)
         if draft.problems:
             await self._refuse_draft(draft, allow_rf_change)
+        options: dict[str, Any] = {"name": name} if name else {}
+        if forced:  # only when asked: a service that predates the option is called as before
+            options["allow_decommissioned"] = True
         result = await self.service.submit_plan(
-            draft, dry_run=dry_run, allow_rf_change=allow_rf_change, **({"name": name} if name else {})
+            draft, dry_run=dry_run, allow_rf_change=allow_rf_change, **options
         )
         if dry_run:
             return _json(result, 200)
@@ -249,6 +258,19 @@ class _Handlers:
         if self.proposals is None:
             raise ServiceError("unavailable", "proposals are not enabled on this daemon (proposals.enable)")
         return _json(await self.proposals.propose(body))
+
+    async def brokers(self, _: web.Request) -> web.Response:
+        return _json(await self.service.broker_roles())
+
+    async def decommission(self, request: web.Request) -> web.Response:
+        body = await _json_object(request) if request.can_read_body else {}
+        return _json(await self.service.decommission(request.match_info["broker"], body))
+
+    async def recommission(self, request: web.Request) -> web.Response:
+        return _json(await self.service.recommission(request.match_info["broker"]))
+
+    async def retarget(self, request: web.Request) -> web.Response:
+        return _json(await self.service.retarget(request.match_info.get("plan_id")))
 
     async def healthz(self, _: web.Request) -> web.Response:
         return _json(self.service.health())

@@ -232,6 +232,8 @@ class Daemon:
             await controller.leadership_changed(False, None)  # a standby until elected
         await controller.writer_changed(False, None)  # no writes until the writer group says so
         await controller.start()
+        if proposals is not None:
+            proposals.decommissioned = controller.decommissioned_brokers
         started = await self._serving(
             controller, wakeup, cluster=cluster, store=store, proposals=proposals, ha=ha, bridge=bridge
         )

@@ -23,14 +23,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from reassignd import config_keys
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
-from reassignd.daemon import loading, reads, reassignments, submission
+from reassignd.daemon import loading, reads, reassignments, roles, submission
 from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.journal import journal_page
 from reassignd.daemon.link import Link, LinkLost
 from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.roles import decommissioned
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.status import (
@@ -47,6 +49,7 @@ from reassignd.engine import run as plan_machine
 from reassignd.engine.lifecycle import CommandRefused, PlanStatus
 from reassignd.engine.run import AutoThrottle, Reachability, RunState
 from reassignd.engine.run import idle as idle_machine
+from reassignd.engine.run import retarget as retarget_machine
 from reassignd.engine.run.effects import Answered, Log, Notify
 from reassignd.engine.run.figures import summary_line
 from reassignd.engine.run.idle import IdleRun, IdleTransition
@@ -54,7 +57,15 @@ from reassignd.engine.run.reachability import Reached, Unreachable
 from reassignd.logs import get_logger
 from reassignd.model import Problem, ReassignmentPlan, shown
 from reassignd.store.aio import AsyncStore, StoreState
-from reassignd.store.base import Event, EventKind, PlanRecord, PlanSummary, WriteBatch
+from reassignd.store.base import (
+    DECOMMISSIONED,
+    BrokerRole,
+    Event,
+    EventKind,
+    PlanRecord,
+    PlanSummary,
+    WriteBatch,
+)
 
 __all__ = ["AutoThrottle", "Controller"]
 
@@ -122,6 +133,8 @@ class Controller:
         self.idle: IdleRun | None = None
         """The idle machine; None until throttles left behind were looked for (at start, on leadership)."""
         self.records: dict[str, PlanSummary] = {}
+        self.roles: dict[int, BrokerRole] = {}
+        """The brokers' lasting roles (daemon/roles.py), as the store has them."""
         self.link = Link(
             cluster,
             clock,
@@ -378,6 +391,7 @@ class Controller:
             writer=self.writer,
             store=self.store.health.state,
             findings=self.findings,
+            decommissioned=tuple(sorted(decommissioned(self.roles))),
         )
 
     def _emit(self, kind: str, **data: Any) -> None:
@@ -385,8 +399,9 @@ class Controller:
             self.events({"event": kind, "at": self.clock(), **emitted(data)})
 
     async def _refresh_records(self) -> None:
-        """The plan summaries the status views read; refreshed on changes."""
+        """The plan summaries and the brokers' roles the status views read; refreshed on changes."""
         self.records = {r.id: r for r in await self.store.list_plans()}
+        self.roles = await self.store.broker_roles()
 
     async def _require_writer(self) -> None:
         """`_require_leader`, after waiting (`WRITER_WAIT_SECONDS` at most) for the writer group:
@@ -460,9 +475,11 @@ class Controller:
         dry_run: bool = False,
         allow_rf_change: bool = False,
         name: str | None = None,
+        allow_decommissioned: bool = False,
     ) -> JSON:
         if not dry_run:
             await self._require_writer()
+        banned = () if allow_decommissioned else decommissioned(await self.store.broker_roles())
         summary = await submission.previewed(
             self.cluster,
             self.store,
@@ -472,11 +489,13 @@ class Controller:
             allow_rf_change=allow_rf_change or self.allow_rf_change_default,
             dry_run=dry_run,
             clock=self.clock,
+            decommissioned=banned,
         )
         if dry_run:
             return summary
+        forced = {"allow_decommissioned": True} if allow_decommissioned else None
         plan_id = await submission.queued(
-            self.store, plan, self.clock(), allow_rf_change=allow_rf_change, name=name
+            self.store, plan, self.clock(), allow_rf_change=allow_rf_change, name=name, options=forced
         )
         self._submitted = (plan_id, plan)
         self._emit("plan.submitted", plan_id=plan_id, partitions=len(plan))
@@ -574,6 +593,116 @@ class Controller:
 
     async def place(self, request: Mapping[str, Any]) -> JSON:
         return await submission.placement(self.cluster, request)
+
+    # -- brokers' roles and re-targets (daemon/roles.py) ------------------------------------------
+
+    async def broker_roles(self) -> JSON:
+        """`GET /v1/brokers`: every broker with its role (standbys read the same store)."""
+        stored = await self.store.broker_roles()
+        try:
+            snapshot = await self.cluster.snapshot()
+        except ClusterCallError:
+            snapshot = None
+        return roles.roles_json(stored, snapshot)
+
+    async def decommissioned_brokers(self) -> frozenset[int]:
+        """As the store has them now (proposals exclude them)."""
+        return decommissioned(await self.store.broker_roles())
+
+    async def decommission(self, broker: Any, request: Mapping[str, Any]) -> JSON:
+        """Mark `broker` decommissioned; with `drain`, queue the plan that drains it in the same commit."""
+        broker_id = roles.broker_id(broker)
+        drain, reason = roles.decommission_options(request)
+        await self._require_writer()
+        async with self._lock:
+            snapshot = await roles.cluster_view(self.cluster)
+            roles.check_known(broker_id, snapshot)
+            stored = await self.store.broker_roles()
+            changed = broker_id not in decommissioned(stored)
+            batch = WriteBatch()
+            if changed:
+                batch.set_broker_role(broker_id, DECOMMISSIONED, reason)
+            plan = await roles.drain_plan(snapshot, broker_id, decommissioned(stored)) if drain else None
+            answer: JSON = {"broker": broker_id, "role": DECOMMISSIONED, "changed": changed}
+            if plan is not None:  # queued in the commit that marks the broker
+                answer["drain"] = await self._queue_drain(plan, broker_id, batch)
+            else:
+                if drain:
+                    detail = f"broker {broker_id} holds no replica that can move"
+                    answer["drain"] = {"plan_id": None, "partitions": 0, "detail": detail}
+                if batch:
+                    await self.store.commit(batch)
+            await self._refresh_records()
+            self._publish()
+        self._emit("broker.decommissioned", broker=broker_id, changed=changed, reason=reason)
+        self.wake()
+        return answer
+
+    async def _queue_drain(self, plan: ReassignmentPlan, broker: int, batch: WriteBatch) -> JSON:
+        """The drain plan checked as any submitted plan is, then queued with `batch` (one commit)."""
+        summary = await submission.previewed(
+            self.cluster,
+            self.store,
+            self.view,
+            plan,
+            self.tuning.limits,
+            allow_rf_change=False,
+            dry_run=False,
+            clock=self.clock,
+        )
+        name = f"drain broker {broker}"
+        plan_id = await submission.queued(
+            self.store, plan, self.clock(), allow_rf_change=False, name=name, batch=batch
+        )
+        self._submitted = (plan_id, plan)
+        self._emit("plan.submitted", plan_id=plan_id, partitions=len(plan))
+        return {
+            "plan_id": plan_id,
+            "name": name,
+            "partitions": len(plan),
+            "replicas_to_move": summary["replicas_to_move"],
+            "bytes_to_move": summary["bytes_to_move"],
+        }
+
+    async def retarget(self, plan_id: str | None = None) -> JSON:
+        """New targets for the partitions of the running plan (or `plan_id`) that wait on a broker that is
+        gone, swapped into the run without restarting it (daemon/roles.py, engine/run/retarget.py)."""
+        await self._require_writer()
+        async with self._lock:
+            record = await loading.commanded(self.store, plan_id, "retarget")
+            if record.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
+                raise ServiceError("conflict", f"plan {record.id} is {record.status.value}: cannot retarget")
+            run = self.run if self.run is not None and self.run.plan_id == record.id else None
+            if run is None:
+                run = self.run = await self._load(record)
+            if run.awaiting is not None:
+                raise ServiceError("conflict", f"plan {record.id} waits for Kafka's answer: retarget again")
+            try:
+                snapshot = await self.cluster.snapshot(topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,))
+            except ClusterCallError as exc:
+                raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
+            banned = decommissioned(await self.store.broker_roles())
+            choice = roles.retarget_choice(run, snapshot, banned)
+            before = run.plan
+            if choice.targets:
+                await self._drive(retarget_machine.swapped(run, choice.targets, snapshot, choice.gone))
+            answer = roles.retarget_json(self.run or run, before, choice)
+            self._publish()
+        self.wake()
+        return answer
+
+    async def recommission(self, broker: Any) -> JSON:
+        """Take the decommissioned role away: `broker` may receive replicas again (nothing moves now)."""
+        broker_id = roles.broker_id(broker)
+        await self._require_writer()
+        async with self._lock:
+            changed = broker_id in decommissioned(await self.store.broker_roles())
+            if changed:
+                await self.store.commit(WriteBatch().set_broker_role(broker_id, None))
+            await self._refresh_records()
+            self._publish()
+        self._emit("broker.recommissioned", broker=broker_id, changed=changed)
+        return {"broker": broker_id, "role": "member", "changed": changed}
 
     def health(self) -> JSON:
         return self.view.health()

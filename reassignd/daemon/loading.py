@@ -9,11 +9,12 @@ from types import MappingProxyType
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.run import RunState, new_run
 from reassignd.engine.run.idle import Leftovers
+from reassignd.engine.run.retarget import replayed
 from reassignd.engine.throttle import BROKER_KEYS, TOPIC_KEYS, ThrottleOriginals
 from reassignd.engine.throttle_book import ThrottleBook
 from reassignd.model import ReassignmentPlan
 from reassignd.store.aio import AsyncStore
-from reassignd.store.base import ConfigResource, OriginalValue, PlanRecord, PlanStatus, WriteBatch
+from reassignd.store.base import ConfigResource, EventKind, OriginalValue, PlanRecord, PlanStatus, WriteBatch
 
 Stored = Mapping[tuple[ConfigResource, str], OriginalValue]
 
@@ -21,8 +22,10 @@ Stored = Mapping[tuple[ConfigResource, str], OriginalValue]
 async def plan_run(store: AsyncStore, record: PlanRecord, parsed: ReassignmentPlan | None) -> RunState:
     """The run of a started plan as the store has it; `parsed`: its plan when this daemon parsed it at
     submit (parsing a stored plan of 100,000 partitions again, every entry checked as any input is, took
-    1.8 s of its first cycle)."""
+    1.8 s of its first cycle). The journal's re-targets are replayed onto it (engine/run/retarget.py)."""
     plan = parsed if parsed is not None else ReassignmentPlan.from_dict(dict(record.plan))
+    retargets = await store.journal(plan_id=record.id, kinds=[EventKind.PLAN_RETARGETED])
+    plan, withdraw = replayed(plan, [entry.data for entry in retargets])
     rows = await store.partition_states(record.id)
     stored = await store.original_configs()
     return new_run(
@@ -33,6 +36,7 @@ async def plan_run(store: AsyncStore, record: PlanRecord, parsed: ReassignmentPl
         summary=record.summary,
         originals=originals_of(stored),
         written=written_of(stored),
+        withdraw=withdraw,
     )
 
 

@@ -6,9 +6,12 @@ Wire format of a command (the MQTT payload is UTF-8 JSON)::
 
 and the body, once parsed::
 
-    {"command": "pause" | "resume" | "cancel" | "set_throttles",
+    {"command": "pause" | "resume" | "cancel" | "set_throttles" | "retarget" | "decommission"
+                | "recommission",
      "plan_id": "..." (optional; default: the active plan),
      "throttles": {"leader.reassignment.throttled.rate": 50000000, ...} (set_throttles only),
+     "broker": 12 (decommission and recommission only, required),
+     "drain": true, "reason": "..." (decommission only, optional),
      "timestamp": <unix seconds>, "nonce": "<unique string, 8-128 chars>"}
 
 The HMAC covers the body text exactly as sent (no re-serialisation ambiguity). A body whose timestamp is
@@ -34,7 +37,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,8 +45,13 @@ from reassignd import strictjson
 from reassignd.logs import get_logger
 from reassignd.model import InvalidInputError
 
-COMMANDS: Final = frozenset({"pause", "resume", "cancel", "set_throttles"})
-BODY_FIELDS: Final = frozenset({"command", "plan_id", "throttles", "timestamp", "nonce"})
+COMMANDS: Final = frozenset(
+    {"pause", "resume", "cancel", "set_throttles", "retarget", "decommission", "recommission"}
+)
+BROKER_COMMANDS: Final = frozenset({"decommission", "recommission"})
+BODY_FIELDS: Final = frozenset(
+    {"command", "plan_id", "throttles", "timestamp", "nonce", "broker", "drain", "reason"}
+)
 MAX_NONCES: Final = 100_000
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 NONCE_FILE: Final = "mqtt-nonces.json"
@@ -66,6 +74,9 @@ class Command:
     throttles: Mapping[str, Any]
     nonce: str
     timestamp: float
+    broker: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """decommission: `drain` and `reason` as sent (the controller checks them, naming what is wrong)."""
 
 
 def sign(secret: bytes, body: Mapping[str, Any]) -> bytes:
@@ -212,12 +223,18 @@ class CommandVerifier:
         throttles = body.get("throttles", {})
         if name == "set_throttles" and (not isinstance(throttles, dict) or not throttles):
             raise CommandRejected("malformed", "set_throttles needs a non-empty 'throttles' object")
+        broker = body.get("broker")
+        if name in BROKER_COMMANDS and (isinstance(broker, bool) or not isinstance(broker, int)):
+            raise CommandRejected("malformed", f"{name} needs 'broker', a broker id, got {str(broker)[:40]}")
+        options = {k: body[k] for k in ("drain", "reason") if k in body}
+        if (broker is not None and name not in BROKER_COMMANDS) or (options and name != "decommission"):
+            raise CommandRejected("malformed", f"{name} takes no broker, drain or reason")
         try:
             self.ledger.add(nonce, float(timestamp))
         except OSError as exc:  # not remembered, not executed: a restart could not tell it was used
             self.ledger.nonces.pop(nonce, None)
             raise CommandRejected("unavailable", f"cannot record the nonce: {exc.strerror or exc}") from None
-        return Command(str(name), plan_id, dict(throttles or {}), nonce, float(timestamp))
+        return Command(str(name), plan_id, dict(throttles or {}), nonce, float(timestamp), broker, options)
 
     def _forget_expired(self, now: float) -> None:
         """Nonces whose timestamp left the window can go: such a command is refused as stale anyway."""

@@ -13,17 +13,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 from reassignd import config_keys, logs
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.model import Broker, ClusterSnapshot, InvalidInputError, PartitionState, TopicPartition
+from reassignd.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInputError,
+    PartitionState,
+    Problem,
+    TopicPartition,
+)
 from reassignd.placement.capacity import Capacities, load_capacities
 from reassignd.placement.goals import PlanRequest, request_from_json
 
 log = logs.get_logger("reassignd.proposals")
 ReadSnapshot = Callable[[], Awaitable[ClusterSnapshot]]
+ReadDecommissioned = Callable[[], Awaitable[Collection[int]]]
 
 
 def _warm_up_cluster() -> ClusterSnapshot:
@@ -58,6 +67,8 @@ class ProposalService:
         self._lock = asyncio.Lock()
         self._warm: asyncio.Task[None] | None = None
         self.served = 0
+        self.decommissioned: ReadDecommissioned | None = None
+        """The brokers marked decommissioned (the daemon's store): every proposal excludes them."""
 
     async def start(self) -> None:
         """Start the session (blocking the event loop's other work for that long: the process's output is
@@ -95,6 +106,20 @@ class ProposalService:
         async with self._lock:
             return await self._propose(request)
 
+    async def _without_decommissioned(self, request: PlanRequest, snapshot: ClusterSnapshot) -> PlanRequest:
+        """The request with every decommissioned broker the cluster knows excluded: no goal gives one a
+        replica. Filling one is refused, naming it."""
+        banned = set(await self.decommissioned()) if self.decommissioned is not None else set()
+        banned &= set(snapshot.brokers)
+        if not banned:
+            return request
+        filled = sorted(banned & set(request.brokers)) if request.goal == "fill" else []
+        if filled:
+            message = f"broker(s) {filled} are decommissioned: recommission them before filling them"
+            raise ServiceError("invalid_request", message, (Problem("request", "brokers", message),))
+        excluded = tuple(sorted(set(request.exclude_brokers) | banned))
+        return replace(request, exclude_brokers=excluded)
+
     def _plan(self, snapshot: ClusterSnapshot, request: PlanRequest, name: str) -> Any:
         from reassignd.pipeline.planner import from_result, plan_snapshots
         from reassignd.placement.assignment import ClusterInput
@@ -114,6 +139,7 @@ class ProposalService:
         except Exception as exc:
             raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
         read = time.monotonic() - started
+        request = await self._without_decommissioned(request, snapshot)
         name = self.name or snapshot.cluster_id or "cluster"
         try:
             outcome = await asyncio.to_thread(self._plan, snapshot, request, name)

@@ -57,11 +57,13 @@ class ControllerService(Protocol):
         dry_run: bool = False,
         allow_rf_change: bool = False,
         name: str | None = None,
+        allow_decommissioned: bool = False,
     ) -> JSON:
         """Validate the whole plan against the live cluster, then queue it (or, with dry_run, only report).
 
         Returns {"plan_id", "state", "partitions", "replicas_to_move", "bytes_to_move", "steps": {...}}.
-        Raises ServiceError("invalid_plan", problems=...) listing every problem; nothing is applied.
+        Raises ServiceError("invalid_plan", problems=...) listing every problem; nothing is applied. A replica
+        added on a decommissioned broker is a problem unless `allow_decommissioned`.
         """
         ...
 
@@ -130,6 +132,25 @@ class ControllerService(Protocol):
     async def recover(self, request: Mapping[str, Any]) -> JSON:
         """The operator's decision on what the store found wrong with itself at start ({"mode":
         "adopt"}): the hold on cluster writes ends. Answers {"mode", "adopted", "status"}."""
+        ...
+
+    # --- brokers' roles and re-targets (daemon/roles.py) -----------------------------------------------
+    async def broker_roles(self) -> JSON:
+        """Every broker with its lasting role: {"brokers": [...], "decommissioned": [ids]}."""
+        ...
+
+    async def decommission(self, broker: Any, request: Mapping[str, Any]) -> JSON:
+        """Mark a broker decommissioned ({"drain"?: bool, "reason"?: str}); with drain, queue its drain plan
+        in the same commit. Answers {"broker", "role", "changed", "drain"?}."""
+        ...
+
+    async def recommission(self, broker: Any) -> JSON:
+        """Take the decommissioned role away; nothing moves. Answers {"broker", "role", "changed"}."""
+        ...
+
+    async def retarget(self, plan_id: str | None = None) -> JSON:
+        """New targets for the partitions of the running plan that wait on a broker that is gone, swapped
+        into the run. Answers {"plan_id", "gone", "retargeted", "unplaced"}."""
         ...
 
     # --- health --------------------------------------------------------------------------------------------

@@ -156,6 +156,7 @@ def idle_status_view(view: ControllerView) -> JSON:
         **_writer(view),
         "plan_id": None,
         "state": "idle",
+        "decommissioned_brokers": list(view.decommissioned),
         "last_cycle": view.last_status,
     }
 
@@ -189,6 +190,7 @@ def plan_status_view(view: ControllerView, plan_id: str | None) -> JSON:
         "stalled": [],
         "waiting": [],
         "offline_waits": {"partitions": 0, "brokers": [], "shown": []},
+        "decommissioned_brokers": list(view.decommissioned),
         "last_cycle": view.last_status,
     }
     if run is None or run.execution is None or run.ended:

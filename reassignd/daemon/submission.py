@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +14,12 @@ from reassignd import config_keys
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.service import JSON, ServiceError
-from reassignd.daemon.validation import plan_rejection, unfinished_partitions, validate_plan
+from reassignd.daemon.validation import (
+    decommissioned_problems,
+    plan_rejection,
+    unfinished_partitions,
+    validate_plan,
+)
 from reassignd.daemon.view import ControllerView, iso_time
 from reassignd.engine import Limits
 from reassignd.engine.dryrun import step_preview
@@ -40,6 +45,7 @@ async def previewed(
     allow_rf_change: bool,
     dry_run: bool,
     clock: Callable[[], float],
+    decommissioned: Collection[int] = (),
 ) -> JSON:
     """The submit answer of a plan that passed every check (ServiceError listing every problem else);
     `sizes_read_at`: when the sizes `bytes_to_move` counts were read (topics grow: each figure says its
@@ -60,6 +66,7 @@ async def previewed(
     problems = validate_plan(
         plan, snapshot, ongoing=set(ongoing), ours=set(ours), busy=busy, allow_rf_change=allow_rf_change
     )
+    problems += decommissioned_problems(plan, snapshot, decommissioned)
     if problems:
         raise plan_rejection(problems)
     moving = {tp: t for tp, t in plan.targets.items() if snapshot.partitions[tp].target_replicas != t}
@@ -82,13 +89,20 @@ async def previewed(
 
 
 async def queued(
-    store: AsyncStore, plan: ReassignmentPlan, now: float, *, allow_rf_change: bool, name: str | None = None
+    store: AsyncStore,
+    plan: ReassignmentPlan,
+    now: float,
+    *,
+    allow_rf_change: bool,
+    name: str | None = None,
+    batch: WriteBatch | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> str:
     """The plan stored as queued, under a new id (the store journals `plan.submitted` with it); `name`:
-    what the operator called it (submit --name)."""
+    what the operator called it (submit --name); `batch`: what else to commit with it (one transaction)."""
     plan_id = f"plan-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(now))}-{uuid.uuid4().hex[:6]}"
-    options = {"allow_rf_change": allow_rf_change, **({"name": name} if name else {})}
-    await store.commit(WriteBatch().submit_plan(plan_id, plan.to_dict(), options))
+    stored = {"allow_rf_change": allow_rf_change, **({"name": name} if name else {}), **(options or {})}
+    await store.commit((batch or WriteBatch()).submit_plan(plan_id, plan.to_dict(), stored))
     return plan_id
 
 

@@ -95,6 +95,29 @@ def validate_plan(
     return problems
 
 
+def decommissioned_problems(
+    plan: ReassignmentPlan, snapshot: ClusterSnapshot, decommissioned: Collection[int]
+) -> list[Problem]:
+    """A replica the plan adds on a decommissioned broker (`reassignd brokers decommission`), per
+    partition, naming the broker. Replicas it already holds may stay: only receiving is refused."""
+    if not decommissioned:
+        return []
+    banned = frozenset(decommissioned)
+    problems = []
+    for tp in sorted(plan.targets):
+        current = snapshot.partitions.get(tp)
+        held = set(current.replicas) if current is not None else set()
+        added = sorted(b for b in plan.targets[tp] if b in banned and b not in held)
+        if added:
+            names = ", ".join(map(str, added))
+            message = (
+                f"adds a replica on decommissioned broker {names} ({list(plan.targets[tp])}): recommission "
+                "it (`reassignd brokers recommission`) or submit with allow_decommissioned"
+            )
+            problems.append(Problem(str(tp), "replicas", message))
+    return problems
+
+
 def _draft_problems(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> list[Problem]:
     """A draft's own problems, and the unknown brokers its broken entries name."""
     if not isinstance(plan, PlanDraft):

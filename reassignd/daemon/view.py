@@ -37,6 +37,8 @@ class ControllerView:
     store: StoreState = field(default_factory=StoreState)
     findings: tuple[str, ...] = ()
     """What the store found wrong with itself at open; every cluster write held until `recover`."""
+    decommissioned: tuple[int, ...] = ()
+    """The brokers marked decommissioned (daemon/roles.py): they receive no replica."""
 
     @property
     def active(self) -> RunState | None:

@@ -38,6 +38,9 @@ class EventKind(enum.StrEnum):
     LOG_DIR_PLACED = "log_dir.placed"
     LOG_DIR_CANCELLED = "log_dir.cancelled"
     LOG_DIR_FINISHED = "log_dir.finished"
+    BROKER_DECOMMISSIONED = "broker.decommissioned"
+    BROKER_RECOMMISSIONED = "broker.recommissioned"
+    PLAN_RETARGETED = "plan.retargeted"
     ERROR = "error"
 
 

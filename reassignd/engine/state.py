@@ -296,6 +296,22 @@ class ExecutionState:
             servers=assign_servers(plan, snapshot, frozenset(done)),
         )
 
+    def retargeted(
+        self,
+        plan: ReassignmentPlan,
+        records: Mapping[TopicPartition, PartitionProgress],
+        snapshot: ClusterSnapshot,
+    ) -> ExecutionState:
+        """The same run towards `plan` (the same partitions, some with new targets; run/retarget.py), with
+        `records` replacing those partitions' progress; ranks kept, queues rebuilt on `snapshot`."""
+        if plan.targets.keys() != self.plan.targets.keys():
+            raise ValueError("a re-targeted plan has the same partitions")
+        for tp, rec in records.items():
+            check_partition_change(tp, self.records[tp], rec)
+        merged = dict(self.records.items())
+        merged.update(records)
+        return self._assemble(plan, self.ordering, self.ranked, merged, snapshot)
+
     def reordered(self, ordering: tuple[str, ...], snapshot: ClusterSnapshot) -> ExecutionState:
         """The same progress under another `reassignment.ordering` (ranks recomputed once)."""
         ranked = compute_ranks(self.plan, snapshot, ordering)

@@ -2,7 +2,9 @@
 
 from reassignd.store.base import (
     ACTIVE_STATUSES,
+    DECOMMISSIONED,
     TRANSITIONS,
+    BrokerRole,
     CommitResult,
     ConfigResource,
     DuplicatePlanError,
@@ -33,7 +35,9 @@ from reassignd.store.sqlite import SqliteStore
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "DECOMMISSIONED",
     "TRANSITIONS",
+    "BrokerRole",
     "CommitResult",
     "ConfigResource",
     "DuplicatePlanError",

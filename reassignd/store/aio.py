@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from reassignd.logs import get_logger
 from reassignd.model import TopicPartition
 from reassignd.store.base import (
+    BrokerRole,
     CommitResult,
     ConfigResource,
     EventKind,
@@ -178,6 +179,9 @@ class AsyncStore:
 
     async def settings(self) -> SettingsRecord:
         return await self._call("settings", self.store.settings)
+
+    async def broker_roles(self) -> dict[int, BrokerRole]:
+        return await self._call("broker_roles", self.store.broker_roles)
 
     async def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         return await self._call("prune", self.store.prune, before, keep_plans, limit)

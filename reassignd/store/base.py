@@ -169,6 +169,56 @@ class SettingsRecord:
     document: Mapping[str, Any] = field(default_factory=dict)
 
 
+DECOMMISSIONED: Final = "decommissioned"
+BROKER_ROLES: Final = (DECOMMISSIONED,)
+"""The lasting roles a broker can be given (`reassignd brokers decommission`); a broker with none is an
+ordinary member of the cluster."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRole:
+    """A broker's lasting role, kept by the store until changed: who gave it, when and why."""
+
+    broker: int
+    role: str
+    since: float
+    reason: str = ""
+    by: Mapping[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "broker": self.broker,
+            "role": self.role,
+            "since": self.since,
+            "reason": self.reason,
+            "by": dict(self.by) if self.by is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BrokerRole:
+        by = data.get("by")
+        return cls(
+            int(data["broker"]),
+            str(data["role"]),
+            float(data["since"]),
+            str(data.get("reason") or ""),
+            {str(k): str(v) for k, v in by.items()} if isinstance(by, Mapping) else None,
+        )
+
+
+def role_event(broker: int, role: str | None, reason: str) -> Event:
+    """The journal entry of a broker's role change, written by the store in the commit that makes it."""
+    kind = EventKind.BROKER_RECOMMISSIONED if role is None else EventKind.BROKER_DECOMMISSIONED
+    return Event(kind, data={"broker": broker, **({"reason": reason} if reason else {})})
+
+
+def check_role(broker: int, role: str | None) -> None:
+    if isinstance(broker, bool) or not isinstance(broker, int) or broker < 0:
+        raise StoreError(f"broker id must be a non-negative integer, got {broker!r}")
+    if role is not None and role not in BROKER_ROLES:
+        raise StoreError(f"broker {broker}: role must be one of {list(BROKER_ROLES)}, got {role!r}")
+
+
 class SettingsConflict(StoreError):
     """The settings record changed since it was read: nothing was written."""
 
@@ -218,6 +268,14 @@ class WriteBatch:
     summaries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     written: dict[tuple[ConfigResource, str], tuple[str | None, ...]] = field(default_factory=dict)
     new_settings: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
+    broker_roles: dict[int, tuple[str | None, str]] = field(default_factory=dict)
+
+    def set_broker_role(self, broker: int, role: str | None, reason: str = "") -> WriteBatch:
+        """Give `broker` a lasting role (`DECOMMISSIONED`), or take its role away (None); the store stamps
+        when and by whom (store/actor.py) and journals the change in the same commit."""
+        check_role(broker, role)
+        self.broker_roles[broker] = (role, reason)
+        return self
 
     def submit_plan(self, plan_id: str, plan: Mapping[str, Any], options: Mapping[str, Any]) -> WriteBatch:
         self.new_plans.append((plan_id, plan, options))
@@ -277,6 +335,7 @@ class WriteBatch:
                 self.summaries,
                 self.written,
                 self.new_settings,
+                self.broker_roles,
             )
         )
 
@@ -327,6 +386,10 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     def settings(self) -> SettingsRecord:
         """The runtime settings record (version 0, empty, before the first write)."""
+
+    @abc.abstractmethod
+    def broker_roles(self) -> dict[int, BrokerRole]:
+        """Every broker with a lasting role, by id (empty before the first)."""
 
     @abc.abstractmethod
     def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:

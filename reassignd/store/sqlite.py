@@ -36,6 +36,7 @@ from typing import Any, Final, NoReturn
 from reassignd.model import TopicPartition
 from reassignd.store import actor
 from reassignd.store.base import (
+    BrokerRole,
     CommitResult,
     ConfigResource,
     DuplicatePlanError,
@@ -60,6 +61,7 @@ from reassignd.store.base import (
     UnknownPlanError,
     WriteBatch,
     partition_count,
+    role_event,
     status_change,
     submitted_event,
 )
@@ -67,7 +69,7 @@ from reassignd.store.wal import WalReport, inspect_wal
 
 __all__ = ["DB_FILE_NAME", "SqliteStore", "WalReport", "inspect_wal"]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 #: Statements that take a database from the version before each to it.
 _JOURNAL_DELETE_GUARD: Final = """
 CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
@@ -86,7 +88,11 @@ _MIGRATIONS: Final = {
         "document_json TEXT NOT NULL)",
         "DROP TRIGGER journal_no_delete",
         _JOURNAL_DELETE_GUARD.strip(),
-    )
+    ),
+    3: (
+        "CREATE TABLE broker_roles (broker INTEGER PRIMARY KEY, role TEXT NOT NULL, since REAL NOT NULL, "
+        "data_json TEXT NOT NULL)",
+    ),
 }
 DB_FILE_NAME: Final = "reassignd.db"
 
@@ -112,6 +118,12 @@ CREATE TABLE settings (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     version INTEGER NOT NULL,
     document_json TEXT NOT NULL
+);
+CREATE TABLE broker_roles (
+    broker INTEGER PRIMARY KEY,
+    role TEXT NOT NULL,
+    since REAL NOT NULL,
+    data_json TEXT NOT NULL
 );
 CREATE TABLE partition_states (
     plan_id TEXT NOT NULL REFERENCES plans(id),
@@ -299,6 +311,8 @@ class SqliteStore(StateStore):
             for read_version, document in batch.new_settings:
                 self._write_settings(read_version, document)
             recorded = self._write_originals(batch, now)
+            for broker, (role, reason) in batch.broker_roles.items():
+                self._write_role(broker, role, reason, now)
             seqs = tuple(self._insert_event(event, now) for event in batch.events)
         return CommitResult(seqs, recorded)
 
@@ -356,6 +370,17 @@ class SqliteStore(StateStore):
             "INSERT OR REPLACE INTO settings (id, version, document_json) VALUES (1, ?, ?)",
             (current + 1, _dumps(document, "settings")),
         )
+
+    def _write_role(self, broker: int, role: str | None, reason: str, now: float) -> None:
+        if role is None:
+            self._db.execute("DELETE FROM broker_roles WHERE broker = ?", (broker,))
+        else:
+            record = BrokerRole(broker, role, now, reason, actor.current())
+            self._db.execute(
+                "INSERT OR REPLACE INTO broker_roles (broker, role, since, data_json) VALUES (?, ?, ?, ?)",
+                (broker, role, now, _dumps(record.to_json(), "broker role")),
+            )
+        self._insert_event(role_event(broker, role, reason), now)
 
     def _write_summary(self, plan_id: str, summary: Mapping[str, Any]) -> None:
         cursor = self._db.execute(
@@ -476,6 +501,10 @@ class SqliteStore(StateStore):
     def settings(self) -> SettingsRecord:
         rows = self._query("SELECT version, document_json FROM settings WHERE id = 1")
         return SettingsRecord(rows[0][0], json.loads(rows[0][1])) if rows else SettingsRecord()
+
+    def broker_roles(self) -> dict[int, BrokerRole]:
+        rows = self._query("SELECT data_json FROM broker_roles ORDER BY broker")
+        return {(r := BrokerRole.from_json(json.loads(row[0]))).broker: r for row in rows}
 
     def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         ended = tuple(s.value for s in PlanStatus if s.terminal)

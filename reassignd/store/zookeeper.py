@@ -4,6 +4,7 @@ Layout under the store's root (one per cluster, `<ha.zookeeper.path>/<cluster>/s
 
     head                        {"epoch", "seq", "ordinal"}: rewritten by every commit (version-checked)
     settings                    {"version", "document"}: the runtime settings record (compare and set)
+    brokers                     {"roles": {id: role record}}: the brokers' lasting roles (decommissioned)
     plans/<plan>                the plan's record (status, times, error, ordinal, partitions, summary); small
     plandata/<plan>             the submitted plan JSON, zlib-compressed; immutable (cached by readers)
     states/<plan>/b<NN>         partition states of the plan, hashed into 32 buckets, zlib-compressed JSON
@@ -48,6 +49,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotE
 from reassignd.model import TopicPartition
 from reassignd.store import actor
 from reassignd.store.base import (
+    BrokerRole,
     CommitResult,
     ConfigResource,
     DuplicatePlanError,
@@ -70,6 +72,7 @@ from reassignd.store.base import (
     UnknownPlanError,
     WriteBatch,
     partition_count,
+    role_event,
     status_change,
     submitted_event,
 )
@@ -205,6 +208,8 @@ class ZooKeeperStore(StateStore):
                 f"{self.root}/settings", _dumps({"version": 0, "document": {}}, "settings").encode()
             )
         with contextlib.suppress(NodeExistsError):
+            client.create(f"{self.root}/brokers", _dumps({"roles": {}}, "broker roles").encode())
+        with contextlib.suppress(NodeExistsError):
             client.create(f"{self.root}/head", _dumps({"epoch": -1, "seq": 0, "ordinal": 0}, "head").encode())
 
     def _p(self, *parts: str) -> str:
@@ -239,6 +244,7 @@ class ZooKeeperStore(StateStore):
         self._stage_settings(c.tx, batch)
         self._stage_partition_states(c.tx, batch, c.record, new_plan_ids)
         recorded = self._stage_originals(c.tx, batch, c.now)
+        self._stage_roles(c, batch)
         seqs = [c.journal(event) for event in batch.events]
         new_head = {"epoch": max(epoch, head["epoch"]), "seq": c.seq, "ordinal": c.ordinal}
         c.tx.ops[head_op] = ("set", self._p("head"), _dumps(new_head, "head").encode(), stat.version)
@@ -329,6 +335,22 @@ class ZooKeeperStore(StateStore):
             path = self._p("plans", node_name(plan_id))
             encoded = _dumps(c.records[plan_id], "plan record").encode()
             c.tx.add("create" if plan_id in new_plan_ids else "set", path, encoded)
+
+    def _stage_roles(self, c: _Commit, batch: WriteBatch) -> None:
+        """The roles record rewritten whole (small: one entry per decommissioned broker), each change
+        journaled, as SQLite does."""
+        if not batch.broker_roles:
+            return
+        raw, stat = self.client.get(self._p("brokers"))
+        roles: dict[str, Any] = dict(json.loads(raw).get("roles") or {})
+        for broker, (role, reason) in batch.broker_roles.items():
+            if role is None:
+                roles.pop(str(broker), None)
+            else:
+                roles[str(broker)] = BrokerRole(broker, role, c.now, reason, actor.current()).to_json()
+            c.journal(role_event(broker, role, reason))
+        data = _dumps({"roles": roles}, "broker roles").encode()
+        c.tx.add("set", self._p("brokers"), data, stat.version)
 
     def _stage_settings(self, tx: _Tx, batch: WriteBatch) -> None:
         for read_version, document in batch.new_settings:
@@ -491,6 +513,14 @@ class ZooKeeperStore(StateStore):
     def settings(self) -> SettingsRecord:
         data = json.loads(self.client.get(self._p("settings"))[0])
         return SettingsRecord(int(data["version"]), data["document"])
+
+    def broker_roles(self) -> dict[int, BrokerRole]:
+        try:
+            raw = self.client.get(self._p("brokers"))[0]
+        except NoNodeError:
+            return {}
+        roles = (BrokerRole.from_json(r) for r in (json.loads(raw).get("roles") or {}).values())
+        return {r.broker: r for r in sorted(roles, key=lambda r: r.broker)}
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         base = self._p("states", node_name(plan_id))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from reassignd.daemon import foreign
+from reassignd.daemon import foreign, roles
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine.limits import LIMIT_KEYS, Limits
 from reassignd.model import (
@@ -31,6 +31,7 @@ from reassignd.model import (
     assignment_document,
 )
 from reassignd.placement.api import create_replica_placement
+from reassignd.store.base import DECOMMISSIONED, BrokerRole
 
 LEADER_RATE = "leader.reassignment.throttled.rate"
 FOLLOWER_RATE = "follower.reassignment.throttled.rate"
@@ -117,6 +118,7 @@ class FakeControllerService:
         self.plans: dict[str, _Plan] = {}
         self.calls: list[tuple[str, Any]] = []
         self.ready = True
+        self.roles: dict[int, BrokerRole] = {}
         self.leader_address: str | None = None  # set to play a standby that forwards operators there
         self.cluster_error: str | None = None  # set to play a cluster that does not answer, since `clock()`
 
@@ -128,6 +130,7 @@ class FakeControllerService:
         dry_run: bool = False,
         allow_rf_change: bool = False,
         name: str | None = None,
+        allow_decommissioned: bool = False,
     ) -> JSON:
         self.calls.append(("submit_plan", {"partitions": len(plan), "dry_run": dry_run}))
         self._require_ready()
@@ -288,6 +291,38 @@ class FakeControllerService:
         if plan_id not in self.plans:
             raise ServiceError("not_found", f"no plan with id {plan_id!r}", details={"plan_id": plan_id})
         return self.plans[plan_id]
+
+    # --- brokers' roles and re-targets: the daemon's own checks (daemon/roles.py), kept in memory -------
+    async def broker_roles(self) -> JSON:
+        self.calls.append(("broker_roles", None))
+        snapshot = ClusterSnapshot.build(self.brokers.values(), self.partitions.values())
+        return roles.roles_json(self.roles, snapshot)
+
+    async def decommission(self, broker: Any, request: Mapping[str, Any]) -> JSON:
+        self.calls.append(("decommission", broker))
+        broker_id = roles.broker_id(broker)
+        drain, reason = roles.decommission_options(request)
+        self._require_leader()
+        roles.check_known(broker_id, ClusterSnapshot.build(self.brokers.values(), self.partitions.values()))
+        changed = broker_id not in self.roles
+        self.roles[broker_id] = BrokerRole(broker_id, DECOMMISSIONED, self.clock(), reason)
+        answer: JSON = {"broker": broker_id, "role": DECOMMISSIONED, "changed": changed}
+        if drain:
+            answer["drain"] = {"plan_id": None, "partitions": 0, "detail": "the fake plans no drain"}
+        return answer
+
+    async def recommission(self, broker: Any) -> JSON:
+        self.calls.append(("recommission", broker))
+        broker_id = roles.broker_id(broker)
+        self._require_leader()
+        changed = self.roles.pop(broker_id, None) is not None
+        return {"broker": broker_id, "role": "member", "changed": changed}
+
+    async def retarget(self, plan_id: str | None = None) -> JSON:
+        self.calls.append(("retarget", plan_id))
+        self._require_leader()
+        plan = self._plan(plan_id)
+        return {"plan_id": plan.plan_id, "gone": [], "retargeted": [], "unplaced": []}
 
     # --- live tuning -----------------------------------------------------------------------------------
     def limits(self) -> JSON:

@@ -35,6 +35,10 @@ BASES: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
     ("post", "/v1/proposals"): ("/v1/proposals", {"goal": "cluster-balance"}),
     ("post", "/v1/limits/reset"): ("/v1/limits/reset", {}),
     ("post", "/v1/recover"): ("/v1/recover", {"mode": "adopt"}),
+    ("post", "/v1/brokers/{broker}/decommission"): (
+        "/v1/brokers/4/decommission",
+        {"drain": False, "reason": "disk failing"},
+    ),
 }
 
 

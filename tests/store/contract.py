@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from reassignd.model import TopicPartition
 from reassignd.store import (
+    DECOMMISSIONED,
     TRANSITIONS,
     ConfigResource,
     DuplicatePlanError,
@@ -107,6 +108,47 @@ class StateStoreContract:
         store.commit(WriteBatch().put_settings(1, {"overrides": {}}))
         reopened = make_store()
         assert (reopened.settings().version, dict(reopened.settings().document)) == (2, {"overrides": {}})
+
+    def test_broker_roles_last_are_journaled_with_who_and_go_with_a_recommission(
+        self, make_store: MakeStore
+    ) -> None:
+        from reassignd.store.actor import acting_as
+
+        store = make_store()
+        assert store.broker_roles() == {}
+        with acting_as({"via": "api", "name": "ops@host"}):
+            store.commit(WriteBatch().set_broker_role(12, DECOMMISSIONED, "disk failing"))
+        reopened = make_store()  # a restart, or the standby that takes over
+        [role] = reopened.broker_roles().values()
+        assert (role.broker, role.role, role.reason, role.by) == (
+            12,
+            DECOMMISSIONED,
+            "disk failing",
+            {"via": "api", "name": "ops@host"},
+        )
+        [entry] = reopened.journal(kinds=[EventKind.BROKER_DECOMMISSIONED])
+        assert entry.data == {
+            "broker": 12,
+            "reason": "disk failing",
+            "by": {"via": "api", "name": "ops@host"},
+        }
+        reopened.commit(WriteBatch().set_broker_role(12, None))
+        assert make_store().broker_roles() == {}
+        assert kinds(reopened)[-1] == "broker.recommissioned"
+
+    def test_a_failing_batch_gives_no_role(self, make_store: MakeStore) -> None:
+        store = make_store()
+        with pytest.raises(UnknownPlanError):
+            store.commit(
+                WriteBatch().set_broker_role(3, DECOMMISSIONED).set_status("nope", PlanStatus.RUNNING)
+            )
+        assert store.broker_roles() == {}
+        assert kinds(store) == []
+
+    @pytest.mark.parametrize(("broker", "role"), [(-1, DECOMMISSIONED), (True, DECOMMISSIONED), (1, "gone")])
+    def test_a_bad_role_is_refused_naming_it(self, make_store: MakeStore, broker: int, role: str) -> None:
+        with pytest.raises(StoreError, match=repr(role) if role == "gone" else "broker id"):
+            WriteBatch().set_broker_role(broker, role)
 
     def test_retention_prunes_ended_plans_whole_and_never_an_unfinished_one(
         self, make_store: MakeStore

@@ -185,4 +185,5 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path: Path) -> None:
     [original] = store.original_configs().values()
     assert (original.value, original.written) == (None, None)
     assert [e.kind.value for e in store.journal()] == ["plan.submitted"]
+    assert store.broker_roles() == {}  # version 3: the brokers' lasting roles
     store.close()

@@ -34,6 +34,7 @@ from reassignd.engine.run import (
     progress,
     reading,
     restart,
+    retarget,
     scheduling,
     throttles,
 )
@@ -73,6 +74,7 @@ def new_run(
     summary: Mapping[str, Any] | None = None,
     originals: ThrottleOriginals | None = None,
     written: Mapping[tuple[str, str, str], tuple[str | None, ...]] | None = None,
+    withdraw: Mapping[TopicPartition, int] | None = None,
 ) -> RunState:
     """A run as the store has it (rows, summary, throttle originals); the first observation rebuilds the
     rest from the cluster."""
@@ -88,6 +90,7 @@ def new_run(
         throttles=ThrottleBook(originals=book_originals, expected=MappingProxyType(dict(written or {}))),
         progress=progress.Progress(saved_summary=dict(summary) if summary else None),
         log_dirs=LogDirMoves.of(plan),
+        withdraw=MappingProxyType(dict(withdraw or {})),
     )
 
 
@@ -124,6 +127,9 @@ def observe(run: RunState, event: Observed, settings: Settings) -> Transition:
         run = _restarted(run, sight, limits)
     run, decided = _decided(run, sight, limits, out)
     reverts = _reverts(run, decided, sight, limits, out)
+    if run.status is not PlanStatus.CANCELLING:
+        reverts, left = retarget.withdrawals(run.withdraw, decided.state, sight, out)
+        run = replace(run, withdraw=left)
     run = _progressed(run, sight, decided, settings, out)
     run = replace(run, log_dirs=_dirs_moved(run, sight, decided, limits, out))
     sync = _throttled(run, sight, decided.state, limits, out)

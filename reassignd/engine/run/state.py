@@ -86,6 +86,9 @@ class RunState:
     log_dirs: LogDirMoves = field(default_factory=LogDirMoves)
     """The plan's moves between log dirs (log_dir_moves.py)."""
     awaiting: Awaiting | None = None
+    withdraw: Mapping[TopicPartition, int] = field(default_factory=lambda: _EMPTY)
+    """Steps in flight a re-target withdrew (partition: step index), reverted until Kafka has
+    (retarget.py)."""
 
     @property
     def ended(self) -> bool:
