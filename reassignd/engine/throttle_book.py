@@ -9,8 +9,12 @@ that makes that safe across cycles, crashes and broker restarts:
   before it until a read shows that one (Kafka answers a write before the brokers show it: `_expecting`).
   The caller persists it with the originals (`intents` before the writes, `notes` after), so a restarted
   daemon still knows its own values. A value read that is none of
-  them is someone else's change: reported, adopted as their original (we neither remove it now nor
-  overwrite it later) and restored at the end; only entries we added stay ours;
+  them is someone else's change, reported. A list is adopted as their original (we neither remove their
+  entries now nor later; only entries we added stay ours). A rate is adopted only when `rate_adopted`
+  says so: lower than the original and nothing of ours in flight there. Any other rate (a raise, such as
+  another reassignd's rate added to ours, or a change racing our own write) is not theirs to keep: ours
+  is written again and the original restored at the end, so no rate ever ends above what the broker had
+  before our plan first touched it;
 - a resource whose configs could not be read (a stopped broker, a failed request) says nothing: it is
   never compared, never written, never first-touched, and its expected value is kept as it was. When the
   broker comes back, the value it kept is the one we wrote, so it is recognised as ours and restored
@@ -59,6 +63,8 @@ class ForeignChange:
     expected: str | None
     found: str | None
     ours: Values = ()
+    adopted: bool = True
+    """Taken as the operator's original (restored at the end); False: ours is written again over it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +147,8 @@ def sync_throttles(
     view = _believed(snapshot, book)
     foreign = _foreign_changes(book, snapshot)
     if foreign:
-        book = _adopt(book, view, foreign, record, forget)
+        foreign = [_judged(book, c) for c in foreign]
+        book = _adopt(book, view, [c for c in foreign if c.adopted], record, forget)
     plan = _boosted(
         throttle_plan(
             view, moves, limits, book.originals, owned, log_dir_brokers=log_dir_brokers, produce=produce
@@ -167,7 +174,8 @@ def sync_throttles(
     after = apply_writes(view, sending)
     intents = []
     sent = {(w.resource, w.name, w.key) for w in sending}
-    # an adopted config is recorded anew (forget, record): what it holds now is the value ours are part of
+    # an adopted config is recorded anew (forget, record): what it holds now is the value ours are part of;
+    # one not adopted gets ours again: either way, what a read showed before our write is what it showed
     adopted = {c.key for c in foreign}
     for kind, name, key in sorted(sent | adopted):
         k = (kind, name, key)
@@ -302,6 +310,42 @@ def _same(kind: str, found: str | None, value: str | None) -> bool:
     if kind != "topic" or found is None or value is None:
         return found == value
     return sorted(split_entries(found)) == sorted(split_entries(value))
+
+
+def rate_adopted(original: str | None, ours: Values, found: str | None) -> bool:
+    """Whether another writer's broker rate `found` becomes the operator's original in place of
+    `original` (the one recorded before our plan first touched the broker, or one adopted since), where
+    `ours` are the values our writes may have left there.
+
+    Only a lower rate, found while nothing of ours is in flight there (a read showed our last write:
+    `ours` holds one value). No throttle config at all counts lowest (an operator who removes their rate
+    gets no rate back), and any rate is higher than none. A raise is never theirs: another reassignd's
+    rate is the one it read (ours, or an operator's) plus its own, or its own where there was none, and an
+    operator who wants more for our moves sets our rate through us (`reassignd throttle`). A change racing
+    our own write cannot be told from one made of our value. So the original only ever goes down, and
+    no rate is restored above what the broker had before our plan began there."""
+    if len(ours) > 1:
+        return False
+    was, now = _rate_rank(original), _rate_rank(found)
+    return was is not None and now is not None and now < was
+
+
+def _rate_rank(value: str | None) -> int | None:
+    """A rate's place in the order of `rate_adopted`: unset lowest; None for a value that is no rate."""
+    if value is None:
+        return -1
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def _judged(book: ThrottleBook, change: ForeignChange) -> ForeignChange:
+    kind, name, config = change.key
+    if kind != "broker":
+        return change
+    original = book.originals.brokers.get(int(name), {}).get(config)
+    return replace(change, adopted=rate_adopted(original, change.ours, change.found))
 
 
 def _adopt(

@@ -23,7 +23,9 @@ clients/src/main/resources/common/message/*Request.json; none of these APIs has 
 DescribeLogDirs v5 is not in 4.1. ZooKeeper mode ends with 3.9 (4.0 removed it).
 Group coordination (FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup; reassignd's one-writer
 lease): read at tags 3.7.0 and 3.8.0 and branch 3.9 (FindCoordinator v5 is new in 3.8, KIP-890; v6 in 3.9,
-KIP-932); 4.0 removed JoinGroup v0-1 (KIP-896).
+KIP-932); 4.0.0 removed JoinGroup v0-1 (KIP-896), and 4.0.1 and 4.1.0 added them back (KAFKA-19444,
+apache/kafka pull request 20116: older librdkafka with Kerberos sends v0-1), as a real 4.4.0 broker
+advertises (0-9, tests/realkafka/test_fidelity.py); the 4.0 row is 4.0.0's.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ _KAFKA_4_0: Final = {
     DESCRIBE_CLUSTER: (0, 2),
     JOIN_GROUP: (2, 9),
 }
-_KAFKA_4_1: Final = {**_KAFKA_4_0, ALTER_PARTITION_REASSIGNMENTS: (0, 1)}
+_KAFKA_4_1: Final = {**_KAFKA_4_0, ALTER_PARTITION_REASSIGNMENTS: (0, 1), JOIN_GROUP: (0, 9)}
 _KAFKA_4_4: Final = {**_KAFKA_4_1, DESCRIBE_LOG_DIRS: (1, 5)}
 
 API_VERSIONS_BY_RELEASE: Final[Mapping[str, Mapping[int, tuple[int, int]]]] = MappingProxyType(

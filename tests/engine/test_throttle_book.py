@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from reassignd.config_keys import (
     FOLLOWER_REPLICATION_THROTTLED_RATE,
     FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
@@ -11,8 +15,14 @@ from reassignd.config_keys import (
     LEADER_REPLICATION_THROTTLED_REPLICAS,
 )
 from reassignd.engine import Limits
-from reassignd.engine.throttle import Move, apply_writes
-from reassignd.engine.throttle_book import ThrottleBook, ThrottleSync, sync_throttles, written
+from reassignd.engine.throttle import ConfigWrite, Move, apply_writes
+from reassignd.engine.throttle_book import (
+    ThrottleBook,
+    ThrottleSync,
+    rate_adopted,
+    sync_throttles,
+    written,
+)
 from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
 
 LIMITS = Limits(leader_throttled_rate=1_000_000, follower_throttled_rate=1_000_000)
@@ -37,9 +47,9 @@ def apply(snapshot: ClusterSnapshot, sync: ThrottleSync) -> ClusterSnapshot:
 
 
 def run(
-    book: ThrottleBook, snapshot: ClusterSnapshot, moves: list[Move]
+    book: ThrottleBook, snapshot: ClusterSnapshot, moves: list[Move], limits: Limits = LIMITS
 ) -> tuple[ThrottleBook, ClusterSnapshot, ThrottleSync, bool]:
-    sync = sync_throttles(book, snapshot, moves, LIMITS, OWNED)
+    sync = sync_throttles(book, snapshot, moves, limits, OWNED)
     outcome = written(sync, ())
     return outcome.book, apply(snapshot, sync), sync, outcome.restored
 
@@ -96,7 +106,11 @@ def test_a_broker_first_touched_while_unreadable_records_no_original() -> None:
 
 
 def test_an_operators_change_is_adopted_and_restored_as_theirs() -> None:
-    book, after, _, _ = run(ThrottleBook(), cluster(), [MOVE])
+    """Their entries in a list, and their rate where they lowered it (a raise is not adopted: below)."""
+    book, after, _, _ = run(
+        ThrottleBook(), cluster({4: {FOLLOWER_REPLICATION_THROTTLED_RATE: "5000"}}), [MOVE]
+    )
+    book, after, _, _ = run(book, after, [MOVE])  # a read shows our writes: nothing of ours in flight
     configs = {**after.broker_configs, 4: {FOLLOWER_REPLICATION_THROTTLED_RATE: "777"}}
     topic = {
         **after.topics["t"].configs,
@@ -170,14 +184,31 @@ def test_after_a_restart_a_broker_that_cannot_be_read_is_never_taken_as_restored
 
 
 def test_after_a_restart_a_config_we_never_wrote_is_not_taken_back_to_its_original() -> None:
-    """The originals were recorded, then the daemon died before writing; an operator sets a rate we had
-    planned to leave alone. It is theirs: adopted, never deleted."""
-    sync = sync_throttles(ThrottleBook(), cluster(), [MOVE], LIMITS, OWNED)
+    """The originals were recorded, then the daemon died before writing; an operator lowers a rate we had
+    planned to leave alone. It is theirs: adopted, never taken back."""
+    before = cluster({1: {FOLLOWER_REPLICATION_THROTTLED_RATE: "5000"}})
+    sync = sync_throttles(ThrottleBook(), before, [MOVE], LIMITS, OWNED)
     restarted = ThrottleBook(sync.book.originals, {(k, n, key): v for k, n, key, v in sync.intents})
     operator = cluster({1: {FOLLOWER_REPLICATION_THROTTLED_RATE: "777"}})
     _, final, again, _ = run(restarted, operator, [])
     assert [c.key for c in again.foreign] == [("broker", "1", FOLLOWER_REPLICATION_THROTTLED_RATE)]
     assert final.broker_config(1, FOLLOWER_REPLICATION_THROTTLED_RATE) == "777"
+
+
+def test_a_rate_set_by_someone_else_where_there_was_none_is_reported_and_not_kept() -> None:
+    """A rate on a broker that had none before our plan is higher than what it had: whoever wrote it
+    (another reassignd adds its own; kafka-configs by hand), it is not adopted, and nothing is left."""
+    book, after, _, _ = run(ThrottleBook(), cluster(), [MOVE])
+    book, after, _, _ = run(book, after, [MOVE])
+    configs = {**after.broker_configs, 4: {FOLLOWER_REPLICATION_THROTTLED_RATE: "2000000"}}
+    book, during, sync, _ = run(book, replace(after, broker_configs=configs), [MOVE])
+    [change] = sync.foreign
+    assert change.key == ("broker", "4", FOLLOWER_REPLICATION_THROTTLED_RATE) and not change.adopted
+    assert not sync.record and not sync.forget, "the original stays what it was"
+    assert during.broker_config(4, FOLLOWER_REPLICATION_THROTTLED_RATE) == "1000000", "ours again"
+    book, final, sync, restored = run(book, during, [])
+    assert not sync.foreign and restored
+    assert final.broker_configs == cluster().broker_configs
 
 
 def test_an_adopted_config_keeps_its_record_of_our_entries() -> None:
@@ -274,3 +305,89 @@ def test_our_entries_in_another_order_are_not_someone_elses_change() -> None:
     )
     _, _, sync, _ = run(book, shuffled, [MOVE])
     assert not sync.foreign and not sync.writes
+
+
+# -- rates another writer changed (issue 31): never adopted upwards, never while ours is in flight ------
+
+RAISED = "52345678"
+
+
+@pytest.mark.parametrize(
+    ("original", "ours", "found", "adopted"),
+    [
+        # nothing of ours in flight (a read showed our last write)
+        ("12345678", ("32345678",), "10000000", True),  # the operator lowered theirs
+        ("12345678", ("32345678",), None, True),  # ... or removed it: no throttle is the lowest
+        ("12345678", ("32345678",), "12345677", True),
+        ("12345678", ("32345678",), "12345678", False),  # their own value again: nothing new
+        ("12345678", ("32345678",), RAISED, False),  # another `add` daemon: ours plus its own
+        ("12345678", ("32345678",), "20000000", False),  # below ours, above theirs: still a raise
+        (None, ("20000000",), "40000000", False),  # no throttle before: any rate is higher
+        (None, ("20000000",), "1", False),
+        (None, ("20000000",), None, False),
+        ("12345678", ("32345678",), "not a number", False),
+        # our write in flight (answered, not shown yet): whatever the value, it cannot be told apart
+        ("12345678", ("12345678", "32345678"), "10000000", False),
+        ("12345678", ("12345678", "32345678"), None, False),
+        ("12345678", ("12345678", "32345678"), RAISED, False),
+    ],
+)
+def test_which_foreign_rate_becomes_the_original(
+    original: str | None, ours: tuple[str | None, ...], found: str | None, adopted: bool
+) -> None:
+    assert rate_adopted(original, ours, found) is adopted
+
+
+def rank(value: str | None) -> int:
+    return -1 if value is None else int(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.sampled_from([None, "12345678"]),
+    events=st.lists(
+        st.tuples(
+            st.sampled_from(["between", "in flight"]),
+            st.one_of(st.none(), st.integers(1, 200).map(lambda m: str(m * 1_000_000 + 7))),
+        ),
+        max_size=6,
+    ),
+    policy=st.sampled_from(["add", "keep"]),
+)
+def test_no_rate_is_restored_above_what_the_broker_had_before_the_plan(
+    before: str | None, events: list[tuple[str, str | None]], policy: str
+) -> None:
+    """Whatever other writers do to broker 1's leader rate during the plan, the end is the value before the
+    plan, or a lower one set while nothing of ours was in flight: never higher, never a sum."""
+    limits = replace(LIMITS, operator_rate_policy=policy)
+    key = LEADER_REPLICATION_THROTTLED_RATE
+    configs = {1: {key: before}} if before is not None else {}
+    snapshot = cluster(configs)
+    book = ThrottleBook()
+    lowered = [before]
+    for when, value in events:
+        sync = sync_throttles(book, snapshot, [MOVE], limits, OWNED)
+        outcome = written(sync, ())
+        snapshot = apply_writes(snapshot, outcome.applied)
+        foreign = ConfigWrite("broker", "1", key, "SET" if value is not None else "DELETE", value)
+        ours_sent = any(w.name == "1" and w.key == key for w in outcome.applied)
+        in_flight = ours_sent and when == "in flight"
+        if not in_flight:  # a read shows ours first
+            book, snapshot, _, _ = run(outcome.book, snapshot, [MOVE], limits)
+        else:
+            book = outcome.book
+        if not in_flight and rank(value) < rank(lowered[-1]):
+            lowered.append(value)
+        snapshot = apply_writes(snapshot, [foreign])
+        for write in sync_throttles(book, snapshot, [MOVE], limits, OWNED).writes:
+            if write.name == "1" and write.key == key and write.value is not None:
+                ceiling = rank(lowered[-1]) if policy == "add" and lowered[-1] is not None else 0
+                assert int(write.value) <= ceiling + 1_000_000 or write.value == lowered[-1], (
+                    "ours on the operator's rate at most"
+                )
+    for _ in range(3):
+        book, snapshot, _, restored = run(book, snapshot, [], limits)
+    assert restored
+    end = snapshot.broker_config(1, key)
+    assert rank(end) <= rank(before), "never above what was there before the plan"
+    assert end in lowered, "what was there before, or a lower value set while nothing of ours was in flight"

@@ -2,6 +2,7 @@
 
 A producer writes throughout with acks=all; the test itself samples ListPartitionReassignments every second
 for the per-broker limits, and reads every throttle config of every broker and topic before and after.
+A second daemon on the same cluster (issue 31) refuses to write while the first drains.
 """
 
 from __future__ import annotations
@@ -118,3 +119,63 @@ def drain_and_judge(cluster: KafkaCluster, probe: ClusterProbe, tmp_path: Path, 
     assert sampler.peak_replicas >= 2, "the sampler saw the drain in flight"
 
     assert probe.throttle_configs([topic]) == throttles_before
+
+
+def wait_for_writer(daemon: DaemonProcess, url: str, timeout: float = 30.0) -> dict[str, Any]:
+    """The daemon's status once its `writer` names `url` (the writer group has formed)."""
+    deadline = time.monotonic() + timeout
+    writer: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        writer = daemon.status().get("writer") or {}
+        if writer.get("url") == url:
+            return writer
+        time.sleep(0.2)
+    raise AssertionError(f"{daemon.url} never named {url} the writer: {writer}")
+
+
+def test_a_second_daemon_on_the_cluster_refuses_to_write_and_the_first_plan_ends_exact(
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+) -> None:
+    """Issue 31 on real brokers: two daemons (no HA, separate stores) on one cluster. The first holds the
+    writer right through the Kafka group `reassignd.<cluster id>` (docs/ha.md); the second names it as the
+    writer, answers its plan with 421, and writes nothing: the first's drain ends exact and every
+    throttle config, the operator's included, is byte-identical to before."""
+    probe = probe_of(kafka_cluster)
+    topic = "two-daemons"
+    assignment = {p: [(p + i) % 4 + 1 for i in range(3)] for p in range(4)}
+    create_topic(probe, topic, assignment)
+    fill(kafka_cluster.bootstrap_servers, topic, range(4), 256 * 1024)
+    broker, key, value = OPERATOR_BROKER
+    probe.set_broker_config(broker, key, value)
+    probe.set_topic_config(topic, *OPERATOR_TOPIC_LIST)
+    before = probe.throttle_configs([topic])
+    plan = drain_plan(topic, assignment, broker=4)
+
+    def settings(name: str) -> dict[str, Any]:
+        return {**LIMITS, "cluster.client.client.id": name, "cluster.writer.session.timeout.seconds": 6}
+
+    first = DaemonProcess(tmp_path / "first", kafka_cluster.bootstrap_servers, settings("first"))
+    second = DaemonProcess(tmp_path / "second", kafka_cluster.bootstrap_servers, settings("second"))
+    try:
+        first.start()
+        assert wait_for_writer(first, first.url)["self"] is True
+        second.start()
+        writer = wait_for_writer(second, first.url)
+        assert writer["self"] is False, writer
+        code, body = second.request("POST", "/v1/plans", plan)
+        assert code == 421 and body["error"]["details"]["leader"] == first.url, (code, body)
+        plan_id = first.submit(plan)
+        status = first.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, timeout=60)
+        assert status["state"] == "completed", status
+        assert second.status()["writer"]["url"] == first.url, "the first kept the right throughout"
+        assert first.terminate() == 0 and second.terminate() == 0
+    finally:
+        first.stop()
+        second.stop()
+    replicas = probe.replicas(topic)
+    assert {p: replicas[p] for p in plan_targets(plan)} == plan_targets(plan), "the first plan ends exact"
+    assert probe.throttle_configs([topic]) == before, "every throttle config byte-identical to before"
+    assert foreign_throttle_changes(first) == [] and foreign_throttle_changes(second) == []
+    refusals = [r for r in second.log_records("warning") if "another reassignd" in r["event"]]
+    assert len(refusals) == 1 and first.url in str(refusals[0]), refusals
+    assert second.log_records("error") == [] and first.log_records("error") == []

@@ -249,6 +249,8 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 # up to v4, the last kafka-python describes (a broker must decode what it advertises): differs on purpose.
 SERVED = {3: (0, 13), 19: (2, 7), 20: (1, 6), 32: (1, 4), 33: (0, 2), 34: (1, 2), 35: (1, 5)}
 SERVED |= {43: (0, 2), 44: (0, 1), 45: (0, 1), 46: (0, 0), 60: (0, 2)}
+# the writer group's APIs (docs/ha.md): FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup
+SERVED |= {10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5)}
 
 
 def test_api_versions_of_the_apis_served_and_the_release_kafka_python_infers(cluster: Backend) -> None:

@@ -2,9 +2,10 @@
 
 Each observation syncs the book with the configs read: the originals to record and forget go into the
 cycle's commit, with what the writes will leave (`intents`), before the writes; someone else's change is
-journaled and adopted. Kafka's answer tells which writes applied (journaled as set or restored) and, once
-nothing of ours is left anywhere, the originals are forgotten. The plan-run machine and the idle machine
-(idle.py, throttles left behind) both use it.
+journaled, with `adopted` (false for a rate `rate_adopted` refuses: ours goes back over it). Kafka's
+answer tells which writes applied (journaled as set or restored) and, once nothing of ours is left
+anywhere, the originals are forgotten. The plan-run machine and the idle machine (idle.py, throttles left
+behind) both use it.
 
 A step that copies starts only once the throttles it needs are written: when steps start, the machine sends
 the throttle writes alone first, and `held_back` keeps back the steps whose topic, serving leader or
@@ -58,6 +59,7 @@ def synced(
             "config": config,
             "expected": change.expected,
             "found": change.found,
+            "adopted": change.adopted,
         }
         out.journal(Event(EventKind.FOREIGN_CHANGE, out.plan_id, None, None, data))
         out.say(Log("warning", "throttle changed by someone else", data))
