@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from reassignd.cluster.errors import WriteFenced
 from reassignd.logs import get_logger
 from reassignd.store.base import StoreUnavailable
 
@@ -110,6 +111,8 @@ class FixedRateLoop:
                 self.failures += 1
                 if isinstance(exc, StoreUnavailable):  # logged once per episode by the store's health
                     log.debug("cycle failed: the store is unavailable", error=str(exc))
+                elif isinstance(exc, WriteFenced):  # the right to write lapsed (a lease, an election): safe
+                    log.warning("cycle stopped before a write: this daemon may not write now", reason=str(exc))
                 else:
                     log.error("cycle failed", error=repr(exc), exc_info=True)
             self.cycles += 1

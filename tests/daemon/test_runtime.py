@@ -246,3 +246,19 @@ async def test_a_clean_stop_logs_no_warning() -> None:
     with capture_logs() as logs:
         await supervisor.run(asyncio.Event())
     assert [(e["event"], e["log_level"]) for e in logs] == [("background task ended", "warning")]
+
+
+async def test_a_cycle_fenced_before_its_write_is_a_warning_not_an_error() -> None:
+    """A lapsed right to write (the writer lease while the group coordinator fails over, a lost election)
+    stops the cycle safely; the real-Kafka broker-kill test saw it logged as 'cycle failed' at error."""
+    from reassignd.cluster.errors import WriteFenced
+
+    async def cycle() -> str:
+        runner.stop()
+        raise WriteFenced("writer lease expired: last confirmed 6.02s ago (lease 5.00s)")
+
+    runner = FixedRateLoop(cycle, 0.01, clock=asyncio.get_running_loop().time)
+    with capture_logs() as logs:
+        await asyncio.wait_for(runner.run(), timeout=5)
+    assert [e["log_level"] for e in logs if "cycle" in e["event"]] == ["warning"], logs
+    assert runner.failures == 1

@@ -113,7 +113,7 @@ async def test_an_idle_daemon_says_first_whether_the_cluster_answers() -> None:
         d.sim.stop_broker(b)
     await d.cycle()
     status = d.controller.daemon_status()
-    assert list(status) == ["cluster", "store", "plan_id", "state", "last_cycle"]
+    assert list(status) == ["cluster", "store", "plan_id", "state", "decommissioned_brokers", "last_cycle"]
     assert status["cluster"]["reachable"] is False and status["cluster"]["since"] is not None
     assert "no broker of the cluster could be reached" in status["cluster"]["error"]
     assert d.controller.readiness()["reason"] == "cluster unreachable"
