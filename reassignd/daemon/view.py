@@ -88,7 +88,8 @@ class ControllerView:
         """Takes part in the writer group and nobody holds the right yet (at start, or while the cluster
         cannot be reached): readiness is then the cluster's, as for the writer itself."""
         writer = self.writer
-        return writer is not None and not writer["self"] and writer.get("node") is None
+        no_leader_named = self.leader_address is None  # an HA standby names the elected one
+        return no_leader_named and writer is not None and not writer["self"] and writer.get("node") is None
 
 
 def cluster_view(cluster: Reachability) -> JSON:
