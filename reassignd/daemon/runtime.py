@@ -112,7 +112,9 @@ class FixedRateLoop:
                 if isinstance(exc, StoreUnavailable):  # logged once per episode by the store's health
                     log.debug("cycle failed: the store is unavailable", error=str(exc))
                 elif isinstance(exc, WriteFenced):  # the right to write lapsed (a lease, an election): safe
-                    log.warning("cycle stopped before a write: this daemon may not write now", reason=str(exc))
+                    log.warning(
+                        "cycle stopped before a write: this daemon may not write now", reason=str(exc)
+                    )
                 else:
                     log.error("cycle failed", error=repr(exc), exc_info=True)
             self.cycles += 1

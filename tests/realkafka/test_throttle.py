@@ -142,7 +142,8 @@ def test_raising_the_rate_with_the_cli_mid_copy_speeds_the_copy_up_within_a_quot
     require_capacity(unthrottled, RAISED)
     probe = probe_of(kafka_cluster)
     topic = "throttle-raise"
-    final_size = one_partition_topic(kafka_cluster, probe, topic, [2, 4, 1], 24 * 1024 * 1024)
+    # 40 MiB: some 6 s at the raised rate, so the config sampler sees it on a loaded box (24 MiB: missed once)
+    final_size = one_partition_topic(kafka_cluster, probe, topic, [2, 4, 1], 40 * 1024 * 1024)
     throttles_before = probe.throttle_configs([topic])
 
     daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, RATES)

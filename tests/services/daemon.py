@@ -96,14 +96,16 @@ class DaemonProcess:
                     records.append(record)
         return records
 
-    def request(self, method: str, path: str, body: Any = None, token: str | None = TOKEN) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: Any = None, token: str | None = TOKEN, timeout: float = 30.0
+    ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")
         if token is not None:
             request.add_header("Authorization", f"Bearer {token}")
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read()
                 return response.status, json.loads(raw) if raw and raw[:1] in b"{[" else raw
         except urllib.error.HTTPError as exc:
