@@ -310,6 +310,7 @@ def _combine(
     best, why = 0.0, ""
     if terms.chains:
         best, why = -terms.chains[0][0], f"steps of {terms.chains[0][1]}"
+    unbounded: int | None = None  # a broker with bytes to move and no rate known to move them at
     for sums, rate_of, concurrent, word in (
         (terms.into, rate_in, concurrent_in, "into"),
         (terms.out, rate_out, concurrent_out, "out of"),
@@ -318,6 +319,8 @@ def _combine(
             load = sums[broker]
             capacity = rate_of(broker)
             if not capacity:
+                if unbounded is None and load.left > 0:
+                    unbounded = broker
                 continue
             absorbed = load.produce / load.copies * min(concurrent, load.copies)
             if absorbed >= capacity:
@@ -327,6 +330,10 @@ def _combine(
                 return Estimate(None, _never_waiting(word, broker, load, capacity))
             if seconds > best:
                 best, why = seconds, f"{word} broker {broker}"
+    if best == 0.0 and unbounded is not None:  # not 0 s: nothing bounds the copies yet
+        return Estimate(
+            None, f"no rate known yet for broker {unbounded}: no throttle set and no copy measured"
+        )
     return Estimate(best, why or "nothing left to copy")
 
 

@@ -185,3 +185,15 @@ def test_with_balanced_sources_the_eta_counts_the_planned_source_not_the_leader(
         state = ExecutionState.initial(plan, snapshot)
         tracking, _ = with_eta(Tracking(), snapshot, state, limits, {})
         assert tracking.eta == pytest.approx(copies * size / (10 * MB)), (balance, tracking.eta_reason)
+
+
+def test_work_left_with_no_rate_known_anywhere_has_no_estimate_not_zero() -> None:
+    """An unthrottled plan's first cycle, before any copy rate is measured, showed `0 B of 638.3 MB,
+    rate -, ETA 0s` (every broker without a rate was skipped and 0 s was left). Nothing bounds the copies
+    yet: no estimate, with the reason."""
+    a = tp(0)
+    snapshot = cluster(range(1, 5), {a: (1, 2)}, sizes={a: 10**9})
+    kwargs = {**_never_kwargs({}, 0.0), "rate_out": lambda _: None}
+    found, _ = estimate(snapshot, {a: (1, 3)}, **kwargs)  # type: ignore[arg-type]
+    assert found.seconds is None
+    assert found.bottleneck == "no rate known yet for broker 3: no throttle set and no copy measured"
