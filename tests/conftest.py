@@ -87,6 +87,16 @@ def spark() -> Iterator[Any]:
         session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _logs_at_info() -> None:
+    """Each test starts with the daemon's logging at info: a CLI command run in process (`cli.main`) leaves
+    it at its own level (warning), and a later test's capture_logs then saw no info line (test_logs failed
+    so in a full run, depending on what ran before it on the worker)."""
+    from reassignd import logs
+
+    logs.configure("info", json=True)
+
+
 @pytest.fixture
 def debug_logs() -> Iterator[None]:
     """Debug lines reach structlog's capture_logs (other tests leave the level at info)."""

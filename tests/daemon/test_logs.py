@@ -19,6 +19,7 @@ from tests.daemon.test_api import AUTH, make_app
 from tests.daemon.test_e2e import LIMITS, fill_plan, scenario
 
 
+@pytest.mark.usefixtures("debug_logs")  # a CLI run in process before it may have left the level at warning
 async def test_every_step_started_and_finished_has_its_line() -> None:
     d = InProcessDaemon(scenario(6), LIMITS, 1.0)
     plan = {(e["topic"], e["partition"]): e["replicas"] for e in fill_plan(6)["partitions"]}
