@@ -49,6 +49,16 @@ def wait_until_writer(d: DaemonProcess, timeout: float = 20.0) -> dict[str, Any]
     return status
 
 
+def wait_until_named(d: DaemonProcess, writer_url: str, timeout: float = 30.0) -> None:
+    """Until `d`'s status names the writer (a fixed 3 s sleep was too short once on a loaded box); on main,
+    where no daemon takes part in a group, it never does and the test goes on to show the fight."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (d.status().get("writer") or {}).get("url") == writer_url:
+            return
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("overlap", [False, True], ids=["disjoint", "overlapping"])
 def test_a_second_daemon_on_the_cluster_refuses_to_write(tmp_path: Path, overlap: bool) -> None:
     with SimProcess(scenario(PARTITIONS), tmp_path / "sim", time_scale=10) as sim:
@@ -63,7 +73,7 @@ def test_a_second_daemon_on_the_cluster_refuses_to_write(tmp_path: Path, overlap
             plan_b = (
                 plan_for("events", offset=1, only=range(0, PARTITIONS, 2)) if overlap else plan_for("logs")
             )
-            time.sleep(3)  # the second daemon has met the first in the group
+            wait_until_named(second, first.url)  # the second daemon has met the first in the group
             started = time.time()
             plan_id = first.submit(plan_a)
             code, body = second.request("POST", "/v1/plans", plan_b)
