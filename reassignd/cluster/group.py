@@ -4,6 +4,7 @@ none of the admin calls' connections meanwhile. Blocking calls: run them off the
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +17,7 @@ from reassignd.cluster._kafka_python import (
     LeaveGroupRequest,
     SyncGroupRequest,
 )
+from reassignd.cluster.errors import from_exception
 
 GROUP_KEY_TYPE = 0
 
@@ -38,14 +40,34 @@ class GroupTransport:
             return self._client
 
     def send(self, request: Any, node_id: int | None, timeout_seconds: float) -> Any:
-        manager = self._admin()._manager
+        """One request; a failure the broker did not answer itself (no Kafka code) replaces the client.
+        kafka-python's metadata forgets a broker that stopped and, asked for it once it is back, answers
+        UnknownBrokerIdError until a refresh that never came: after a full outage the writer group
+        retried its coordinator for minutes (tests/daemon/test_e2e_failures.py, the one-minute outage)."""
+        client = self._admin()
+        manager = client._manager
         timeout_ms = int(timeout_seconds * 1000)
 
         async def call() -> Any:
             future = manager.send(request, node_id=node_id, request_timeout_ms=timeout_ms)
             return await manager.wait_for(future, timeout_ms + 1000)
 
-        return manager.run(call)
+        try:
+            return manager.run(call)
+        except Exception as exc:
+            if from_exception(exc).code is None:
+                self._discard(client)
+            raise
+
+    def _discard(self, client: KafkaAdminClient) -> None:
+        """Closes `client` unless another request replaced it already."""
+        with self._lock:
+            ours = self._client is client
+            if ours:
+                self._client = None
+        if ours:
+            with contextlib.suppress(Exception):
+                client.close()
 
     def find_coordinator(self, group: str, timeout_seconds: float) -> tuple[int, int]:
         """(error code, coordinator node id)."""
