@@ -32,12 +32,27 @@ class GroupTransport:
         self._closed = False
 
     def _admin(self) -> KafkaAdminClient:
+        """The client, bootstrapped outside the lock: its constructor blocks for up to the bootstrap
+        timeout when no broker answers, and close() must not wait that out."""
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the group client is closed")
-            if self._client is None:
-                self._client = KafkaAdminClient(**self._config)
-            return self._client
+            self._refuse_if_closed()
+            if self._client is not None:
+                return self._client
+        client = KafkaAdminClient(**self._config)
+        with self._lock:
+            closed, installed = self._closed, self._client
+            if not closed and installed is None:
+                self._client = installed = client
+        if installed is not client:  # closed meanwhile, or another request's client came first
+            with contextlib.suppress(Exception):
+                client.close()
+        if closed or installed is None:
+            raise _closed_error()
+        return installed
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise _closed_error()
 
     def send(self, request: Any, node_id: int | None, timeout_seconds: float) -> Any:
         """One request; a failure the broker did not answer itself (no Kafka code) replaces the client.
@@ -147,3 +162,7 @@ class GroupTransport:
             client, self._client = self._client, None
         if client is not None:
             client.close()
+
+
+def _closed_error() -> RuntimeError:
+    return RuntimeError("the group client is closed")

@@ -9,6 +9,7 @@ These threads are daemon threads: a call left in flight by `shutdown(wait=False)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -79,9 +80,10 @@ class DaemonThreadPool(Executor):
                 thread.join()
 
 
-async def on_own_thread(fn: Callable[[], T]) -> T:
-    """`fn()` on a thread of its own that ends with it, awaited without blocking the event loop (unlike
-    asyncio.to_thread, no pool thread of the loop's stays behind: closing the adapter leaves no thread)."""
+async def on_own_thread(fn: Callable[[], T], name: str = "reassignd-cluster-close") -> T:
+    """`fn()` on a daemon thread of its own that ends with it, awaited without blocking the event loop
+    (unlike asyncio.to_thread, no pool thread of the loop's stays behind, and asyncio.run's exit never waits
+    for a call still blocked on brokers that do not answer)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
@@ -95,11 +97,11 @@ async def on_own_thread(fn: Callable[[], T]) -> T:
 
     def run() -> None:
         try:
-            result = fn()
+            outcome: tuple[T | None, BaseException | None] = (fn(), None)
         except BaseException as exc:  # handed to the awaiting task
-            loop.call_soon_threadsafe(settle, None, exc)
-        else:
-            loop.call_soon_threadsafe(settle, result, None)
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed while fn() was blocked: nobody waits
+            loop.call_soon_threadsafe(settle, *outcome)
 
-    threading.Thread(target=run, name="reassignd-cluster-close", daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=True).start()
     return await future

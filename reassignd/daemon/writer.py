@@ -32,6 +32,7 @@ from typing import Any
 from reassignd.cluster.acls import WRITER_GROUP_PREFIX
 from reassignd.cluster.errors import WriteFenced
 from reassignd.cluster.group import GroupTransport
+from reassignd.cluster.pool import on_own_thread
 from reassignd.logs import get_logger
 
 log = get_logger("reassignd.writer")
@@ -41,6 +42,7 @@ PROTOCOL_NAME = "writer-v1"
 NONE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING = 0, 16, 15, 14
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, MEMBER_ID_REQUIRED = 22, 25, 27, 79
 COORDINATOR_ERRORS = frozenset({NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING})
+_CLOSE_SECONDS = 5.0  # kafka-python's close() of a client; never the stop held longer
 
 
 class NotTheWriter(WriteFenced):
@@ -158,10 +160,14 @@ class WriterLease:
             self._drop()
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._leave())
-            await asyncio.to_thread(self.transport.close)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(on_own_thread(self.transport.close), _CLOSE_SECONDS)
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        """On a daemon thread of its own, not the loop's executor: a request to brokers that do not answer
+        blocks for its whole timeout (a new client's bootstrap too), and asyncio.run's exit joins the
+        executor's threads, so a daemon asked to stop waited 30 s."""
+        return await on_own_thread(lambda: fn(*args, **kwargs), "reassignd-writer-group")
 
     async def _find(self) -> int:
         if self._coordinator is None:
