@@ -102,6 +102,7 @@ class ClientCalls:
         self._closed = False  # read under _kp_lock: no client is created once close() took the last one
         self._kp_lock = threading.Lock()
         self._executor = DaemonThreadPool(settings.max_workers, thread_name_prefix="reassignd-cluster")
+        self._renewing = threading.Event()  # a Metadata request renewing the controller is in flight
         confluent_config: dict[str, str | int | float | bool] = {
             "client.id": "reassignd",
             **dict(settings.client),
@@ -151,7 +152,10 @@ class ClientCalls:
             except (ClusterCallError, WriteFenced):
                 raise
             except Exception as exc:
-                raise ClusterCallError(api, from_exception(exc)) from exc
+                error = from_exception(exc)
+                if _WAITED_FOR_CONTROLLER in error.message:
+                    self._renew_controller()
+                raise ClusterCallError(api, error) from exc
 
         def on_retry(error: BaseException, number: int, wait: float) -> None:
             log.warning(
@@ -171,6 +175,31 @@ class ClientCalls:
         if report:
             self._item_succeeded(api)
         return result
+
+    def _metadata_of_any_broker(self) -> Any:
+        """Metadata for one topic that need not exist (a request for none would ask for every topic):
+        librdkafka sends it to any broker that is up, it needs no ACL, and its answer renews whom
+        librdkafka takes for the controller. Blocking: on the pool."""
+        return self._ck.list_topics(topic=_PROBE_TOPIC, timeout=self._timeout)
+
+    def _renew_controller(self) -> None:
+        """librdkafka sends controller requests (DescribeCluster, ElectLeaders, ...) to the broker its last
+        Metadata named, waits for it while it is down and never asks Metadata again for that: a KRaft
+        broker names a random live broker, a killed one until it is fenced, and every such call failed
+        until the killed broker came back (tests/realkafka/test_controller_routing.py). One Metadata
+        request at a time, not awaited: the retry's backoff gives it time."""
+        if self._renewing.is_set() or self._closed:
+            return
+        self._renewing.set()
+
+        def renew() -> None:
+            try:
+                self._metadata_of_any_broker()
+            finally:
+                self._renewing.clear()
+
+        with contextlib.suppress(RuntimeError):  # the pool shut down meanwhile
+            self._executor.submit(renew)
 
     async def _ensure_contact(self, api: str) -> None:
         """Returns once a broker answers (at once while calls do). Until then a DescribeCluster (no ACL
@@ -455,6 +484,8 @@ class ClientCalls:
         return client
 
 
+_PROBE_TOPIC = "__reassignd_reachability_probe"
+_WAITED_FOR_CONTROLLER = "waiting for controller"  # librdkafka's _TIMED_OUT text for it (rdkafka_admin.c)
 _POLLER_JOIN_SECONDS = 5.0  # a poll(0.2) and the callbacks of its last lines; never the exit held longer
 
 

@@ -116,7 +116,15 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     # --- reads ---------------------------------------------------------------------------------------------
 
     async def cluster_id(self) -> str | None:
-        return (await self._describe_cluster()).cluster_id
+        """From Metadata, which librdkafka sends to any broker that is up, not DescribeCluster, which goes
+        to the broker it takes for the controller and waits for while that one is down: the reachability
+        probe asks whether a broker answers (tests/realkafka/test_controller_routing.py). The answer also
+        renews whom librdkafka takes for the controller."""
+
+        def read() -> str | None:
+            return self._metadata_of_any_broker().cluster_id
+
+        return await self._call("list_topics", lambda: self._blocking(read))
 
     async def _metadata(
         self, topics: Collection[str] | None
