@@ -237,6 +237,12 @@ def test_a_move_between_the_dirs_of_a_broker_ends_in_the_named_dir_at_the_rate_s
         with LogDirSampler(probe, topic, (1, 2)) as sampler:
             plan_id = daemon.submit(plan)
             wait_for(lambda: bool(futures_left(probe, topic, (1,))), 60, "a future log on broker 1")
+            # broker 2's sum, before the change replaces it (the sampler alone missed it once under load)
+            wait_for(
+                lambda: probe.broker_configs(2).get(LOG_DIR_RATE) == str(int(OPERATOR_RATE) + first),
+                30,
+                "the operator's rate plus ours on broker 2",
+            )
             code, answer = daemon.request(
                 "PATCH", "/v1/throttles", {"log.dir.reassignment.throttled.rate": second}
             )
