@@ -35,6 +35,7 @@ class KilledBrokerCluster:
     def __init__(self, killed: int = 1) -> None:
         self.killed = killed
         self.asked: list[tuple[str, int | str]] = []
+        self.metadata_asked = 0
 
     def poll(self, timeout: float) -> int:
         """The admin's event thread polls its handle: this one has no events."""
@@ -44,6 +45,11 @@ class KilledBrokerCluster:
     def describe_cluster(self, request_timeout: float) -> Future[Any]:
         nodes = [SimpleNamespace(id=b, rack=None) for b in (1, 2, 3, 4)]
         return _done(SimpleNamespace(cluster_id="c", controller=SimpleNamespace(id=self.killed), nodes=nodes))
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        """Metadata, which librdkafka sends to any broker that is up: answered, and no topic in it."""
+        self.metadata_asked += 1
+        return SimpleNamespace(cluster_id="c", controller_id=self.killed, topics={}, brokers={})
 
     def describe_configs(
         self, resources: list[Any], request_timeout: float, broker: int = -1
@@ -101,7 +107,7 @@ async def test_topic_configs_move_on_from_a_broker_that_does_not_answer_and_stay
     admin_on_a_killed_broker: Any,
 ) -> None:
     admin, cluster = admin_on_a_killed_broker
-    await admin.cluster_id()  # every snapshot asks DescribeCluster first
+    await admin._describe_cluster()  # what every snapshot asks first: brokers 1-4 listed
     described = await admin.describe_topic_configs(["orders"], [LEADER_REPLICATION_THROTTLED_REPLICAS])
     assert described["orders"].error is None
     await admin.alter_topic_configs("orders", [ConfigOp.append(LEADER_REPLICATION_THROTTLED_REPLICAS, "0:2")])
@@ -114,7 +120,7 @@ async def test_topic_configs_move_on_from_a_broker_that_does_not_answer_and_stay
 
 async def test_a_brokers_own_configs_still_go_to_that_broker(admin_on_a_killed_broker: Any) -> None:
     admin, cluster = admin_on_a_killed_broker
-    await admin.cluster_id()
+    await admin._describe_cluster()
     await admin.alter_broker_configs(3, [ConfigOp.set(LEADER_REPLICATION_THROTTLED_RATE, "5")])
     with pytest.raises(ClusterCallError):
         await admin.alter_broker_configs(1, [ConfigOp.set(LEADER_REPLICATION_THROTTLED_RATE, "5")])
@@ -152,7 +158,7 @@ async def test_a_controller_request_moves_on_from_a_killed_broker_a_fresh_client
     FreshKafkaPythonClient.made = []
     admin = admin_on(KilledBrokerCluster(killed=FreshKafkaPythonClient.KILLED))
     try:
-        await admin.cluster_id()  # every snapshot asks DescribeCluster first: brokers 1-4 listed
+        await admin._describe_cluster()  # what every snapshot asks first: brokers 1-4 listed
         assert await admin.list_partition_reassignments() == {}
         assert [c.asked for c in FreshKafkaPythonClient.made] == [[4], [1]]
     finally:
