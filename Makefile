@@ -36,6 +36,8 @@ typecheck:
 structure:
 	$(PY) scripts/import_circles.py reassignd
 	$(PY) scripts/long_functions.py --limit 80 reassignd/engine reassignd/daemon
+	@lines=$$(wc -l < reassignd/daemon/controller.py); [ $$lines -lt 400 ] || \
+		{ echo "reassignd/daemon/controller.py: $$lines lines, over issue 26's 400: give a part its own module"; exit 1; }
 	@out=$$($(VENV)/bin/pytest --collect-only -q -n 0 2>&1) || { echo "$$out" | tail -n 40; exit 1; }; \
 	echo "$$out" | tail -n 1
 

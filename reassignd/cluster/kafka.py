@@ -122,7 +122,8 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         renews whom librdkafka takes for the controller."""
 
         def read() -> str | None:
-            return self._metadata_of_any_broker().cluster_id
+            found = self._metadata_of_any_broker().cluster_id
+            return str(found) if found else None
 
         return await self._call("list_topics", lambda: self._blocking(read))
 

@@ -5,7 +5,8 @@ once (the view the status reads, the `reassignd_cluster_reachable` gauge) and sa
 the end of a cycle that may be stuck in client retries for minutes (a timeout of 30 s, 3 retries and their
 backoff: over two minutes before a read gives up).
 
-The probe is one DescribeCluster (the cheapest request every broker answers, no ACL needed) under a short
+The probe is one Metadata request for no real topic (any broker answers it, no ACL needed; librdkafka sends
+DescribeCluster to the broker it takes for the controller and waits for that one alone) under a short
 deadline of its own, every few seconds, beside the cycle. A read the cycle has in flight when the probe
 finds no broker answering is abandoned (`unless_lost`): reads change nothing, and the cycle then ends at
 once instead of holding the controller's lock (commands, limits) through its retries. While the probe
@@ -76,7 +77,7 @@ class Link:
             self._changed(transition.link)
 
     async def probe(self, plan_id: str | None = None) -> None:
-        """One DescribeCluster under the probe's deadline."""
+        """One Metadata request (`cluster_id`) under the probe's deadline."""
         try:
             async with asyncio.timeout(self.probe_timeout):
                 await self.cluster.cluster_id()

@@ -48,7 +48,8 @@ BACKOFF_MAX = 30.0
 
 
 class CommandTarget(Protocol):
-    is_leader: bool
+    @property
+    def is_leader(self) -> bool: ...
 
     async def pause(self, plan_id: str | None = None) -> Any: ...
     async def resume(self, plan_id: str | None = None) -> Any: ...

@@ -181,7 +181,7 @@ async def test_a_change_waits_for_the_running_cycle() -> None:
 
     d = daemon()
     await d.controller.start()
-    async with d.controller._lock:
+    async with d.controller.lock:
         change = asyncio.create_task(d.controller.set_limits({INCOMING: 1}))
         await asyncio.sleep(0.01)
         assert d.controller.limits_in_force.max_incoming_per_broker == 2

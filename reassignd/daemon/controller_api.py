@@ -1,0 +1,202 @@
+"""The controller's API surface (ControllerService, daemon/service.py): each request handed to the part
+that serves it, and refused first when this daemon may not write (authority.py) or holds its writes
+(the store's findings at start, `recover`). The cycle and what it publishes are in controller.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from reassignd.cluster.api import ClusterAdmin
+from reassignd.daemon import reassignments, submission
+from reassignd.daemon.authority import WriteAuthority
+from reassignd.daemon.broker_commands import BrokerCommands
+from reassignd.daemon.host import CommandHost
+from reassignd.daemon.journal import journal_page
+from reassignd.daemon.link import Link
+from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.plan_commands import PlanCommands
+from reassignd.daemon.service import JSON, ServiceError
+from reassignd.daemon.status import (
+    RATE_KEYS,
+    daemon_status_view,
+    list_plans_view,
+    plan_status_view,
+    throttles_view,
+)
+from reassignd.daemon.tuning import Commit
+from reassignd.logs import get_logger
+from reassignd.model import Problem, ReassignmentPlan, shown
+from reassignd.store.base import Event, EventKind, WriteBatch
+
+log = get_logger("reassignd.controller")
+
+HELD = "held: the state store does not explain itself (reassignd recover)"
+
+
+class ControllerApi(CommandHost):
+    """The Controller's requests; what they read and change is the controller's (its attributes below)."""
+
+    cluster: ClusterAdmin
+    metrics: DaemonMetrics
+    authority: WriteAuthority
+    link: Link
+    plans: PlanCommands
+    brokers: BrokerCommands
+    findings: tuple[str, ...]
+    """What the store found wrong with itself at open: every cluster write is held until an operator
+    decides (`recover`)."""
+
+    @property
+    def is_leader(self) -> bool:
+        """May write: the HA leader (or no HA) and the cluster's writer (authority.py)."""
+        return self.authority.is_leader
+
+    async def require_writer(self) -> None:
+        """Raises unless this daemon may write, after waiting a moment for the writer group to form."""
+        await self.authority.settled()
+        self._require_leader()
+
+    def _require_leader(self) -> None:
+        if not self.is_leader:
+            raise self._not_leader()
+        if self.findings:
+            raise ServiceError("conflict", f"{HELD}; it found: {'; '.join(self.findings)}")
+
+    def _not_leader(self) -> ServiceError:
+        unreachable = self.link.state.error if not self.link.state.reachable else None
+        return self.authority.refusal(unreachable, self.view.waits_for_the_writer_right())
+
+    async def recover(self, request: Mapping[str, Any]) -> JSON:
+        """`POST /v1/recover`: the operator's decision on what the store found at start. `adopt`: the store
+        as it is and the cluster as it shows; the hold ends and the daemon goes on (journaled)."""
+        mode = request.get("mode")
+        if mode != "adopt":  # a 400 naming the field and the value (invalid_input was no API code: 500)
+            raise ServiceError(
+                "invalid_request",
+                f"mode: must be 'adopt', got {shown(mode)}",
+                (Problem("request", "mode", f"must be 'adopt', got {shown(mode)}"),),
+                details={"field": "mode"},
+            )
+        if not self.is_leader:
+            raise self._not_leader()
+        if not self.findings:
+            raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
+        async with self.lock:
+            found = self.findings
+            await self.store.commit(
+                WriteBatch().append(Event(EventKind.ERROR, data={"recovered": mode, "findings": list(found)}))
+            )
+            self.findings = ()
+            self.metrics.set_store_findings(0)
+            self.publish()
+        log.warning("store findings adopted by an operator; cluster writes resume", findings=list(found))
+        self.wake()
+        return {"mode": mode, "adopted": list(found), "status": self.daemon_status()}
+
+    # -- ControllerService: see reassignd/daemon/service.py -----------------------------------------
+
+    async def submit_plan(
+        self,
+        plan: ReassignmentPlan,
+        *,
+        dry_run: bool = False,
+        allow_rf_change: bool = False,
+        name: str | None = None,
+        allow_decommissioned: bool = False,
+    ) -> JSON:
+        return await self.plans.submit(
+            plan,
+            dry_run=dry_run,
+            allow_rf_change=allow_rf_change,
+            name=name,
+            allow_decommissioned=allow_decommissioned,
+        )
+
+    def list_plans(self) -> list[JSON]:
+        return list_plans_view(self.view)
+
+    async def journal(self, query: Mapping[str, Any]) -> JSON:
+        """GET /v1/journal (daemon/journal.py): standbys read the same store."""
+        return await journal_page(self.store, **query)
+
+    def plan_status(self, plan_id: str | None = None) -> JSON:
+        return plan_status_view(self.view, plan_id)
+
+    def daemon_status(self) -> JSON:
+        return daemon_status_view(self.view)
+
+    async def pause(self, plan_id: str | None = None) -> JSON:
+        return await self.plans.lifecycle(plan_id, "pause")
+
+    async def resume(self, plan_id: str | None = None) -> JSON:
+        return await self.plans.lifecycle(plan_id, "resume")
+
+    async def cancel(self, plan_id: str | None = None) -> JSON:
+        return await self.plans.lifecycle(plan_id, "cancel")
+
+    def limits(self) -> JSON:
+        return self.tuning.to_json()
+
+    async def set_limits(self, changes: Mapping[str, Any]) -> JSON:
+        await self._tune(lambda: self.tuning.change(changes, None, "limits"))
+        return self.limits()
+
+    def throttles(self) -> JSON:
+        return throttles_view(self.view)
+
+    async def set_throttles(self, changes: Mapping[str, Any]) -> JSON:
+        """New rates reach in-flight moves in the next cycle, which this wakes at once."""
+        await self._tune(lambda: self.tuning.change(changes, set(RATE_KEYS), "throttles"))
+        return throttles_view(self.view)
+
+    async def reset_limits(self, keys: list[str] | None = None) -> JSON:
+        """Runtime changes of `keys` (all when None) undone: the config file's values apply again."""
+        await self._tune(lambda: self.tuning.reset(keys))
+        return self.limits()
+
+    async def _tune(self, checked: Callable[[], Commit]) -> None:
+        """A settings change, checked at once, applied between two cycles (the cycle holds the same lock),
+        so no cycle sees two limit sets, and kept by a restart or a failover (daemon/settings.py)."""
+        await self.require_writer()
+        commit = checked()
+        async with self.lock:
+            await commit(self.run.plan_id if self.run else None)
+            self.publish()
+        self.wake()
+
+    async def cluster_reassignments(self) -> list[JSON]:
+        return await reassignments.listed(self.cluster, self.view)
+
+    async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:
+        await self.require_writer()
+        async with self.lock:
+            answer = await reassignments.cancel_foreign(self.cluster, self.store, self.view, request)
+        self.wake()
+        return answer
+
+    async def place(self, request: Mapping[str, Any]) -> JSON:
+        return await submission.placement(self.cluster, request)
+
+    # -- brokers' roles and re-targets (broker_commands.py, plan_commands.py) -------------------------
+
+    async def broker_roles(self) -> JSON:
+        return await self.brokers.listed()
+
+    async def decommissioned_brokers(self) -> frozenset[int]:
+        return await self.brokers.decommissioned()
+
+    async def decommission(self, broker: Any, request: Mapping[str, Any]) -> JSON:
+        return await self.brokers.decommission(broker, request)
+
+    async def recommission(self, broker: Any) -> JSON:
+        return await self.brokers.recommission(broker)
+
+    async def retarget(self, plan_id: str | None = None) -> JSON:
+        return await self.plans.retarget(plan_id)
+
+    def health(self) -> JSON:
+        return self.view.health()
+
+    def readiness(self) -> JSON:
+        return self.view.readiness()
