@@ -118,9 +118,10 @@ CLUSTER_KEYS: Final = (
         "cluster",
         config_keys.CLUSTER_PROBE_INTERVAL_SECONDS,
         FLOAT,
-        "How often the reachability probe asks the cluster one Metadata request (any broker answers it), beside the controller's "
-        "cycle (whose reads wait out their timeouts and retries): an outage shows in status, /readyz and "
-        "`reassignd_cluster_reachable` within this plus `cluster.probe.timeout.seconds`.",
+        "How often the reachability probe asks the cluster one Metadata request (any broker answers it), "
+        "beside the controller's cycle (whose reads wait out their timeouts and retries): an outage shows "
+        "in status, /readyz and `reassignd_cluster_reachable` within this plus "
+        "`cluster.probe.timeout.seconds`.",
         default=5.0,
         validator=greater_than(0, _HOUR),
         reloadable=True,
