@@ -35,6 +35,7 @@ from reassignd.cluster.connection import SCRUB, ConnectionMonitor, LibrdkafkaEve
 from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
 from reassignd.cluster.group import GroupTransport
 from reassignd.cluster.pool import DaemonThreadPool, on_own_thread
+from reassignd.cluster.replaceable import ReplaceableClient
 from reassignd.cluster.retry import RetryPolicy, run_with_retry
 from reassignd.cluster.security import is_secret, redact, to_kafka_python, validate_settings
 
@@ -98,9 +99,8 @@ class ClientCalls:
         # replaced under the other calls. Each pool thread waits on one call at a time, with at most one
         # request per broker (_each_broker: one to every broker), and kafka-python adds its metadata refresh.
         self._kp_config.setdefault("max_in_flight_requests_per_connection", settings.max_workers + 1)
-        self._kp: KafkaAdminClient | None = None
-        self._closed = False  # read under _kp_lock: no client is created once close() took the last one
-        self._kp_lock = threading.Lock()
+        self._kp = ReplaceableClient(self._kp_config, KafkaAdminClient, _closed_error, self._steered)
+        self._closed = False
         self._executor = DaemonThreadPool(settings.max_workers, thread_name_prefix="reassignd-cluster")
         self._renewing = threading.Event()  # a Metadata request renewing the controller is in flight
         confluent_config: dict[str, str | int | float | bool] = {
@@ -251,17 +251,16 @@ class ClientCalls:
 
     def _kafka_python(self) -> KafkaAdminClient:
         """Created on first use (its constructor connects and blocks); always called on the pool."""
-        with self._kp_lock:
-            if self._closed:  # a retry still running when the adapter closed: nothing would close its client
-                raise _closed_error()
-            if self._kp is None:
-                self._kp = KafkaAdminClient(**self._kp_config)
-                if self._steer_controller:
-                    self._steer_controller = False
-                    broker = self._answering_broker()
-                    if broker is not None:
-                        self._kp._controller_id = broker  # kafka-python's cached controller (pinned 3.0.12)
-            return self._kp
+        client: KafkaAdminClient = self._kp.get()
+        return client
+
+    def _steered(self, client: KafkaAdminClient) -> None:
+        """A new client after a controller failure starts on the broker that answers (`_on_controller`)."""
+        if self._steer_controller:
+            self._steer_controller = False
+            broker = self._answering_broker()
+            if broker is not None:
+                client._controller_id = broker  # kafka-python's cached controller (pinned 3.0.12)
 
     def _on_controller(self, call: Callable[[KafkaAdminClient], T]) -> T:
         """Run a controller-routed kafka-python call (on the pool). kafka-python caches the controller id
@@ -394,16 +393,8 @@ class ClientCalls:
         return call(self._kafka_python())
 
     def _discard_kafka_python(self, client: KafkaAdminClient, why: str) -> None:
-        with self._kp_lock:
-            if self._kp is not client:
-                return
-            self._kp = None
-        log.info("kafka-python client replaced", after=why)
-        assert client is not None
-        try:
-            client.close()
-        except Exception as exc:  # closing a client whose broker vanished must not mask the real error
-            log.debug("closing the old kafka-python client failed", error=str(exc))
+        if self._kp.discard(client):
+            log.info("kafka-python client replaced", after=why)
 
     async def _describe_cluster(self) -> convert.ClusterView:
         async def attempt() -> convert.ClusterView:
@@ -469,19 +460,13 @@ class ClientCalls:
         # The poller ends within its poll timeout (0.2 s); one still inside librdkafka's poll() when the
         # interpreter finalises calls a log callback into a dying Python (a one-shot command exited -11).
         await on_own_thread(lambda: self._poller.join(timeout=_POLLER_JOIN_SECONDS))
-        if not wait:  # the lock may be held for a client's whole bootstrap: not waited for either
+        client = self._kp.close()  # never waits for a bootstrap (replaceable.py)
+        if not wait:
             self._executor.shutdown(wait=False, cancel_futures=True)
             return
-        # off the event loop, so the caller's own timeout can still end the wait
-        client = await on_own_thread(self._take_client)
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
         await on_own_thread(lambda: self._executor.shutdown(wait=True, cancel_futures=True))
-
-    def _take_client(self) -> KafkaAdminClient | None:
-        with self._kp_lock:
-            client, self._kp = self._kp, None
-        return client
 
 
 _PROBE_TOPIC = "__reassignd_reachability_probe"

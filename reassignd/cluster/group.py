@@ -4,8 +4,6 @@ none of the admin calls' connections meanwhile. Blocking calls: run them off the
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +16,7 @@ from reassignd.cluster._kafka_python import (
     SyncGroupRequest,
 )
 from reassignd.cluster.errors import from_exception
+from reassignd.cluster.replaceable import ReplaceableClient
 
 GROUP_KEY_TYPE = 0
 
@@ -26,40 +25,14 @@ class GroupTransport:
     """Sends one group request at a time to the group's coordinator (or any broker, for FindCoordinator)."""
 
     def __init__(self, kafka_python_config: Mapping[str, Any]) -> None:
-        self._config = dict(kafka_python_config)
-        self._client: KafkaAdminClient | None = None
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def _admin(self) -> KafkaAdminClient:
-        """The client, bootstrapped outside the lock: its constructor blocks for up to the bootstrap
-        timeout when no broker answers, and close() must not wait that out."""
-        with self._lock:
-            self._refuse_if_closed()
-            if self._client is not None:
-                return self._client
-        client = KafkaAdminClient(**self._config)
-        with self._lock:
-            closed, installed = self._closed, self._client
-            if not closed and installed is None:
-                self._client = installed = client
-        if installed is not client:  # closed meanwhile, or another request's client came first
-            with contextlib.suppress(Exception):
-                client.close()
-        if closed or installed is None:
-            raise _closed_error()
-        return installed
-
-    def _refuse_if_closed(self) -> None:
-        if self._closed:
-            raise _closed_error()
+        self._client = ReplaceableClient(kafka_python_config, KafkaAdminClient, _closed_error)
 
     def send(self, request: Any, node_id: int | None, timeout_seconds: float) -> Any:
         """One request; a failure the broker did not answer itself (no Kafka code) replaces the client.
         kafka-python's metadata forgets a broker that stopped and, asked for it once it is back, answers
         UnknownBrokerIdError until a refresh that never came: after a full outage the writer group
         retried its coordinator for minutes (tests/daemon/test_e2e_failures.py, the one-minute outage)."""
-        client = self._admin()
+        client = self._client.get()
         manager = client._manager
         timeout_ms = int(timeout_seconds * 1000)
 
@@ -71,18 +44,8 @@ class GroupTransport:
             return manager.run(call)
         except Exception as exc:
             if from_exception(exc).code is None:
-                self._discard(client)
+                self._client.discard(client)
             raise
-
-    def _discard(self, client: KafkaAdminClient) -> None:
-        """Closes `client` unless another request replaced it already."""
-        with self._lock:
-            ours = self._client is client
-            if ours:
-                self._client = None
-        if ours:
-            with contextlib.suppress(Exception):
-                client.close()
 
     def find_coordinator(self, group: str, timeout_seconds: float) -> tuple[int, int]:
         """(error code, coordinator node id)."""
@@ -157,9 +120,8 @@ class GroupTransport:
         self.send(request, node_id, timeout)
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            client, self._client = self._client, None
+        """Never waits for a client still bootstrapping (replaceable.py); closes the current one."""
+        client = self._client.close()
         if client is not None:
             client.close()
 
