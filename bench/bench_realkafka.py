@@ -25,13 +25,14 @@ import json
 import os
 import statistics
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from reassignd.localkafka.probe import ClusterProbe, Sampler
 
 MIB = 1024 * 1024
 TOPIC = "bench"
@@ -134,34 +135,18 @@ def plan_document(target: Mapping[int, list[int]]) -> dict[str, Any]:
 
 
 @dataclass
-class IsrSampler:
+class IsrSampler(Sampler):
     """Metadata of the topic every `interval` seconds in a thread: (time, {partition: ISR size})."""
 
-    probe: Any
+    probe: ClusterProbe
     interval: float = 1.0
     samples: list[tuple[float, dict[int, int]]] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    errors: list[str] = field(default_factory=list)
+    thread_name = "isr-sampler"
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            started = time.monotonic()
-            try:
-                sizes = {p: len(isr) for p, isr in self.probe.isr(TOPIC).items()}
-                self.samples.append((started, sizes))
-            except Exception:  # a missed sample is a gap, not a failure
-                pass
-            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
-
-    def __enter__(self) -> IsrSampler:
-        self._thread = threading.Thread(target=self._run, name="isr-sampler", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+    def sample_once(self) -> None:
+        started = time.monotonic()
+        self.samples.append((started, {p: len(isr) for p, isr in self.probe.isr(TOPIC).items()}))
 
 
 # -- one run -------------------------------------------------------------------------------------------------
@@ -267,7 +252,7 @@ def _one_run(  # noqa: PLR0917  # one run's every input
     cluster: Any, probe: Any, tool: Any, scenario: str, who: str, sizes: Sizes, workdir: Path
 ) -> dict[str, Any]:
     from reassignd.localkafka.load import RateProducer
-    from tests.services.kafka_probe import ReassignmentSampler
+    from reassignd.localkafka.probe import ReassignmentSampler
 
     bootstrap = cluster.bootstrap_servers
     start = initial_assignment(scenario, sizes.partitions)
@@ -360,8 +345,7 @@ def _summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def run(quick: bool = False) -> dict[str, Any]:
     from reassignd.localkafka.cluster import KafkaCluster, kafka_version
-    from tests.services.kafka_probe import ClusterProbe
-    from tests.services.kafka_tools import ReassignTool
+    from reassignd.localkafka.tools import ReassignTool
 
     if quick:
         sizes = Sizes(

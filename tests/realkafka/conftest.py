@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from reassignd.localkafka.cluster import REPO, KafkaCluster
-from tests.services.kafka_probe import ClusterProbe
+from reassignd.localkafka.probe import ClusterProbe
 from tests.services.zookeeper import ZooKeeperServer
 
 LOGS = REPO / "build" / "kafka-logs"

@@ -15,9 +15,9 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster
 from reassignd.localkafka.load import MIN_INSYNC_ERRORS, RateProducer, fill
+from reassignd.localkafka.probe import ClusterProbe, ReassignmentSampler
 from tests.realkafka.conftest import create_topic
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

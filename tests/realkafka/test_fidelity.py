@@ -26,8 +26,8 @@ import pytest
 from reassignd.cluster._kafka_python import KafkaAdminClient, KpTopicPartition, send_each
 from reassignd.localkafka.cluster import RACKS, KafkaCluster
 from reassignd.localkafka.load import RateProducer, fill
+from reassignd.localkafka.probe import ClusterProbe
 from tests.realkafka.conftest import wait_for
-from tests.services.kafka_probe import ClusterProbe
 from tests.services.simulator import SimProcess
 
 with warnings.catch_warnings():

@@ -24,6 +24,8 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster
 from reassignd.localkafka.load import RateProducer, fill
+from reassignd.localkafka.probe import ClusterProbe
+from reassignd.localkafka.tools import ReassignTool, ToolRun
 from tests.realkafka.conftest import create_topic, stray_replicas, wait_for
 from tests.realkafka.test_drain import (
     MIN_INSYNC_ERRORS,
@@ -32,8 +34,6 @@ from tests.realkafka.test_drain import (
     foreign_throttle_changes,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka_probe import ClusterProbe
-from tests.services.kafka_tools import ReassignTool, ToolRun
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

@@ -6,7 +6,6 @@ gaining broker's own write counters (/proc/PID/io) how many times a replica was 
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +15,9 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster, KafkaNode
 from reassignd.localkafka.load import fill
+from reassignd.localkafka.probe import ClusterProbe, Sampler
 from tests.realkafka.conftest import create_topic, wait_for
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka_probe import ClusterProbe
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -51,7 +50,7 @@ class Written:
 
 
 @dataclass
-class LogDirSampler:
+class LogDirSampler(Sampler):
     """DescribeLogDirs of some brokers every `interval` s in a thread, by the test: every future log seen
     (replica -> the largest size it reached) and the log-dir rate of each broker seen during the plan."""
 
@@ -63,16 +62,11 @@ class LogDirSampler:
     rates: dict[int, set[str | None]] = field(default_factory=dict)
     samples: int = 0
     errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    thread_name = "log-dir-sampler"
 
     def sample_once(self) -> None:
-        try:
-            logs = self.probe.log_dirs(self.brokers)
-            rates = {b: self.probe.broker_configs(b).get(LOG_DIR_RATE) for b in self.brokers}
-        except Exception as exc:
-            self.errors.append(repr(exc))
-            return
+        logs = self.probe.log_dirs(self.brokers)
+        rates = {b: self.probe.broker_configs(b).get(LOG_DIR_RATE) for b in self.brokers}
         for (topic, partition, broker), (path, size, future) in logs.items():
             if topic == self.topic and future:
                 key = (partition, broker, path)
@@ -80,21 +74,6 @@ class LogDirSampler:
         for broker, rate in rates.items():
             self.rates.setdefault(broker, set()).add(rate)
         self.samples += 1
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.sample_once()
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> LogDirSampler:
-        self._thread = threading.Thread(target=self._run, name="log-dir-sampler", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
 
 
 def dirs_of(cluster: KafkaCluster, broker: int) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.cluster.retry import RetryPolicy
 from reassignd.localkafka.cluster import REPO, KafkaCluster
 from reassignd.localkafka.load import RateProducer, fill
+from reassignd.localkafka.probe import ClusterProbe, ReassignmentSampler
 from reassignd.model import TopicPartition
 from tests.realkafka.conftest import _failed_modules, _finish, create_topic, wait_for
 from tests.realkafka.test_drain import (
@@ -40,7 +41,6 @@ from tests.realkafka.test_drain import (
     plan_targets,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 from tests.services.kafka_security import CLUSTER_RESOURCE, ClusterSecurity, grant, kafka_acls, listed, revoke
 from tests.services.kafka_security import Acl as Grant
 

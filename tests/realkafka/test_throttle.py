@@ -24,9 +24,9 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster
 from reassignd.localkafka.load import fill
+from reassignd.localkafka.probe import ClusterProbe, Copy, CopySampler, ThrottleSampler
 from tests.realkafka.conftest import create_topic
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka_probe import ClusterProbe, Copy, CopySampler, ThrottleSampler
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

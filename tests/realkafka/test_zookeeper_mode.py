@@ -12,6 +12,7 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster
 from reassignd.localkafka.load import RateProducer
+from reassignd.localkafka.probe import ClusterProbe, ReassignmentSampler
 from tests.realkafka.conftest import stray_replicas, wait_for
 from tests.realkafka.test_drain import (
     LIMITS,
@@ -26,7 +27,6 @@ from tests.realkafka.test_drain import (
     plan_targets,
 )
 from tests.services.daemon import DaemonProcess
-from tests.services.kafka_probe import ClusterProbe, ReassignmentSampler
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

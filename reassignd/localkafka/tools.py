@@ -190,5 +190,5 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] != ["class-archive"]:
-        raise SystemExit("usage: python -m tests.services.kafka_tools class-archive")
+        raise SystemExit("usage: python -m reassignd.localkafka.tools class-archive")
     build_class_archive()

@@ -1,5 +1,5 @@
-"""What the cluster itself says, read by the test with its own clients (never through reassignd's adapter),
-so a real-Kafka test judges the daemon from the brokers' side.
+"""What the cluster itself says, read with clients of its own (never through reassignd's adapter), so a
+real-Kafka test or benchmark judges the daemon from the brokers' side.
 
     probe = ClusterProbe(cluster.bootstrap_servers)
     probe.replicas("orders")                # {partition: [replicas]} in Kafka's order
@@ -18,7 +18,7 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 # kafka-python, imported without its import-time warnings
 from reassignd.cluster._kafka_python import KafkaAdminClient
@@ -229,8 +229,42 @@ def _items(answer: Any) -> list[tuple[Any, Any]]:
     return list(answer)
 
 
+class Sampler:
+    """Calls `sample_once()` every `interval` seconds on a thread of its own, between `__enter__` and
+    `__exit__` (the test's reads, not the daemon's); what a sample raises goes to `errors`: a gap in the
+    samples, not a failure."""
+
+    interval: float
+    errors: list[str]
+    thread_name = "sampler"
+
+    def sample_once(self) -> None:
+        raise NotImplementedError
+
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                self.sample_once()
+            except Exception as exc:
+                self.errors.append(repr(exc))
+            stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def __enter__(self) -> Self:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(self._stop,), name=self.thread_name, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
 @dataclass
-class ReassignmentSampler:
+class ReassignmentSampler(Sampler):
     """ListPartitionReassignments every `interval` seconds in a thread, by the test, not the daemon: the most
     replica movements seen at once per broker, as reassignd's limits count them (docs/engine.md): incoming,
     the replicas being added to a broker; outgoing, the adding replicas a broker serves as the leader
@@ -244,20 +278,15 @@ class ReassignmentSampler:
     peak_partitions: int = 0
     peak_replicas: int = 0
     errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    thread_name = "reassignment-sampler"
 
     def sample_once(self) -> None:
-        try:
-            moving = self.probe.reassignments()
-            leaders = {
-                (topic, p): leader
-                for topic in {t for t, _ in moving}
-                for p, leader in self.probe.leaders(topic).items()
-            }
-        except Exception as exc:
-            self.errors.append(repr(exc))
-            return
+        moving = self.probe.reassignments()
+        leaders = {
+            (topic, p): leader
+            for topic in {t for t, _ in moving}
+            for p, leader in self.probe.leaders(topic).items()
+        }
         incoming: Counter[int] = Counter(b for m in moving.values() for b in m.adding)
         outgoing: Counter[int] = Counter()
         for key, m in moving.items():
@@ -270,25 +299,9 @@ class ReassignmentSampler:
         self.peak_replicas = max(self.peak_replicas, sum(incoming.values()))
         self.samples += 1
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            started = time.monotonic()
-            self.sample_once()
-            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
-
-    def __enter__(self) -> ReassignmentSampler:
-        self._thread = threading.Thread(target=self._run, name="reassignment-sampler", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
 
 @dataclass
-class CopySampler:
+class CopySampler(Sampler):
     """The size of one replica on its receiving broker, read by the test (DescribeLogDirs) every `interval`
     seconds in a thread: how fast a copy really runs, as the broker that writes it reports it. `samples` are
     (seconds since start, size or None while the broker does not host the replica)."""
@@ -301,25 +314,18 @@ class CopySampler:
     samples: list[tuple[float, int | None]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     _started: float = 0.0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    thread_name = "copy-sampler"
 
     def now(self) -> float:
         """Seconds on the samples' clock."""
         return time.monotonic() - self._started
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            started = time.monotonic()
-            try:
-                size = self.probe.replica_size(self.topic, self.partition, self.broker)
-            except Exception as exc:
-                self.errors.append(repr(exc))
-            else:
-                # the broker read the size between asking and answering: on a loaded box a round trip
-                # takes a second or more, and either end alone would shift the copy's timing by it
-                self.samples.append(((started + time.monotonic()) / 2 - self._started, size))
-            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+    def sample_once(self) -> None:
+        asked = time.monotonic()
+        size = self.probe.replica_size(self.topic, self.partition, self.broker)
+        # the broker read the size between asking and answering: on a loaded box a round trip takes a
+        # second or more, and either end alone would shift the copy's timing by it
+        self.samples.append(((asked + time.monotonic()) / 2 - self._started, size))
 
     def copy(self, final_size: int) -> Copy:
         """The copy the samples saw: from the first sample that shows the replica on the broker (its log is
@@ -330,16 +336,9 @@ class CopySampler:
             raise AssertionError(f"no whole copy of {final_size} bytes sampled: {self.samples}")
         return Copy(created, done, final_size, tuple(self.samples))
 
-    def __enter__(self) -> CopySampler:
+    def __enter__(self) -> Self:
         self._started = time.monotonic()
-        self._thread = threading.Thread(target=self._run, name=f"copy-{self.topic}", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        return super().__enter__()
 
 
 @dataclass(frozen=True)
@@ -369,7 +368,7 @@ class Copy:
 
 
 @dataclass
-class ThrottleSampler:
+class ThrottleSampler(Sampler):
     """Every throttle config (ClusterProbe.throttle_configs) read by the test every `interval` seconds in a
     thread: `seen[key]` holds each value a key took while it ran, in order, so a rate that was in force
     only for a moment is still seen."""
@@ -381,30 +380,12 @@ class ThrottleSampler:
     seen: dict[str, list[str]] = field(default_factory=dict)
     samples: int = 0
     errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
+    thread_name = "throttle-sampler"
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            started = time.monotonic()
-            try:
-                configs = self.probe.throttle_configs(self.topics, self.brokers)
-            except Exception as exc:
-                self.errors.append(repr(exc))
-            else:
-                for key, value in configs.items():
-                    values = self.seen.setdefault(key, [])
-                    if not values or values[-1] != value:
-                        values.append(value)
-                self.samples += 1
-            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
-
-    def __enter__(self) -> ThrottleSampler:
-        self._thread = threading.Thread(target=self._run, name="throttle-sampler", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+    def sample_once(self) -> None:
+        configs = self.probe.throttle_configs(self.topics, self.brokers)
+        for key, value in configs.items():
+            values = self.seen.setdefault(key, [])
+            if not values or values[-1] != value:
+                values.append(value)
+        self.samples += 1
