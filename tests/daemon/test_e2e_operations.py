@@ -19,25 +19,6 @@ from tests.services.simulator import SimProcess
 pytestmark = pytest.mark.slow
 
 
-def cli(daemon: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reassignd",
-            *args,
-            "--api",
-            daemon.url,
-            "--token-file",
-            str(daemon.token_file),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_cli_drives_a_plan_to_completion(tmp_path: Path) -> None:
     with SimProcess(scenario(10), tmp_path / "sim", time_scale=10) as sim:
         daemon = DaemonProcess(tmp_path / "daemon", sim.bootstrap_servers, LIMITS).start()
@@ -45,38 +26,19 @@ def test_cli_drives_a_plan_to_completion(tmp_path: Path) -> None:
             plan_file = tmp_path / "plan.json"
             plan = fill_plan(10)
             plan_file.write_text(json.dumps(plan))
-            dry = cli(daemon, "submit", str(plan_file), "--dry-run", "--json")
+            dry = daemon.cli("submit", str(plan_file), "--dry-run", "--json")
             assert dry.returncode == 0, dry.stderr
             assert json.loads(dry.stdout)["state"] == "dry_run"
-            submitted = cli(daemon, "submit", str(plan_file), "--json")
+            submitted = daemon.cli("submit", str(plan_file), "--json")
             assert submitted.returncode == 0, submitted.stderr
             plan_id = json.loads(submitted.stdout)["plan_id"]
-            watched = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "reassignd",
-                    "status",
-                    plan_id,
-                    "--watch",
-                    "--interval",
-                    "0.3",
-                    "--api",
-                    daemon.url,
-                    "--token-file",
-                    str(daemon.token_file),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            watched = daemon.cli("status", plan_id, "--watch", "--interval", "0.3", timeout=120)
             assert watched.returncode == 0, watched.stderr + watched.stdout
             assert "completed" in watched.stdout
             expected = plan_targets(plan)
             actual = assignment(sim.state())
             assert {tp: actual[tp] for tp in expected} == expected
-            plans = cli(daemon, "plans", "--json")
+            plans = daemon.cli("plans", "--json")
             assert plans.returncode == 0 and plan_id in plans.stdout
             wrong = tmp_path / "wrong-token"
             wrong.write_text("not-the-token-0123456789")

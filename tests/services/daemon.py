@@ -135,8 +135,9 @@ class DaemonProcess:
             time.sleep(0.2)
         raise TimeoutError(f"plan {plan_id} still {status.get('state')} after {timeout}s: {status}")
 
-    def cli(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-        """`reassignd ARGS` against this daemon's API, as an operator runs it; raises on a non-zero exit."""
+    def cli(self, *args: str, timeout: float = 60.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """`reassignd ARGS` against this daemon's API, as an operator runs it; `check`: raises on a non-zero
+        exit."""
         done = subprocess.run(
             [
                 sys.executable,
@@ -153,7 +154,7 @@ class DaemonProcess:
             timeout=timeout,
             check=False,
         )
-        if done.returncode != 0:
+        if check and done.returncode != 0:
             raise AssertionError(
                 f"reassignd {' '.join(args)} exited {done.returncode}: {done.stderr}{done.stdout}"
             )
