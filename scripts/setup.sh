@@ -39,6 +39,6 @@ fi
 scripts/fetch-kafka.sh
 # The JVM class-data archive that halves a Kafka node's start-up CPU (reassignd/localkafka/cluster.py).
 .venv/bin/python -m reassignd.localkafka.cluster class-archive
-# The same for Kafka's own reassignment tool (tests/services/kafka_tools.py): a short JVM the tests run often.
-.venv/bin/python -m tests.services.kafka_tools class-archive
+# The same for Kafka's own reassignment tool (reassignd/localkafka/tools.py): a short JVM the tests run often.
+.venv/bin/python -m reassignd.localkafka.tools class-archive
 echo "setup: ready"
