@@ -167,6 +167,12 @@ class ApiClient:
     def retarget(self, plan_id: str | None = None) -> Any:
         return self.request("POST", f"{_plan_path(plan_id)}/retarget" if plan_id else "/v1/retarget")
 
+    def anomalies(self) -> Any:
+        return self.request("GET", "/v1/anomalies")
+
+    def approve_anomaly(self, anomaly_id: str) -> Any:
+        return self.request("POST", f"/v1/anomalies/{urllib.parse.quote(anomaly_id, safe='')}/approve")
+
     def health(self) -> Any:
         return self.request("GET", "/healthz")
 

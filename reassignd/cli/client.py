@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from reassignd import config_keys
+from reassignd.cli import anomalies
 from reassignd.cli._common import load_plan, print_json
 from reassignd.cli.watch import (
     UNLIMITED,
@@ -181,6 +182,7 @@ def register(subparsers: Any) -> None:
     )
     _register_propose(add)
     _register_roles(add)
+    anomalies.add_commands(add)
 
 
 def _register_roles(add: Callable[[str, Handler, str], argparse.ArgumentParser]) -> None:

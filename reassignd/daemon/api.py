@@ -129,6 +129,8 @@ def create_app(
     r.add_post("/v1/brokers/{broker}/recommission", handlers.recommission)
     r.add_post("/v1/retarget", handlers.retarget)
     r.add_post("/v1/plans/{plan_id}/retarget", handlers.retarget)
+    r.add_get("/v1/anomalies", handlers.anomalies)
+    r.add_post("/v1/anomalies/{anomaly_id}/approve", handlers.approve_anomaly)
     r.add_get("/healthz", handlers.healthz)
     r.add_get("/readyz", handlers.readyz)
     r.add_get("/metrics", handlers.metrics)
@@ -271,6 +273,12 @@ class _Handlers:
 
     async def retarget(self, request: web.Request) -> web.Response:
         return _json(await self.service.retarget(request.match_info.get("plan_id")))
+
+    async def anomalies(self, _: web.Request) -> web.Response:
+        return _json(self.service.anomalies())
+
+    async def approve_anomaly(self, request: web.Request) -> web.Response:
+        return _json(await self.service.approve_anomaly(request.match_info["anomaly_id"]))
 
     async def healthz(self, _: web.Request) -> web.Response:
         return _json(self.service.health())

@@ -38,6 +38,7 @@ from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.daemon.writer import Writer, WriterLease
+from reassignd.engine.anomalies import HealingMode, HealingSettings
 from reassignd.store.actor import acting_as
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import StoreCorrupt, StoreError, StoreUnavailable
@@ -67,6 +68,17 @@ def file_settings_from(config: Config) -> FileSettings:
         auto_throttle_from(config),
         int(config[config_keys.AUTO_THROTTLE_STEP_BYTES_PER_SECOND]),
         int(config[config_keys.AUTO_THROTTLE_MAX_BYTES_PER_SECOND]),
+    )
+
+
+def healing_settings_from(config: Config) -> HealingSettings:
+    return HealingSettings(
+        HealingMode(str(config[config_keys.SELF_HEALING_MODE])),
+        broker_failure_seconds=float(config[config_keys.SELF_HEALING_BROKER_FAILURE_SECONDS]),
+        max_bytes=int(config[config_keys.SELF_HEALING_MAX_BYTES]),
+        max_partitions=int(config[config_keys.SELF_HEALING_MAX_PARTITIONS]),
+        max_duration_seconds=float(config[config_keys.SELF_HEALING_MAX_DURATION_SECONDS]),
+        cooldown_seconds=float(config[config_keys.SELF_HEALING_COOLDOWN_SECONDS]),
     )
 
 
@@ -223,7 +235,9 @@ class Daemon:
             guard=ha.coordinator.guard if ha and ha.coordinator else None,
             probe_timeout=float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS]),
             probe_interval=float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS]),
+            healing=healing_settings_from(config),
         )
+        controller.healing.interval = float(config[config_keys.SELF_HEALING_CHECK_INTERVAL_SECONDS])
         bridge = None
         if events is not None:
             label = ha.cluster if ha else await cluster_label(config, cluster)
@@ -361,6 +375,7 @@ class Daemon:
         supervisor.add("controller", loop.run())
         supervisor.add("cluster-probe", controller.watch_cluster())
         supervisor.add("store-watch", controller.watch_store())
+        supervisor.add("self-healing", controller.watch_anomalies())
         coordinator = started.ha.coordinator if started.ha else None
         assert self.api_address is not None
         address = (
@@ -449,6 +464,7 @@ class Daemon:
         access.reads_open = bool(config[config_keys.API_READ_OPEN])
         with acting_as({"via": "sighup"}):  # what the reload changes is journaled as by SIGHUP
             await started.controller.config_reloaded(file_settings_from(config))
+        started.controller.healing.settings = healing_settings_from(config)
         link = started.controller.link
         link.probe_timeout = float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS])
         link.probe_interval = float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS])

@@ -31,6 +31,7 @@ from reassignd.daemon.broker_commands import BrokerCommands
 from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.controller_api import HELD, ControllerApi
 from reassignd.daemon.executor import EffectHook, Executor, emitted
+from reassignd.daemon.healing import SelfHealing
 from reassignd.daemon.link import Link, LinkLost
 from reassignd.daemon.metrics import DaemonMetrics
 from reassignd.daemon.plan_commands import PlanCommands
@@ -41,6 +42,7 @@ from reassignd.daemon.tuning import Tuning
 from reassignd.daemon.view import ControllerView
 from reassignd.engine import Limits
 from reassignd.engine import run as plan_machine
+from reassignd.engine.anomalies import HealingSettings
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.run import AutoThrottle, Reachability, RunState
 from reassignd.engine.run import idle as idle_machine
@@ -94,6 +96,7 @@ class Controller(ControllerApi):
         file_settings: FileSettings | None = None,
         probe_timeout: float = 10.0,
         probe_interval: float = 5.0,
+        healing: HealingSettings | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -131,10 +134,12 @@ class Controller(ControllerApi):
         self.lock = asyncio.Lock()
         self.plans = PlanCommands(self, allow_rf_change_default=allow_rf_change)
         self.brokers = BrokerCommands(self, self.plans)
+        self.healing = SelfHealing(self, self.plans, healing or HealingSettings())
         self.findings: tuple[str, ...] = store.findings
         """What the store found wrong with itself at open: every cluster write is held until an operator
         decides (`recover`)."""
         self.metrics.set_store_findings(len(self.findings))
+        self.metrics.set_anomalies(self.healing.counts())
         if self.findings:
             log.error(
                 "the state store does not explain itself: every cluster write is held until "
@@ -160,14 +165,6 @@ class Controller(ControllerApi):
             await self.tuning.reloaded(file_settings, leading=self.is_leader)
             self.publish()
         self.wake()
-
-    @property
-    def leader_address(self) -> str | None:
-        return self.authority.leader_address
-
-    @property
-    def writer(self) -> JSON | None:
-        return self.authority.writer
 
     async def leadership_changed(self, is_leader: bool, leader_address: str | None = None) -> None:
         """HA: the ZooKeeper election's verdict; the daemon leads only while it also holds the cluster's

@@ -4,6 +4,7 @@ that serves it, and refused first when this daemon may not write (authority.py) 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ from reassignd.cluster.api import ClusterAdmin
 from reassignd.daemon import reassignments, submission
 from reassignd.daemon.authority import WriteAuthority
 from reassignd.daemon.broker_commands import BrokerCommands
+from reassignd.daemon.healing import SelfHealing
 from reassignd.daemon.host import CommandHost
 from reassignd.daemon.journal import journal_page
 from reassignd.daemon.link import Link
@@ -43,6 +45,7 @@ class ControllerApi(CommandHost):
     link: Link
     plans: PlanCommands
     brokers: BrokerCommands
+    healing: SelfHealing
     findings: tuple[str, ...]
     """What the store found wrong with itself at open: every cluster write is held until an operator
     decides (`recover`)."""
@@ -51,6 +54,14 @@ class ControllerApi(CommandHost):
     def is_leader(self) -> bool:
         """May write: the HA leader (or no HA) and the cluster's writer (authority.py)."""
         return self.authority.is_leader
+
+    @property
+    def leader_address(self) -> str | None:
+        return self.authority.leader_address
+
+    @property
+    def writer(self) -> JSON | None:
+        return self.authority.writer
 
     async def require_writer(self) -> None:
         """Raises unless this daemon may write, after waiting a moment for the writer group to form."""
@@ -200,3 +211,29 @@ class ControllerApi(CommandHost):
 
     def readiness(self) -> JSON:
         return self.view.readiness()
+
+    # -- self-healing (healing.py) --------------------------------------------------------------------
+
+    def anomalies(self) -> JSON:
+        """`GET /v1/anomalies` (standbys show what they saw: only the writer checks)."""
+        return self.healing.listed()
+
+    async def approve_anomaly(self, anomaly_id: str) -> JSON:
+        return await self.healing.approve(anomaly_id)
+
+    async def check_anomalies(self) -> None:
+        """One self-healing check on the writer (the daemon runs `watch_anomalies`)."""
+        if self.is_leader and not self.findings:
+            await self.healing.check()
+            self.metrics.set_anomalies(self.healing.counts())
+
+    async def watch_anomalies(self) -> None:
+        """`check_anomalies` every `self.healing.check.interval.seconds` (a failed check is logged)."""
+        while True:
+            try:
+                await self.check_anomalies()
+            except ServiceError as exc:  # the writer right went meanwhile: the next check says
+                log.info("self-healing check stopped", error=exc.message)
+            except Exception as exc:
+                log.warning("self-healing check failed; checked again later", error=repr(exc))
+            await asyncio.sleep(self.healing.interval)

@@ -222,9 +222,15 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_store_findings",
         "gauge",
-        "What the daemon found at start that its store does not explain (a damaged end of the WAL, "
-        "reassignments or throttles of ours in the cluster with no plan for them); it holds every cluster "
-        "write until an operator runs `reassignd recover`.",
+        "What the daemon found wrong with its store at start (a damaged end of the WAL, a failed "
+        "integrity check); it holds every cluster write until an operator runs `reassignd recover`.",
+    ),
+    MetricSpec(
+        "reassignd_anomalies",
+        "gauge",
+        "Anomalies self-healing has seen (docs/self-healing.md), by kind (broker_failure) and state "
+        "(detected, proposed, approved, executing, fixed, ignored, expired); only the writer daemon checks.",
+        ("kind", "state"),
     ),
     MetricSpec(
         "reassignd_mqtt_dropped_events_total",
@@ -549,6 +555,9 @@ class DaemonMetrics:
 
     def set_store_findings(self, count: int) -> None:
         self["reassignd_store_findings"].set(count)
+
+    def set_anomalies(self, counts: Mapping[tuple[str, str], int]) -> None:
+        self._replace("reassignd_anomalies", counts)
 
     def set_writer(self, holding: bool, elsewhere: bool = False) -> None:
         self._metrics["reassignd_cluster_writer"].set(1 if holding else 0)

@@ -153,6 +153,17 @@ class ControllerService(Protocol):
         into the run. Answers {"plan_id", "gone", "retargeted", "unplaced"}."""
         ...
 
+    # --- self-healing (daemon/healing.py) -------------------------------------------------------------------
+    def anomalies(self) -> JSON:
+        """{"mode", "anomalies": [{"id", "kind", "brokers", "state", "first_seen", "last_seen", "reason",
+        "plan_id", "proposal": {"plan", "rehearsal"} | None}]}."""
+        ...
+
+    async def approve_anomaly(self, anomaly_id: str) -> JSON:
+        """`propose` mode: the operator's go for a proposed fix; answers the anomaly (executing once
+        queued)."""
+        ...
+
     # --- health --------------------------------------------------------------------------------------------
     def health(self) -> JSON:
         """Liveness: the process and its supervisor run. {"status": "ok", ...}."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from reassignd.daemon import foreign, roles
 from reassignd.daemon.service import JSON, ServiceError
+from reassignd.engine.anomalies import Anomaly, AnomalyBook, AnomalyKind, AnomalyState
 from reassignd.engine.limits import LIMIT_KEYS, Limits
 from reassignd.model import (
     EMPTY_PLAN,
@@ -121,6 +122,7 @@ class FakeControllerService:
         self.roles: dict[int, BrokerRole] = {}
         self.leader_address: str | None = None  # set to play a standby that forwards operators there
         self.cluster_error: str | None = None  # set to play a cluster that does not answer, since `clock()`
+        self.anomaly_book = AnomalyBook((_proposed_fix(clock()),))
 
     # --- plans -----------------------------------------------------------------------------------------
     async def submit_plan(
@@ -317,6 +319,25 @@ class FakeControllerService:
         self._require_leader()
         changed = self.roles.pop(broker_id, None) is not None
         return {"broker": broker_id, "role": "member", "changed": changed}
+
+    # --- self-healing --------------------------------------------------------------------------------
+    def anomalies(self) -> JSON:
+        self.calls.append(("anomalies", None))
+        return {"mode": "propose", "anomalies": [a.to_json() for a in self.anomaly_book.anomalies]}
+
+    async def approve_anomaly(self, anomaly_id: str) -> JSON:
+        self.calls.append(("approve_anomaly", anomaly_id))
+        self._require_leader()
+        anomaly = self.anomaly_book.get(anomaly_id)
+        if anomaly is None:
+            raise ServiceError("not_found", f"no anomaly {anomaly_id!r}")
+        if anomaly.state is not AnomalyState.PROPOSED:
+            raise ServiceError("conflict", f"anomaly {anomaly_id} is {anomaly.state.value}")
+        now = self.clock()
+        approved = anomaly.to(AnomalyState.APPROVED, now)
+        executing = approved.to(AnomalyState.EXECUTING, now, plan_id="plan-heal")
+        self.anomaly_book = self.anomaly_book.with_anomaly(executing)
+        return executing.to_json()
 
     async def retarget(self, plan_id: str | None = None) -> JSON:
         self.calls.append(("retarget", plan_id))
@@ -693,3 +714,18 @@ def drain_plan(broker: int = 1, to: int = 4, topic: str = "orders", count: int =
             {"topic": topic, "partition": p, "replicas": [to if b == broker else b for b in current]}
         )
     return {"version": 1, "partitions": entries}
+
+
+def _proposed_fix(now: float) -> Anomaly:
+    """A broker 4 offline long enough: its drain proposed, as self-healing lists it."""
+    plan = {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 2]}]}
+    rehearsal = {"finished": True, "partitions": 1, "bytes_to_move": 1_000_000, "rack_spread_worse": 0}
+    return Anomaly(
+        f"broker-failure-4-{int(now)}",
+        AnomalyKind.BROKER_FAILURE,
+        (4,),
+        now - 700,
+        now,
+        AnomalyState.PROPOSED,
+        proposal={"plan": plan, "rehearsal": rehearsal},
+    )

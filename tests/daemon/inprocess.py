@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.controller import AutoThrottle, Controller
 from reassignd.engine import Limits
+from reassignd.engine.anomalies import HealingSettings
 from reassignd.engine.run.effects import Effect
 from reassignd.model import ReassignmentPlan, TopicPartition
 from reassignd.sim import SimCluster, load_scenario
@@ -110,6 +111,8 @@ class InProcessDaemon:
     cycle_seconds: float = 5.0
     auto_throttle: AutoThrottle | None = None
     kafka_mode: str | None = None
+    healing: HealingSettings | None = None
+    """Self-healing's mode and gates (off by default, as in the daemon)."""
     """A key of KAFKA_MODES; None keeps the scenario's own `kafka` field (or the simulator's default)."""
     sim: SimCluster = field(init=False)
     admin: SimClusterAdmin = field(init=False)
@@ -146,6 +149,7 @@ class InProcessDaemon:
             Limits.from_mapping(self.limits),
             clock=self.steady,
             auto_throttle=self.auto_throttle,
+            healing=self.healing,
         )
 
     # -- driving --------------------------------------------------------------------------------------

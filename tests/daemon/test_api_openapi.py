@@ -139,7 +139,7 @@ def test_every_route_is_documented_and_every_documented_path_is_routed() -> None
     routed, documented = routed_operations(), documented_operations()
     assert routed - documented == set(), "routes missing from reassignd/daemon/openapi.json"
     assert documented - routed == set(), "documented operations the app does not route"
-    assert len(routed) == 30  # brokers, decommission, recommission and two re-target routes (issue 29)
+    assert len(routed) == 32  # issue 29: brokers, (de|re)commission, two re-target routes, anomalies
 
 
 def test_the_document_is_openapi_3_1_and_every_reference_resolves() -> None:
@@ -254,6 +254,11 @@ async def recorded() -> AsyncIterator[list[tuple[str, str, int, Any]]]:
         await call("POST", "/v1/brokers/{broker}/recommission", "/v1/brokers/4/recommission")
         await call("POST", "/v1/retarget")
         await call("POST", "/v1/plans/{plan_id}/retarget", "/v1/plans/missing/retarget")
+        anomaly_id = (await call("GET", "/v1/anomalies"))["anomalies"][0]["id"]
+        approve = "/v1/anomalies/{anomaly_id}/approve"
+        await call("POST", approve, f"/v1/anomalies/{anomaly_id}/approve")
+        await call("POST", approve, f"/v1/anomalies/{anomaly_id}/approve")  # 409: executing already
+        await call("POST", approve, "/v1/anomalies/no-such/approve")
         for template in ("/healthz", "/readyz", "/metrics", "/openapi.json"):
             await call("GET", template)
         fake.ready = False

@@ -1,0 +1,229 @@
+"""Self-healing, gated by rehearsal (engine/anomalies.py decides; this carries it out).
+
+Every `check()` (the daemon runs one every `self.healing.check.interval.seconds` on the writer only) reads
+the cluster's brokers and steps the anomaly book. A broker offline for longer than
+`self.healing.broker.failure.seconds` is an anomaly; its fix is the plan that drains it (nothing onto a
+decommissioned or offline broker), rehearsed on a simulated copy of the cluster before anything runs, and
+refused when the rehearsal breaks one of the operator's gates. `propose` waits for `reassignd anomalies
+approve ID`; `execute` submits on its own. Either way a fix is only ever queued while no plan is queued or
+running, and a cool-down passes between two fixes. A fix's plan carries its anomaly's id, so a restarted or
+newly elected daemon knows the fix it finds running and proposes no second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon.host import CommandHost
+from reassignd.daemon.plan_commands import PlanCommands
+from reassignd.daemon.roles import decommissioned, drain_plan
+from reassignd.daemon.service import JSON, ServiceError
+from reassignd.engine.anomalies import (
+    Anomaly,
+    AnomalyBook,
+    AnomalyKind,
+    AnomalyState,
+    HealingMode,
+    HealingSettings,
+    gate_refusals,
+    may_start_fix,
+    observe,
+)
+from reassignd.engine.lifecycle import PlanStatus
+from reassignd.logs import get_logger
+from reassignd.model import ClusterSnapshot, ReassignmentPlan
+from reassignd.rehearsal.driver import cluster_from_snapshot, rehearse
+
+log = get_logger("reassignd.healing")
+
+ANOMALY_OPTION = "anomaly"
+"""The stored plan option that names the anomaly a plan fixes."""
+
+
+class SelfHealing:
+    def __init__(
+        self, host: CommandHost, plans: PlanCommands, settings: HealingSettings, interval: float = 30.0
+    ) -> None:
+        self.host = host
+        self.plans = plans
+        self.settings = settings
+        self.interval = interval
+        """Seconds between two checks (`self.healing.check.interval.seconds`)."""
+        self.book = AnomalyBook()
+        self._plans: dict[str, ReassignmentPlan] = {}
+        """The proposed fixes' plans, by anomaly id (approved ones are queued from here)."""
+
+    # -- the check ---------------------------------------------------------------------------------
+
+    async def check(self) -> None:
+        """One pass: detect, propose, start, follow. Reads the cluster; writes only through a queued plan."""
+        if self.settings.mode is HealingMode.OFF:
+            return
+        host = self.host
+        try:
+            snapshot = await host.cluster.snapshot()
+        except ClusterCallError as exc:
+            log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
+            return
+        offline = [b for b, broker in snapshot.brokers.items() if not broker.online]
+        before = self.book
+        self.book = observe(self.book, offline, host.clock(), self.settings)
+        self._follow_fixes()
+        if any(a.state is AnomalyState.DETECTED for a in self.book.anomalies):
+            await self._propose_all()
+        await self._start_one()
+        self._say_changes(before)
+
+    def _follow_fixes(self) -> None:
+        """A fix's plan, as the store has it: found running after a restart, or ended."""
+        now = self.host.clock()
+        for record in self.host.view.records.values():
+            anomaly_id = record.options.get(ANOMALY_OPTION)
+            if not isinstance(anomaly_id, str):
+                continue
+            anomaly = self.book.get(anomaly_id) or _adopted(anomaly_id, record.options, now)
+            if anomaly.state is not AnomalyState.EXECUTING and not anomaly.state.terminal:
+                anomaly = anomaly.to(AnomalyState.EXECUTING, now, plan_id=record.id)
+            if anomaly.state is AnomalyState.EXECUTING and record.status.terminal:
+                fixed = record.status is PlanStatus.COMPLETED
+                state = AnomalyState.FIXED if fixed else AnomalyState.IGNORED
+                anomaly = anomaly.to(
+                    state, now, reason="" if fixed else f"its plan was {record.status.value}"
+                )
+            self.book = self.book.with_anomaly(anomaly)
+
+    async def _propose_all(self) -> None:
+        host = self.host
+        try:
+            snapshot = await host.cluster.snapshot(with_sizes=True)
+        except ClusterCallError as exc:
+            log.info("self-healing: sizes cannot be read; proposed later", error=str(exc))
+            return
+        banned = decommissioned(await host.store.broker_roles())
+        for anomaly in [a for a in self.book.anomalies if a.state is AnomalyState.DETECTED]:
+            await self._propose(anomaly, snapshot, banned)
+
+    async def _propose(self, anomaly: Anomaly, snapshot: ClusterSnapshot, banned: frozenset[int]) -> None:
+        now = self.host.clock()
+        offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
+        (broker,) = anomaly.brokers
+        try:
+            plan = await drain_plan(snapshot, broker, banned | offline)
+        except ServiceError as exc:
+            self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=exc.message))
+            return
+        if plan is None:
+            reason = f"broker {broker} holds no replica that can move"
+            self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=reason))
+            return
+        figures = await asyncio.to_thread(self._rehearsed, snapshot, plan)
+        refusals = gate_refusals(figures, self.settings)
+        proposal = {"plan": plan.to_dict(), "rehearsal": figures}
+        if refusals:
+            changed = anomaly.to(AnomalyState.IGNORED, now, reason="; ".join(refusals), proposal=proposal)
+        else:
+            self._plans[anomaly.id] = plan
+            changed = anomaly.to(AnomalyState.PROPOSED, now, proposal=proposal)
+            if self.settings.mode is HealingMode.EXECUTE:
+                changed = changed.to(AnomalyState.APPROVED, now, reason="self.healing.mode = execute")
+        self.book = self.book.with_anomaly(changed)
+
+    def _rehearsed(self, snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> dict[str, Any]:
+        """The fix rehearsed on a simulated copy of the cluster under the limits in force (CPU-bound)."""
+        sim = cluster_from_snapshot(snapshot)
+        result = rehearse(sim, plan, self.host.tuning.limits)
+        figures = result.to_json_dict()
+        figures["under_min_isr_seconds"] = result.under_min_isr_seconds
+        figures["rack_spread_worse"] = rack_spread_worse(snapshot, plan)
+        return {k: v for k, v in figures.items() if k != "brokers"}
+
+    async def _start_one(self) -> None:
+        """Queue the first approved fix, when no plan is queued or running and the cool-down passed."""
+        host = self.host
+        approved = next((a for a in self.book.anomalies if a.state is AnomalyState.APPROVED), None)
+        busy = any(r.status is PlanStatus.QUEUED or r.status.active for r in host.view.records.values())
+        if approved is None or not may_start_fix(self.book, host.clock(), self.settings, busy):
+            return
+        plan = self._plans.pop(approved.id)
+        (broker,) = approved.brokers
+        name = f"self-healing: drain broker {broker}"
+        async with host.lock:
+            plan_id = await self.plans.queue(plan, name=name, options={ANOMALY_OPTION: approved.id})
+            await host.refresh_records()
+            host.publish()
+        now = host.clock()
+        executing = approved.to(AnomalyState.EXECUTING, now, plan_id=plan_id)
+        self.book = self.book.with_anomaly(executing)
+        self.book = AnomalyBook(self.book.anomalies, self.book.offline_since, now)
+        host.wake()
+
+    def _say_changes(self, before: AnomalyBook) -> None:
+        for anomaly in self.book.anomalies:
+            old = before.get(anomaly.id)
+            if old is not None and old.state is anomaly.state:
+                continue
+            fields = {"anomaly": anomaly.id, "brokers": list(anomaly.brokers), "state": anomaly.state.value}
+            if anomaly.reason:
+                fields["reason"] = anomaly.reason
+            if anomaly.plan_id:
+                fields["plan"] = anomaly.plan_id
+            level = "warning" if anomaly.state in (AnomalyState.DETECTED, AnomalyState.IGNORED) else "info"
+            getattr(log, level)(f"anomaly {anomaly.state.value}", **fields)
+            self.host.emit(f"anomaly.{anomaly.state.value}", **fields)
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def listed(self) -> JSON:
+        return {
+            "mode": self.settings.mode.value,
+            "anomalies": [a.to_json() for a in sorted(self.book.anomalies, key=lambda a: a.first_seen)],
+        }
+
+    async def approve(self, anomaly_id: str) -> JSON:
+        """`propose` mode: the operator's go for a proposed fix (queued at the next check that may)."""
+        await self.host.require_writer()
+        anomaly = self.book.get(anomaly_id)
+        if anomaly is None:
+            raise ServiceError("not_found", f"no anomaly {anomaly_id!r}")
+        if anomaly.state is not AnomalyState.PROPOSED:
+            raise ServiceError(
+                "conflict", f"anomaly {anomaly_id} is {anomaly.state.value}: only a proposed fix is approved"
+            )
+        before = self.book
+        self.book = self.book.with_anomaly(anomaly.to(AnomalyState.APPROVED, self.host.clock(), reason=""))
+        await self._start_one()
+        self._say_changes(before)
+        return next(a.to_json() for a in self.book.anomalies if a.id == anomaly_id)
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """(kind, state) -> how many: the metric's series, every one of them (0: none)."""
+        out = {(kind.value, state.value): 0 for kind in AnomalyKind for state in AnomalyState}
+        for anomaly in self.book.anomalies:
+            key = (anomaly.kind.value, anomaly.state.value)
+            out[key] = out.get(key, 0) + 1
+        return out
+
+
+def _adopted(anomaly_id: str, options: Mapping[str, Any], now: float) -> Anomaly:
+    """An anomaly known only from its fix's plan (this daemon restarted, or took over as writer)."""
+    name = str(options.get("name", ""))
+    broker = int(name.rsplit(" ", 1)[-1]) if name.rsplit(" ", 1)[-1].isdigit() else -1
+    return Anomaly(anomaly_id, AnomalyKind.BROKER_FAILURE, (broker,), now, now)
+
+
+def rack_spread_worse(snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> int:
+    """Partitions whose replicas would span fewer racks than now (racks unknown: not counted)."""
+
+    def racks(replicas: tuple[int, ...] | list[int]) -> int:
+        known = [snapshot.brokers[b].rack for b in replicas if b in snapshot.brokers]
+        return len({r for r in known if r is not None})
+
+    worse = 0
+    for tp, target in plan.targets.items():
+        state = snapshot.partitions.get(tp)
+        if state is not None and racks(tuple(target)) < racks(state.replicas):
+            worse += 1
+    return worse

@@ -1,0 +1,189 @@
+"""Self-healing's decisions (issue 29), pure: which anomalies the cluster shows, and what may be done about
+each. The daemon (daemon/healing.py) reads the cluster, plans and rehearses the fix, and carries out what
+this module decides; nothing here reads a clock or the cluster.
+
+An anomaly's states, and the one table of changes between them::
+
+    detected ──propose──> proposed ──approve──> approved ──submit──> executing ──fixed──> fixed
+       │  │                  │  │                  │                    └──ended──> ignored
+       │  └──refuse──> ignored   └──refuse──> ignored
+       └──gone──> expired    proposed/approved ──gone──> expired
+
+`refuse`: the rehearsed fix breaks one of the operator's gates, or cannot be planned; `gone`: the anomaly
+disappeared before its fix started (the broker came back); `ended`: the fix's plan ended without completing
+(an operator cancelled it). Only one broker failure is detected so far: a broker offline for longer than
+`self.healing.broker.failure.seconds`; its fix is the plan that drains it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final
+
+
+class HealingMode(StrEnum):
+    OFF = "off"
+    PROPOSE = "propose"
+    EXECUTE = "execute"
+
+
+class AnomalyKind(StrEnum):
+    BROKER_FAILURE = "broker_failure"
+
+
+class AnomalyState(StrEnum):
+    DETECTED = "detected"
+    PROPOSED = "proposed"
+    APPROVED = "approved"
+    EXECUTING = "executing"
+    FIXED = "fixed"
+    IGNORED = "ignored"
+    EXPIRED = "expired"
+
+    @property
+    def open(self) -> bool:
+        """Its fix has not started: it may still expire."""
+        return self in (AnomalyState.DETECTED, AnomalyState.PROPOSED, AnomalyState.APPROVED)
+
+    @property
+    def terminal(self) -> bool:
+        return not _NEXT[self]
+
+
+_NEXT: Final[Mapping[AnomalyState, frozenset[AnomalyState]]] = MappingProxyType(
+    {
+        AnomalyState.DETECTED: frozenset(
+            {AnomalyState.PROPOSED, AnomalyState.IGNORED, AnomalyState.EXPIRED, AnomalyState.EXECUTING}
+        ),
+        AnomalyState.PROPOSED: frozenset({AnomalyState.APPROVED, AnomalyState.IGNORED, AnomalyState.EXPIRED}),
+        AnomalyState.APPROVED: frozenset(
+            {AnomalyState.EXECUTING, AnomalyState.IGNORED, AnomalyState.EXPIRED}
+        ),
+        AnomalyState.EXECUTING: frozenset({AnomalyState.FIXED, AnomalyState.IGNORED}),
+        AnomalyState.FIXED: frozenset(),
+        AnomalyState.IGNORED: frozenset(),
+        AnomalyState.EXPIRED: frozenset(),
+    }
+)
+"""detected -> executing: `execute` mode submits a fix that passed its gates without a proposal."""
+
+
+class IllegalAnomalyChange(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class HealingSettings:
+    mode: HealingMode = HealingMode.OFF
+    broker_failure_seconds: float = 600.0
+    max_bytes: int | None = None
+    max_partitions: int | None = None
+    max_duration_seconds: float | None = None
+    cooldown_seconds: float = 600.0
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    id: str
+    kind: AnomalyKind
+    brokers: tuple[int, ...]
+    first_seen: float
+    last_seen: float
+    state: AnomalyState = AnomalyState.DETECTED
+    reason: str = ""
+    """Why it is where it is: the gate a fix broke, why it expired or was ignored."""
+    proposal: Mapping[str, Any] | None = None
+    """The fix's plan and its rehearsal's figures, once rehearsed."""
+    plan_id: str | None = None
+
+    def to(self, state: AnomalyState, now: float, **changes: Any) -> Anomaly:
+        if state not in _NEXT[self.state]:
+            raise IllegalAnomalyChange(f"anomaly {self.id}: cannot go from {self.state} to {state}")
+        return replace(self, state=state, last_seen=now, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind.value,
+            "brokers": list(self.brokers),
+            "state": self.state.value,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "reason": self.reason or None,
+            "plan_id": self.plan_id,
+            "proposal": dict(self.proposal) if self.proposal is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class AnomalyBook:
+    """Every anomaly seen, and since when each broker has been offline."""
+
+    anomalies: tuple[Anomaly, ...] = ()
+    offline_since: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+    last_fix_started: float | None = None
+
+    def open_for(self, broker: int) -> Anomaly | None:
+        return next((a for a in self.anomalies if broker in a.brokers and not a.state.terminal), None)
+
+    def get(self, anomaly_id: str) -> Anomaly | None:
+        return next((a for a in self.anomalies if a.id == anomaly_id), None)
+
+    def with_anomaly(self, anomaly: Anomaly) -> AnomalyBook:
+        kept = tuple(a for a in self.anomalies if a.id != anomaly.id)
+        return replace(self, anomalies=(*kept, anomaly))
+
+
+def observe(
+    book: AnomalyBook, offline: Collection[int], now: float, settings: HealingSettings
+) -> AnomalyBook:
+    """The brokers offline now: a broker offline for `broker_failure_seconds` is a new anomaly (one per
+    broker while it is open), and an anomaly whose brokers are all back expires unless its fix started."""
+    since = {b: book.offline_since.get(b, now) for b in offline}
+    book = replace(book, offline_since=MappingProxyType(since))
+    for anomaly in book.anomalies:
+        if anomaly.state.open and not set(anomaly.brokers) & set(offline):
+            book = book.with_anomaly(anomaly.to(AnomalyState.EXPIRED, now, reason="the broker is back"))
+    for broker, first in sorted(since.items()):
+        if now - first >= settings.broker_failure_seconds and book.open_for(broker) is None:
+            anomaly_id = f"broker-failure-{broker}-{int(first)}"
+            if book.get(anomaly_id) is None:
+                anomaly = Anomaly(anomaly_id, AnomalyKind.BROKER_FAILURE, (broker,), first, now)
+                book = book.with_anomaly(anomaly)
+    return book
+
+
+def gate_refusals(figures: Mapping[str, Any], settings: HealingSettings) -> list[str]:
+    """The operator's gates a rehearsed fix breaks (none: it may run). `figures`: the rehearsal's
+    `finished`, `bytes_to_move`, `partitions`, `predicted_duration_seconds`, `under_min_isr_seconds`,
+    `rack_spread_worse` (partitions whose replicas would span fewer racks)."""
+    refusals = []
+    if not figures.get("finished"):
+        refusals.append(f"the rehearsal did not finish: {figures.get('ended_because') or 'unknown'}")
+    limits = (
+        ("bytes_to_move", settings.max_bytes, "self.healing.max.bytes"),
+        ("partitions", settings.max_partitions, "self.healing.max.partitions"),
+        ("predicted_duration_seconds", settings.max_duration_seconds, "self.healing.max.duration.seconds"),
+    )
+    for field_name, limit, key in limits:
+        value = figures.get(field_name)
+        if limit is not None and value is not None and value > limit:
+            refusals.append(f"{field_name} {value:g} is over {key} = {limit:g}")
+    if figures.get("under_min_isr_seconds", 0) > 0:
+        refusals.append(
+            f"partitions under min ISR for {figures['under_min_isr_seconds']:g} s in the rehearsal"
+        )
+    if figures.get("rack_spread_worse", 0) > 0:
+        refusals.append(f"{figures['rack_spread_worse']} partitions would span fewer racks")
+    return refusals
+
+
+def may_start_fix(book: AnomalyBook, now: float, settings: HealingSettings, plan_in_progress: bool) -> bool:
+    """Never two plans at once, and a cool-down between fixes."""
+    if plan_in_progress:
+        return False
+    last = book.last_fix_started
+    return last is None or now - last >= settings.cooldown_seconds

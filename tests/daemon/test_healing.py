@@ -1,0 +1,128 @@
+"""Self-healing, gated by rehearsal (issue 29): a broker offline past `self.healing.broker.failure.seconds`
+becomes an anomaly whose fix (its drain plan) is rehearsed, checked against the operator's gates, then
+proposed or queued. In process, over the simulator's model in virtual time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reassignd.daemon.service import ServiceError
+from reassignd.engine.anomalies import HealingMode, HealingSettings
+from reassignd.store.base import PlanStatus
+from tests.daemon.inprocess import InProcessDaemon
+
+MB = 1_000_000
+RACKS = {1: "/r1", 2: "/r1", 3: "/r2", 4: "/r2", 5: "/r3", 6: "/r3"}
+LIMITS: dict[str, Any] = {
+    "leader.reassignment.throttled.rate": 20 * MB,
+    "follower.reassignment.throttled.rate": 20 * MB,
+}
+FAILURE_SECONDS = 60.0
+
+
+def daemon(mode: HealingMode, **gates: Any) -> InProcessDaemon:
+    scenario = {
+        "seed": 3,
+        "brokers": [{"id": b, "rack": r} for b, r in sorted(RACKS.items())],
+        "topics": [
+            {
+                "name": "t",
+                "partitions": 4,
+                "replication_factor": 3,
+                "partition_bytes": 200 * MB,
+                "produce_bytes_per_sec": 10_000.0,
+                "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
+            }
+        ],
+    }
+    settings = HealingSettings(mode, broker_failure_seconds=FAILURE_SECONDS, cooldown_seconds=0.0, **gates)
+    return InProcessDaemon(scenario, LIMITS, healing=settings)
+
+
+async def checked_for(d: InProcessDaemon, seconds: float) -> None:
+    """Cycles with a self-healing check after each, for `seconds` of cluster time."""
+    deadline = d.sim.now + seconds
+    while d.sim.now < deadline:
+        await d.cycle()
+        await d.controller.check_anomalies()
+
+
+def the_anomaly(d: InProcessDaemon) -> dict[str, Any]:
+    listed = d.controller.anomalies()["anomalies"]
+    assert len(listed) == 1, listed
+    return dict(listed[0])
+
+
+def spans_three_racks(d: InProcessDaemon) -> bool:
+    return all(len({RACKS[b] for b in d.replicas("t", p)}) == 3 for p in range(4))
+
+
+async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_is_fixed() -> None:
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    before = d.throttle_configs()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: the broker may come back
+    await checked_for(d, 20)
+    proposed = the_anomaly(d)
+    assert proposed["state"] == "proposed" and proposed["brokers"] == [1], proposed
+    rehearsal = proposed["proposal"]["rehearsal"]
+    assert rehearsal["finished"] and rehearsal["partitions"] == 3 and rehearsal["rack_spread_worse"] == 0
+    assert d.controller.records == {}  # propose: nothing queued before the operator says so
+
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing" and approved["plan_id"]
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    assert await d.status_of(approved["plan_id"]) is PlanStatus.COMPLETED
+    assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
+    assert d.throttle_configs() == before
+
+
+async def test_a_broker_back_before_its_fix_starts_expires_the_anomaly() -> None:
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    anomaly_id = the_anomaly(d)["id"]
+    d.sim.start_broker(1)
+    await checked_for(d, 10)
+    expired = the_anomaly(d)
+    assert expired["state"] == "expired" and expired["reason"] == "the broker is back"
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.approve_anomaly(anomaly_id)
+    assert refused.value.code == "conflict"
+    assert d.controller.records == {}
+
+
+async def test_a_fix_over_the_operators_gates_is_not_run_and_says_which() -> None:
+    d = daemon(HealingMode.EXECUTE, max_partitions=2)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    ignored = the_anomaly(d)
+    assert ignored["state"] == "ignored", ignored
+    assert "self.healing.max.partitions" in ignored["reason"]
+    assert d.controller.records == {}
+
+
+async def test_execute_mode_queues_the_fix_itself_and_a_crash_mid_fix_queues_no_second_plan() -> None:
+    d = daemon(HealingMode.EXECUTE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    executing = the_anomaly(d)
+    assert executing["state"] == "executing", executing
+    d.crash()  # kill -9 mid-fix: the new daemon knows the fix only from its plan
+    await d.controller.start()
+    await checked_for(d, 30)
+    assert [a["state"] for a in d.controller.anomalies()["anomalies"]] == ["executing"]
+    assert len(d.controller.records) == 1
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
