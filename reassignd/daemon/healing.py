@@ -13,7 +13,7 @@ newly elected daemon knows the fix it finds running and proposes no second one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from reassignd.cluster.errors import ClusterCallError
@@ -35,7 +35,7 @@ from reassignd.engine.anomalies import (
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
-from reassignd.rehearsal.driver import cluster_from_snapshot, rehearse
+from reassignd.rehearsal.driver import DEFAULT_MAX_SECONDS, cluster_from_snapshot, rehearse
 
 log = get_logger("reassignd.healing")
 
@@ -115,18 +115,21 @@ class SelfHealing:
         except ServiceError as exc:
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=exc.message))
             return
+        plan, lost = without_lost(snapshot, plan, offline) if plan is not None else (None, [])
+        left = f"{', '.join(lost)} left as they are: no live replica to copy from" if lost else ""
         if plan is None:
-            reason = f"broker {broker} holds no replica that can move"
+            reason = left or f"broker {broker} holds no replica that can move"
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=reason))
             return
         figures = await asyncio.to_thread(self._rehearsed, snapshot, plan)
         refusals = gate_refusals(figures, self.settings)
-        proposal = {"plan": plan.to_dict(), "rehearsal": figures}
+        proposal = {"plan": plan.to_dict(), "rehearsal": figures, "unrecoverable": lost}
         if refusals:
-            changed = anomaly.to(AnomalyState.IGNORED, now, reason="; ".join(refusals), proposal=proposal)
+            reason = "; ".join([*refusals, left] if left else refusals)
+            changed = anomaly.to(AnomalyState.IGNORED, now, reason=reason, proposal=proposal)
         else:
             self._plans[anomaly.id] = plan
-            changed = anomaly.to(AnomalyState.PROPOSED, now, proposal=proposal)
+            changed = anomaly.to(AnomalyState.PROPOSED, now, reason=left, proposal=proposal)
             if self.settings.mode is HealingMode.EXECUTE:
                 changed = changed.to(AnomalyState.APPROVED, now, reason="self.healing.mode = execute")
         self.book = self.book.with_anomaly(changed)
@@ -134,7 +137,11 @@ class SelfHealing:
     def _rehearsed(self, snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> dict[str, Any]:
         """The fix rehearsed on a simulated copy of the cluster under the limits in force (CPU-bound)."""
         sim = cluster_from_snapshot(snapshot)
-        result = rehearse(sim, plan, self.host.tuning.limits)
+        # no longer than the duration gate allows (a fix that never converges would run to the
+        # rehearsal's own 30-day bound, minutes of CPU): past it, the fix is refused anyway
+        bound = self.settings.max_duration_seconds
+        longest = DEFAULT_MAX_SECONDS if bound is None else min(DEFAULT_MAX_SECONDS, 1.01 * bound + 60)
+        result = rehearse(sim, plan, self.host.tuning.limits, max_seconds=longest)
         figures = result.to_json_dict()
         figures["under_min_isr_seconds"] = result.under_min_isr_seconds
         figures["rack_spread_worse"] = rack_spread_worse(snapshot, plan)
@@ -212,6 +219,22 @@ def _adopted(anomaly_id: str, options: Mapping[str, Any], now: float) -> Anomaly
     name = str(options.get("name", ""))
     broker = int(name.rsplit(" ", 1)[-1]) if name.rsplit(" ", 1)[-1].isdigit() else -1
     return Anomaly(anomaly_id, AnomalyKind.BROKER_FAILURE, (broker,), now, now)
+
+
+def without_lost(
+    snapshot: ClusterSnapshot, plan: ReassignmentPlan, offline: Collection[int]
+) -> tuple[ReassignmentPlan | None, list[str]]:
+    """The plan without the partitions whose every replica is offline (nothing can copy them until a
+    broker of theirs is back: a rehearsal of them never finishes), and those partitions' names."""
+    lost = sorted(
+        tp
+        for tp in plan.targets
+        if tp in snapshot.partitions and all(b in offline for b in snapshot.partitions[tp].replicas)
+    )
+    if not lost:
+        return plan, []
+    kept = {tp: r for tp, r in plan.targets.items() if tp not in set(lost)}
+    return (ReassignmentPlan(kept) if kept else None), [str(tp) for tp in lost]
 
 
 def rack_spread_worse(snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> int:

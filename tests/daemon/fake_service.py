@@ -727,5 +727,5 @@ def _proposed_fix(now: float) -> Anomaly:
         now - 700,
         now,
         AnomalyState.PROPOSED,
-        proposal={"plan": plan, "rehearsal": rehearsal},
+        proposal={"plan": plan, "rehearsal": rehearsal, "unrecoverable": []},
     )

@@ -34,7 +34,14 @@ def daemon(mode: HealingMode, **gates: Any) -> InProcessDaemon:
                 "partition_bytes": 200 * MB,
                 "produce_bytes_per_sec": 10_000.0,
                 "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
-            }
+            },
+            {  # its only replica on the broker that dies: nothing can copy it until the broker is back
+                "name": "solo",
+                "partitions": 1,
+                "replication_factor": 1,
+                "partition_bytes": 10 * MB,
+                "assignment": [[1]],
+            },
         ],
     }
     settings = HealingSettings(mode, broker_failure_seconds=FAILURE_SECONDS, cooldown_seconds=0.0, **gates)
@@ -71,6 +78,8 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
     assert proposed["state"] == "proposed" and proposed["brokers"] == [1], proposed
     rehearsal = proposed["proposal"]["rehearsal"]
     assert rehearsal["finished"] and rehearsal["partitions"] == 3 and rehearsal["rack_spread_worse"] == 0
+    assert proposed["proposal"]["unrecoverable"] == ["solo-0"]
+    assert "solo-0" in proposed["reason"]
     assert d.controller.records == {}  # propose: nothing queued before the operator says so
 
     approved = await d.controller.approve_anomaly(proposed["id"])
@@ -80,6 +89,7 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
     assert the_anomaly(d)["state"] == "fixed"
     assert await d.status_of(approved["plan_id"]) is PlanStatus.COMPLETED
     assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
+    assert d.replicas("solo", 0) == [1]  # left for the broker's return
     assert d.throttle_configs() == before
 
 
@@ -99,14 +109,24 @@ async def test_a_broker_back_before_its_fix_starts_expires_the_anomaly() -> None
     assert d.controller.records == {}
 
 
-async def test_a_fix_over_the_operators_gates_is_not_run_and_says_which() -> None:
-    d = daemon(HealingMode.EXECUTE, max_partitions=2)
+@pytest.mark.parametrize(
+    ("gate", "said"),
+    [
+        ({"max_partitions": 2}, "self.healing.max.partitions"),
+        ({"max_bytes": 100 * MB}, "self.healing.max.bytes"),
+        ({"max_duration_seconds": 5.0}, "self.healing.max.duration.seconds"),
+    ],
+)
+async def test_a_fix_over_the_operators_gates_is_not_run_and_says_which(
+    gate: dict[str, Any], said: str
+) -> None:
+    d = daemon(HealingMode.EXECUTE, **gate)
     await d.controller.start()
     d.sim.stop_broker(1)
     await checked_for(d, FAILURE_SECONDS + 10)
     ignored = the_anomaly(d)
     assert ignored["state"] == "ignored", ignored
-    assert "self.healing.max.partitions" in ignored["reason"]
+    assert said in ignored["reason"], ignored["reason"]
     assert d.controller.records == {}
 
 
