@@ -64,6 +64,12 @@ class ReplaceableClient:
                 raise self._closed_error()
             return self._client
 
+    @property
+    def held(self) -> Any:
+        """The current client, None when there is none (closed, discarded, or not made yet)."""
+        with self._lock:
+            return self._client
+
     def discard(self, client: Any) -> bool:
         """Closes `client` unless another call replaced it already; whether it did."""
         with self._lock:

@@ -40,12 +40,13 @@ async def test_concurrent_snapshots_share_the_client_without_failing(own_sim: Si
     admin = make_admin(own_sim)
     try:
         await admin.snapshot_with_errors(with_sizes=True, broker_config_keys=KEYS)
-        client = admin._kp
+        client = admin._kp.held
+        assert client is not None
         results = await asyncio.gather(
             *(admin.snapshot_with_errors(with_sizes=True, broker_config_keys=KEYS) for _ in range(8))
         )
         assert [r.errors for r in results] == [()] * 8
-        assert admin._kp is client  # never replaced: no request was refused
+        assert admin._kp.held is client  # never replaced: no request was refused
     finally:
         await admin.close()
         gc.collect()
@@ -186,7 +187,7 @@ async def test_close_while_a_broker_is_asked_again_leaves_no_client_behind(own_s
         await admin.close()
         gc.collect()
     assert described[3].error is not None and described[1].error is None
-    assert admin._kp is None
+    assert admin._kp.held is None
     for thread in threading.enumerate():  # kafka-python's IO thread ends when its client closes
         if thread.ident not in before:
             thread.join(timeout=2)
