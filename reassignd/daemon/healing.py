@@ -157,6 +157,14 @@ class SelfHealing:
         plan = self._plans.pop(approved.id)
         (broker,) = approved.brokers
         name = f"self-healing: drain broker {broker}"
+        try:  # checked again as any plan is when queued: the cluster moved on since the proposal
+            banned = decommissioned(await host.store.broker_roles())
+            await self.plans.checked(plan, dry_run=False, allow_rf_change=False, banned=banned)
+        except ServiceError as exc:
+            named = "; ".join(str(p) for p in exc.problems[:3])
+            reason = f"the fix no longer holds: {exc.message}" + (f" ({named})" if named else "")
+            self.book = self.book.with_anomaly(approved.to(AnomalyState.IGNORED, host.clock(), reason=reason))
+            return
         async with host.lock:
             plan_id = await self.plans.queue(plan, name=name, options={ANOMALY_OPTION: approved.id})
             await host.refresh_records()

@@ -146,3 +146,25 @@ async def test_execute_mode_queues_the_fix_itself_and_a_crash_mid_fix_queues_no_
     await d.controller.check_anomalies()
     assert the_anomaly(d)["state"] == "fixed"
     assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
+
+
+async def test_an_approved_fix_is_checked_again_when_queued() -> None:
+    """Between the proposal and the approval an operator decommissioned a broker the fix fills: the fix
+    is checked as any plan is when queued, refused, and the anomaly says why; nothing is queued."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    before = {("t", p): d.replicas("t", p) for p in range(4)}
+    fills = {
+        b
+        for row in proposed["proposal"]["plan"]["partitions"]
+        for b in row["replicas"]
+        if b not in before[(row["topic"], row["partition"])]
+    }
+    await d.controller.decommission(min(fills), {})
+    ignored = await d.controller.approve_anomaly(proposed["id"])
+    assert ignored["state"] == "ignored" and "no longer holds" in ignored["reason"], ignored
+    assert str(min(fills)) in ignored["reason"]
+    assert d.controller.records == {}
