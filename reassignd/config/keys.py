@@ -577,6 +577,7 @@ SERVICE_KEYS: Final = (
         "How often the writer daemon reads the cluster's brokers for anomalies.",
         default=30.0,
         validator=greater_than(0, _HOUR),
+        reloadable=True,
     ),
     _k(
         "self.healing",
