@@ -464,8 +464,9 @@ class Daemon:
         access.reads_open = bool(config[config_keys.API_READ_OPEN])
         with acting_as({"via": "sighup"}):  # what the reload changes is journaled as by SIGHUP
             await started.controller.config_reloaded(file_settings_from(config))
-        started.controller.healing.settings = healing_settings_from(config)
-        started.controller.healing.interval = float(config[config_keys.SELF_HEALING_CHECK_INTERVAL_SECONDS])
+        started.controller.healing.reload(
+            healing_settings_from(config), float(config[config_keys.SELF_HEALING_CHECK_INTERVAL_SECONDS])
+        )
         link = started.controller.link
         link.probe_timeout = float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS])
         link.probe_interval = float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS])

@@ -4,7 +4,6 @@ that serves it, and refused first when this daemon may not write (authority.py) 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -236,4 +235,4 @@ class ControllerApi(CommandHost):
                 log.info("self-healing check stopped", error=exc.message)
             except Exception as exc:
                 log.warning("self-healing check failed; checked again later", error=repr(exc))
-            await asyncio.sleep(self.healing.interval)
+            await self.healing.next_check()

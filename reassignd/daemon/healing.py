@@ -13,6 +13,7 @@ newly elected daemon knows the fix it finds running and proposes no second one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -52,9 +53,22 @@ class SelfHealing:
         self.settings = settings
         self.interval = interval
         """Seconds between two checks (`self.healing.check.interval.seconds`)."""
+        self._reloaded = asyncio.Event()
         self.book = AnomalyBook()
         self._plans: dict[str, ReassignmentPlan] = {}
         """The proposed fixes' plans, by anomaly id (approved ones are queued from here)."""
+
+    def reload(self, settings: HealingSettings, interval: float) -> None:
+        """New settings from a config reload; the next check runs at once, not after the old interval."""
+        self.settings, self.interval = settings, interval
+        self._reloaded.set()
+
+    async def next_check(self) -> None:
+        """Returns when the next check is due: `interval` seconds on, or at once after a reload."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.interval):
+                await self._reloaded.wait()
+        self._reloaded.clear()
 
     # -- the check ---------------------------------------------------------------------------------
 

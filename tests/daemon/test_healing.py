@@ -4,6 +4,7 @@ proposed or queued. In process, over the simulator's model in virtual time."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -168,3 +169,20 @@ async def test_an_approved_fix_is_checked_again_when_queued() -> None:
     assert ignored["state"] == "ignored" and "no longer holds" in ignored["reason"], ignored
     assert str(min(fills)) in ignored["reason"]
     assert d.controller.records == {}
+
+
+async def test_a_reload_checks_at_once_not_after_the_old_interval() -> None:
+    """Turned on by a reload, self-healing checks at once: the guide's daemon slept out the old 30 s
+    interval first, and its anomaly came 30 s later than the guide said."""
+    d = daemon(HealingMode.OFF)
+    await d.controller.start()
+    d.controller.healing.interval = 3600.0
+    watcher = asyncio.create_task(d.controller.watch_anomalies())
+    try:
+        await asyncio.sleep(0.05)  # the first check (off) ran; the watcher sleeps its hour
+        d.sim.stop_broker(1)
+        d.controller.healing.reload(HealingSettings(HealingMode.PROPOSE, broker_failure_seconds=0.0), 3600.0)
+        await asyncio.sleep(0.5)
+        assert [a["state"] for a in d.controller.anomalies()["anomalies"]] == ["proposed"]
+    finally:
+        watcher.cancel()
