@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 import structlog
 
 from reassignd.daemon.app import prune_history
@@ -110,17 +113,57 @@ async def test_the_retention_task_outlives_a_store_it_cannot_write(tmp_path: Pat
     await store.close()
 
 
-async def test_a_store_locked_by_another_process_shows_while_the_call_waits(tmp_path: Path) -> None:
-    """Another connection holds SQLite's write lock (another process, a backup tool): the commit waits
-    for it. Within `stall_after` seconds it shows: log line, status, metric, `/readyz`; released, it goes
-    through and the store is available again."""
+class _LockHolder:
+    """Holds SQLite's write lock on `db` from another connection of this process, or from another process
+    (POSIX locks are per process: SQLite shares them between a process's own connections by itself)."""
+
+    def __init__(self, db: Path, in_process: bool) -> None:
+        self.in_process = in_process
+        if in_process:
+            self.conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+            self.conn.execute("BEGIN IMMEDIATE")
+            return
+        code = (
+            "import sqlite3, sys\n"
+            f"c = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+            "c.execute('BEGIN IMMEDIATE')\n"
+            "print('locked', flush=True)\n"
+            "sys.stdin.readline()\n"
+            "c.execute('COMMIT')\n"
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        if self.in_process:
+            self.conn.execute("COMMIT")
+            return
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+
+    def close(self) -> None:
+        if self.in_process:
+            self.conn.close()
+        else:
+            self.proc.communicate(timeout=10)  # closes its pipes
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["another connection", "another process"])
+async def test_a_store_locked_by_another_process_shows_while_the_call_waits(
+    tmp_path: Path, in_process: bool
+) -> None:
+    """Another connection or process holds SQLite's write lock (a backup tool, a second daemon started on
+    the same state dir): the commit waits for it. Within `stall_after` seconds it shows: log line, status,
+    metric, `/readyz`; released, it goes through and the store is available again."""
     SqliteStore(tmp_path).close()
     store = AsyncStore(SqliteStore(tmp_path, busy_timeout=30.0), StoreHealth(stall_after=0.3))
     d = daemon([[1, 2, 3]])
     controller = Controller(d.admin, store, Limits.from_mapping(d.limits), clock=d.clock)  # type: ignore[arg-type]
-    other = sqlite3.connect(tmp_path / "reassignd.db", isolation_level=None, check_same_thread=False)
-    other.execute("BEGIN IMMEDIATE")
-    release = threading.Timer(1.0, lambda: other.execute("COMMIT"))
+    holder = _LockHolder(tmp_path / "reassignd.db", in_process)
+    release = threading.Timer(1.0, holder.release)
     with structlog.testing.capture_logs() as logs:
         submit = asyncio.create_task(controller.submit_plan(plan_of({("t", 0): [4, 2, 3]})))
         await asyncio.sleep(0.5)
@@ -137,7 +180,7 @@ async def test_a_store_locked_by_another_process_shows_while_the_call_waits(tmp_
     assert len(errors) == 1 and "does not answer" in errors[0]["event"], logs
     assert controller.daemon_status()["store"]["available"] is True
     assert controller.readiness()["reason"] != "store unavailable"
-    other.close()
+    holder.close()
     await store.close()
 
 
