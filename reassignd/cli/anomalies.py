@@ -44,7 +44,8 @@ def _anomalies(args: argparse.Namespace, client: ApiClient) -> int:
         print_json(answer)
         return 0
     listed = answer["anomalies"]
-    lines = [f"self-healing: {answer['mode']}; {len(listed)} anomaly(ies)"]
+    count = f"{len(listed)} anomaly" if len(listed) == 1 else f"{len(listed)} anomalies"
+    lines = [f"self-healing: {answer['mode']}; {count}"]
     for anomaly in listed:
         lines += anomaly_lines(anomaly)
     print("\n".join(lines))

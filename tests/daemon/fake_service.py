@@ -719,7 +719,13 @@ def drain_plan(broker: int = 1, to: int = 4, topic: str = "orders", count: int =
 def _proposed_fix(now: float) -> Anomaly:
     """A broker 4 offline long enough: its drain proposed, as self-healing lists it."""
     plan = {"version": 1, "partitions": [{"topic": "orders", "partition": 0, "replicas": [1, 2]}]}
-    rehearsal = {"finished": True, "partitions": 1, "bytes_to_move": 1_000_000, "rack_spread_worse": 0}
+    rehearsal = {
+        "finished": True,
+        "partitions": 1,
+        "bytes_to_move": 1_000_000,
+        "predicted_duration_seconds": 95.0,
+        "rack_spread_worse": 0,
+    }
     return Anomaly(
         f"broker-failure-4-{int(now)}",
         AnomalyKind.BROKER_FAILURE,
