@@ -34,6 +34,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--broker", type=int, help="decommission, recommission: the broker id")
     parser.add_argument("--drain", action="store_true", help="decommission: also queue its drain plan")
     parser.add_argument("--reason", help="decommission: why (journaled)")
+    parser.add_argument("--anomaly", help="approve_anomaly: the anomaly's id (`reassignd anomalies`)")
     parser.set_defaults(func=_mqtt_command)
 
 
@@ -63,6 +64,9 @@ def _mqtt_command(args: argparse.Namespace) -> int:
     if (args.drain or args.reason is not None) and args.command != "decommission":
         print("--drain and --reason are only for decommission", file=sys.stderr)
         return 2
+    if (args.command == "approve_anomaly") != bool(args.anomaly):
+        print("--anomaly is required by approve_anomaly and only allowed there", file=sys.stderr)
+        return 2
     if args.plan_id and args.plan_id_option:
         print("give the plan id once, as an argument", file=sys.stderr)
         return 2
@@ -77,6 +81,8 @@ def _mqtt_command(args: argparse.Namespace) -> int:
         body["throttles"] = throttles
     if args.broker is not None:
         body["broker"] = args.broker
+    if args.anomaly:
+        body["anomaly"] = args.anomaly
     if args.drain:
         body["drain"] = True
     if args.reason is not None:

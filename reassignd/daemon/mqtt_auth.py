@@ -7,11 +7,12 @@ Wire format of a command (the MQTT payload is UTF-8 JSON)::
 and the body, once parsed::
 
     {"command": "pause" | "resume" | "cancel" | "set_throttles" | "retarget" | "decommission"
-                | "recommission",
+                | "recommission" | "approve_anomaly",
      "plan_id": "..." (optional; default: the active plan),
      "throttles": {"leader.reassignment.throttled.rate": 50000000, ...} (set_throttles only),
      "broker": 12 (decommission and recommission only, required),
      "drain": true, "reason": "..." (decommission only, optional),
+     "anomaly": "<id>" (approve_anomaly only, required: self-healing's proposed fix),
      "timestamp": <unix seconds>, "nonce": "<unique string, 8-128 chars>"}
 
 The HMAC covers the body text exactly as sent (no re-serialisation ambiguity). A body whose timestamp is
@@ -46,11 +47,20 @@ from reassignd.logs import get_logger
 from reassignd.model import InvalidInputError
 
 COMMANDS: Final = frozenset(
-    {"pause", "resume", "cancel", "set_throttles", "retarget", "decommission", "recommission"}
+    {
+        "pause",
+        "resume",
+        "cancel",
+        "set_throttles",
+        "retarget",
+        "decommission",
+        "recommission",
+        "approve_anomaly",
+    }
 )
 BROKER_COMMANDS: Final = frozenset({"decommission", "recommission"})
 BODY_FIELDS: Final = frozenset(
-    {"command", "plan_id", "throttles", "timestamp", "nonce", "broker", "drain", "reason"}
+    {"command", "plan_id", "throttles", "timestamp", "nonce", "broker", "drain", "reason", "anomaly"}
 )
 MAX_NONCES: Final = 100_000
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
@@ -77,6 +87,8 @@ class Command:
     broker: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     """decommission: `drain` and `reason` as sent (the controller checks them, naming what is wrong)."""
+    anomaly: str | None = None
+    """approve_anomaly: the anomaly's id."""
 
 
 def sign(secret: bytes, body: Mapping[str, Any]) -> bytes:
@@ -229,12 +241,19 @@ class CommandVerifier:
         options = {k: body[k] for k in ("drain", "reason") if k in body}
         if (broker is not None and name not in BROKER_COMMANDS) or (options and name != "decommission"):
             raise CommandRejected("malformed", f"{name} takes no broker, drain or reason")
+        anomaly = body.get("anomaly")
+        if name == "approve_anomaly" and (not isinstance(anomaly, str) or not 1 <= len(anomaly) <= 200):
+            raise CommandRejected("malformed", f"{name} needs 'anomaly', its id, got {str(anomaly)[:40]}")
+        if anomaly is not None and name != "approve_anomaly":
+            raise CommandRejected("malformed", f"{name} takes no anomaly")
         try:
             self.ledger.add(nonce, float(timestamp))
         except OSError as exc:  # not remembered, not executed: a restart could not tell it was used
             self.ledger.nonces.pop(nonce, None)
             raise CommandRejected("unavailable", f"cannot record the nonce: {exc.strerror or exc}") from None
-        return Command(str(name), plan_id, dict(throttles or {}), nonce, float(timestamp), broker, options)
+        return Command(
+            str(name), plan_id, dict(throttles or {}), nonce, float(timestamp), broker, options, anomaly
+        )
 
     def _forget_expired(self, now: float) -> None:
         """Nonces whose timestamp left the window can go: such a command is refused as stale anyway."""

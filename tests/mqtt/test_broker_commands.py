@@ -83,3 +83,31 @@ def test_the_cli_prints_a_decommission_the_daemon_accepts(tmp_path: Path) -> Non
         {"drain": True, "reason": "disk failing"},
     )
     assert json.loads(json.loads(result.stdout)["body"])["broker"] == 12
+
+
+class HealingTarget(Target):
+    async def approve_anomaly(self, anomaly_id: str) -> Any:
+        self.calls.append(("approve_anomaly", anomaly_id))
+
+
+async def test_a_proposed_fix_is_approved_over_mqtt(tmp_path: Path) -> None:
+    """Self-healing's `propose` mode (docs/self-healing.md): an operator's signed go, as the API's."""
+    target = HealingTarget()
+    b = bridge(verifier(tmp_path), target)
+    await b.handle_command(command(command="approve_anomaly", anomaly="broker-failure-5-1795783832"))
+    assert target.calls == [("approve_anomaly", "broker-failure-5-1795783832")]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"command": "approve_anomaly"},
+        {"command": "approve_anomaly", "anomaly": 5},
+        {"command": "approve_anomaly", "anomaly": ""},
+        {"command": "pause", "anomaly": "x"},
+    ],
+)
+def test_malformed_approvals_are_rejected(tmp_path: Path, fields: dict[str, Any]) -> None:
+    with pytest.raises(CommandRejected) as rejected:
+        verifier(tmp_path).verify(command(**fields))
+    assert rejected.value.reason == "malformed"
