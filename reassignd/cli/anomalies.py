@@ -52,17 +52,21 @@ def _anomalies(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
+_KINDS = {"broker_failure": ("offline too long", "drain"), "new_broker": ("running with no replica", "fill")}
+"""kind -> (what the broker shows, the fix's goal)."""
+
+
 def anomaly_lines(anomaly: Mapping[str, Any]) -> list[str]:
     brokers = ", ".join(map(str, anomaly["brokers"]))
-    kind = str(anomaly["kind"]).replace("_", " ")
-    lines = [f"{anomaly['id']}: {kind} of broker {brokers}: {anomaly['state']}"]
+    what, goal = _KINDS.get(str(anomaly["kind"]), (str(anomaly["kind"]), "fix"))
+    lines = [f"{anomaly['id']}: broker {brokers} {what}: {anomaly['state']}"]
     if anomaly.get("reason"):
         lines.append(f"  {anomaly['reason']}")
     proposal = anomaly.get("proposal")
     if proposal:
         figures = proposal["rehearsal"]
         lines.append(
-            f"  fix: drain, {figures.get('partitions', 0)} partition(s), "
+            f"  fix: {goal}, {figures.get('partitions', 0)} partition(s), "
             f"{format_bytes(figures.get('bytes_to_move', 0))}, rehearsed "
             f"{format_duration(figures.get('predicted_duration_seconds'))}"
         )

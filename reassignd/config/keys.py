@@ -591,6 +591,27 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "self.healing",
+        config_keys.SELF_HEALING_DETECTORS,
+        STRING_LIST,
+        "The anomalies looked for: `broker_failure` (a broker offline too long: drained) and "
+        "`new_broker` (a running broker with no replica, not decommissioned, for "
+        "`self.healing.new.broker.seconds`: filled with its share).",
+        default=["broker_failure"],
+        validator=each(matches(r"broker_failure|new_broker", "broker_failure or new_broker")),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_NEW_BROKER_SECONDS,
+        FLOAT,
+        "How long a running broker holds no replica before it is an anomaly whose fix fills it "
+        "(with `new_broker` in `self.healing.detectors`).",
+        default=300.0,
+        validator=greater_than(0, 7 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
         config_keys.SELF_HEALING_MAX_BYTES,
         INT,
         "Gate: a fix whose plan moves more bytes than this is not run (its anomaly is ignored, saying why).",

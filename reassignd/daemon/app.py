@@ -38,7 +38,7 @@ from reassignd.daemon.runtime import FixedRateLoop, SignalFlags, Supervisor
 from reassignd.daemon.settings import FileSettings
 from reassignd.daemon.systemd import SystemdNotifier
 from reassignd.daemon.writer import Writer, WriterLease
-from reassignd.engine.anomalies import HealingMode, HealingSettings
+from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
 from reassignd.store.actor import acting_as
 from reassignd.store.aio import AsyncStore
 from reassignd.store.base import StoreCorrupt, StoreError, StoreUnavailable
@@ -75,6 +75,8 @@ def healing_settings_from(config: Config) -> HealingSettings:
     return HealingSettings(
         HealingMode(str(config[config_keys.SELF_HEALING_MODE])),
         broker_failure_seconds=float(config[config_keys.SELF_HEALING_BROKER_FAILURE_SECONDS]),
+        detectors=frozenset(AnomalyKind(k) for k in config[config_keys.SELF_HEALING_DETECTORS]),
+        new_broker_seconds=float(config[config_keys.SELF_HEALING_NEW_BROKER_SECONDS]),
         max_bytes=int(config[config_keys.SELF_HEALING_MAX_BYTES]),
         max_partitions=int(config[config_keys.SELF_HEALING_MAX_PARTITIONS]),
         max_duration_seconds=float(config[config_keys.SELF_HEALING_MAX_DURATION_SECONDS]),

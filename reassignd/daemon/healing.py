@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.host import CommandHost
 from reassignd.daemon.plan_commands import PlanCommands
-from reassignd.daemon.roles import decommissioned, drain_plan
+from reassignd.daemon.roles import decommissioned, drain_plan, goal_plan
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine.anomalies import (
     Anomaly,
@@ -83,13 +84,22 @@ class SelfHealing:
             log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
             return
         offline = [b for b, broker in snapshot.brokers.items() if not broker.online]
+        empty = await self._empty_brokers(snapshot)
         before = self.book
-        self.book = observe(self.book, offline, host.clock(), self.settings)
+        self.book = observe(self.book, offline, host.clock(), self.settings, empty)
         self._follow_fixes()
         if any(a.state is AnomalyState.DETECTED for a in self.book.anomalies):
             await self._propose_all()
         await self._start_one()
         self._say_changes(before)
+
+    async def _empty_brokers(self, snapshot: ClusterSnapshot) -> list[int]:
+        """Running brokers with no replica, not decommissioned: what the new-broker detector watches."""
+        if AnomalyKind.NEW_BROKER not in self.settings.detectors:
+            return []
+        holding = {b for p in snapshot.partitions.values() for b in p.replicas}
+        banned = decommissioned(await self.host.store.broker_roles())
+        return [b for b, broker in snapshot.brokers.items() if broker.online and b not in holding | banned]
 
     def _follow_fixes(self) -> None:
         """A fix's plan, as the store has it: found running after a restart, or ended."""
@@ -125,14 +135,14 @@ class SelfHealing:
         offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
         (broker,) = anomaly.brokers
         try:
-            plan = await drain_plan(snapshot, broker, banned | offline)
+            plan = await _fix_of(anomaly.kind, snapshot, broker, banned | offline)
         except ServiceError as exc:
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=exc.message))
             return
         plan, lost = without_lost(snapshot, plan, offline) if plan is not None else (None, [])
         left = f"{', '.join(lost)} left as they are: no live replica to copy from" if lost else ""
         if plan is None:
-            reason = left or f"broker {broker} holds no replica that can move"
+            reason = left or f"nothing to move: the planner's {anomaly.kind.goal} of broker {broker} is empty"
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=reason))
             return
         figures = await asyncio.to_thread(self._rehearsed, snapshot, plan)
@@ -170,7 +180,7 @@ class SelfHealing:
             return
         plan = self._plans.pop(approved.id)
         (broker,) = approved.brokers
-        name = f"self-healing: drain broker {broker}"
+        name = f"self-healing: {approved.kind.goal} broker {broker}"
         try:  # checked again as any plan is when queued: the cluster moved on since the proposal
             banned = decommissioned(await host.store.broker_roles())
             await self.plans.checked(plan, dry_run=False, allow_rf_change=False, banned=banned)
@@ -186,7 +196,7 @@ class SelfHealing:
         now = host.clock()
         executing = approved.to(AnomalyState.EXECUTING, now, plan_id=plan_id)
         self.book = self.book.with_anomaly(executing)
-        self.book = AnomalyBook(self.book.anomalies, self.book.offline_since, now)
+        self.book = replace(self.book, last_fix_started=now)
         host.wake()
 
     def _say_changes(self, before: AnomalyBook) -> None:
@@ -238,9 +248,18 @@ class SelfHealing:
 
 def _adopted(anomaly_id: str, options: Mapping[str, Any], now: float) -> Anomaly:
     """An anomaly known only from its fix's plan (this daemon restarted, or took over as writer)."""
-    name = str(options.get("name", ""))
-    broker = int(name.rsplit(" ", 1)[-1]) if name.rsplit(" ", 1)[-1].isdigit() else -1
-    return Anomaly(anomaly_id, AnomalyKind.BROKER_FAILURE, (broker,), now, now)
+    words = str(options.get("name", "")).split()  # "self-healing: drain broker 5"
+    broker = int(words[-1]) if words and words[-1].isdigit() else -1
+    kind = AnomalyKind.NEW_BROKER if "fill" in words else AnomalyKind.BROKER_FAILURE
+    return Anomaly(anomaly_id, kind, (broker,), now, now)
+
+
+async def _fix_of(
+    kind: AnomalyKind, snapshot: ClusterSnapshot, broker: int, excluded: Collection[int]
+) -> ReassignmentPlan | None:
+    if kind is AnomalyKind.BROKER_FAILURE:
+        return await drain_plan(snapshot, broker, excluded)
+    return await goal_plan(snapshot, kind.goal, broker, excluded)
 
 
 def without_lost(

@@ -184,18 +184,27 @@ async def drain_plan(
     planned in a thread (the planner is pure and CPU-bound)."""
     if not any(broker in p.replicas for p in snapshot.partitions.values()):
         return None
+    return await goal_plan(snapshot, "drain", broker, excluded)
+
+
+async def goal_plan(
+    snapshot: ClusterSnapshot, goal: str, broker: int, excluded: Collection[int]
+) -> ReassignmentPlan | None:
+    """The planner's plan for `goal` about `broker` (drain: empty it; fill: give it its share), nothing
+    onto `excluded`; None when nothing moves."""
     from reassignd.placement.assignment import ClusterInput
     from reassignd.placement.goals import PlanRequest
     from reassignd.placement.optimizer import optimise
 
     known = set(snapshot.brokers)
     request = PlanRequest(
-        "drain", brokers=(broker,), exclude_brokers=tuple(sorted(set(excluded) & known - {broker}))
+        goal, brokers=(broker,), exclude_brokers=tuple(sorted(set(excluded) & known - {broker}))
     )
     try:
         result = await asyncio.to_thread(optimise, ClusterInput.from_snapshot(snapshot), request)
     except InvalidInputError as exc:
-        raise ServiceError("conflict", f"broker {broker} cannot be drained: {exc}", exc.problems) from None
+        message = f"broker {broker} cannot be {'drained' if goal == 'drain' else 'filled'}: {exc}"
+        raise ServiceError("conflict", message, exc.problems) from None
     if not result.targets:
         return None
     return ReassignmentPlan({TopicPartition(t, p): r for (t, p), r in result.targets.items()})

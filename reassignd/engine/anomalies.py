@@ -10,9 +10,10 @@ An anomaly's states, and the one table of changes between them::
        └──gone──> expired    proposed/approved ──gone──> expired
 
 `refuse`: the rehearsed fix breaks one of the operator's gates, or cannot be planned; `gone`: the anomaly
-disappeared before its fix started (the broker came back); `ended`: the fix's plan ended without completing
-(an operator cancelled it). Only one broker failure is detected so far: a broker offline for longer than
-`self.healing.broker.failure.seconds`; its fix is the plan that drains it.
+disappeared before its fix started (the broker came back, or was filled); `ended`: the fix's plan ended
+without completing (an operator cancelled it). The kinds (`AnomalyKind`): a broker offline for longer than
+`self.healing.broker.failure.seconds` (its fix drains it), and, when enabled, a running broker with no
+replica for longer than `self.healing.new.broker.seconds` (its fix fills it).
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ class HealingMode(StrEnum):
 
 class AnomalyKind(StrEnum):
     BROKER_FAILURE = "broker_failure"
+    """A broker offline for longer than `broker_failure_seconds`: its fix drains it."""
+    NEW_BROKER = "new_broker"
+    """A running broker with no replica for longer than `new_broker_seconds` (a broker added to the
+    cluster, not decommissioned): its fix fills it."""
+
+    @property
+    def goal(self) -> str:
+        """The planner goal of its fix."""
+        return "drain" if self is AnomalyKind.BROKER_FAILURE else "fill"
 
 
 class AnomalyState(StrEnum):
@@ -79,6 +89,8 @@ class IllegalAnomalyChange(ValueError):
 class HealingSettings:
     mode: HealingMode = HealingMode.OFF
     broker_failure_seconds: float = 600.0
+    detectors: frozenset[AnomalyKind] = frozenset({AnomalyKind.BROKER_FAILURE})
+    new_broker_seconds: float = 300.0
     max_bytes: int | None = None
     max_partitions: int | None = None
     max_duration_seconds: float | None = None
@@ -124,6 +136,7 @@ class AnomalyBook:
 
     anomalies: tuple[Anomaly, ...] = ()
     offline_since: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+    empty_since: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
     last_fix_started: float | None = None
 
     def open_for(self, broker: int) -> Anomaly | None:
@@ -138,22 +151,46 @@ class AnomalyBook:
 
 
 def observe(
-    book: AnomalyBook, offline: Collection[int], now: float, settings: HealingSettings
+    book: AnomalyBook,
+    offline: Collection[int],
+    now: float,
+    settings: HealingSettings,
+    empty: Collection[int] = (),
 ) -> AnomalyBook:
-    """The brokers offline now: a broker offline for `broker_failure_seconds` is a new anomaly (one per
-    broker while it is open), and an anomaly whose brokers are all back expires unless its fix started."""
-    since = {b: book.offline_since.get(b, now) for b in offline}
-    book = replace(book, offline_since=MappingProxyType(since))
+    """The brokers offline now, and the running brokers with no replica (`empty`): each detector enabled
+    makes an anomaly of a broker so for its threshold (one per broker while it is open); an anomaly whose
+    condition is gone expires unless its fix started."""
+    seen = {AnomalyKind.BROKER_FAILURE: set(offline), AnomalyKind.NEW_BROKER: set(empty)}
+    book = replace(
+        book,
+        offline_since=MappingProxyType({b: book.offline_since.get(b, now) for b in offline}),
+        empty_since=MappingProxyType({b: book.empty_since.get(b, now) for b in empty}),
+    )
     for anomaly in book.anomalies:
-        if anomaly.state.open and not set(anomaly.brokers) & set(offline):
-            book = book.with_anomaly(anomaly.to(AnomalyState.EXPIRED, now, reason="the broker is back"))
-    for broker, first in sorted(since.items()):
-        if now - first >= settings.broker_failure_seconds and book.open_for(broker) is None:
-            anomaly_id = f"broker-failure-{broker}-{int(first)}"
-            if book.get(anomaly_id) is None:
-                anomaly = Anomaly(anomaly_id, AnomalyKind.BROKER_FAILURE, (broker,), first, now)
-                book = book.with_anomaly(anomaly)
+        if anomaly.state.open and not set(anomaly.brokers) & seen[anomaly.kind]:
+            book = book.with_anomaly(anomaly.to(AnomalyState.EXPIRED, now, reason=_GONE[anomaly.kind]))
+    for kind in sorted(settings.detectors & set(AnomalyKind)):
+        since, threshold = _SINCE[kind](book), _THRESHOLD[kind](settings)
+        for broker, first in sorted(since.items()):
+            if now - first >= threshold and book.open_for(broker) is None:
+                anomaly_id = f"{kind.value.replace('_', '-')}-{broker}-{int(first)}"
+                if book.get(anomaly_id) is None:
+                    book = book.with_anomaly(Anomaly(anomaly_id, kind, (broker,), first, now))
     return book
+
+
+_GONE: Final = {
+    AnomalyKind.BROKER_FAILURE: "the broker is back",
+    AnomalyKind.NEW_BROKER: "the broker holds replicas now, or stopped",
+}
+_SINCE: Final = {
+    AnomalyKind.BROKER_FAILURE: lambda book: book.offline_since,
+    AnomalyKind.NEW_BROKER: lambda book: book.empty_since,
+}
+_THRESHOLD: Final = {
+    AnomalyKind.BROKER_FAILURE: lambda settings: settings.broker_failure_seconds,
+    AnomalyKind.NEW_BROKER: lambda settings: settings.new_broker_seconds,
+}
 
 
 def gate_refusals(figures: Mapping[str, Any], settings: HealingSettings) -> list[str]:

@@ -17,12 +17,12 @@ async def test_list_approve_and_a_second_approval_refused(daemon: Daemon) -> Non
     lines = listed.out.splitlines()
     anomaly_id = lines[1].split(":")[0]
     assert lines[0] == "self-healing: propose; 1 anomaly"
-    assert lines[1] == f"{anomaly_id}: broker failure of broker 4: proposed"
+    assert lines[1] == f"{anomaly_id}: broker 4 offline too long: proposed"
     assert lines[2] == "  fix: drain, 1 partition(s), 1.0 MB, rehearsed 1m35s"
     assert lines[3] == f"  `reassignd anomalies approve {anomaly_id}` runs it"
     approved = await cli(daemon, "anomalies", "approve", anomaly_id)
     assert approved.code == 0, approved.err
-    assert approved.out.splitlines()[0] == f"{anomaly_id}: broker failure of broker 4: executing"
+    assert approved.out.splitlines()[0] == f"{anomaly_id}: broker 4 offline too long: executing"
     assert "plan plan-heal: `reassignd status plan-heal` follows it" in approved.out
     again = await cli(daemon, "anomalies", "approve", anomaly_id)
     assert again.code != 0 and "executing" in again.err

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reassignd.daemon.service import ServiceError
-from reassignd.engine.anomalies import HealingMode, HealingSettings
+from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
 from reassignd.store.base import PlanStatus
 from tests.daemon.inprocess import InProcessDaemon
 
@@ -186,3 +186,30 @@ async def test_a_reload_checks_at_once_not_after_the_old_interval() -> None:
         assert [a["state"] for a in d.controller.anomalies()["anomalies"]] == ["proposed"]
     finally:
         watcher.cancel()
+
+
+async def test_a_new_empty_broker_is_filled_once_its_detector_is_on() -> None:
+    """`new_broker` in `self.healing.detectors`: a running broker with no replica for
+    `new_broker_seconds` gets its share of replicas through a rehearsed, approved fill."""
+    scenario = daemon(HealingMode.OFF).scenario
+    brokers = [*scenario["brokers"], {"id": 7, "rack": "/r1"}]
+    settings = HealingSettings(
+        HealingMode.PROPOSE,
+        detectors=frozenset(AnomalyKind),
+        new_broker_seconds=FAILURE_SECONDS,
+        cooldown_seconds=0.0,
+    )
+    d = InProcessDaemon({**scenario, "brokers": brokers}, LIMITS, healing=settings)
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert (proposed["kind"], proposed["brokers"], proposed["state"]) == ("new_broker", [7], "proposed")
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing"
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    held = [(t, p) for t in ("t", "solo") for p in range(4 if t == "t" else 1) if 7 in d.replicas(t, p)]
+    assert held, "broker 7 still holds nothing"
+    (record,) = d.controller.records.values()
+    assert record.options["name"] == "self-healing: fill broker 7"

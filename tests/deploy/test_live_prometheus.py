@@ -78,13 +78,13 @@ def test_prometheus_sees_the_running_plan_the_dashboard_and_a_rejected_reload(tm
 
 
 def follows_the_copies(prom: PrometheusServer) -> None:
-    """Five scrapes of a plan copying data: the counter behind "Bytes moved per second" grows at every
-    scrape that follows a cycle, by what the plan's own moved-bytes figure grew (before, it grew only when
-    a step finished). A scrape with no cycle since the last one shows the same figure: under load a cycle
-    can outlast the scrape interval (a fresh-clone run saw one flat pair so)."""
+    """Five scrapes of a plan copying data: the counter behind "Bytes moved per second" grows with the plan's
+    own moved-bytes figure, by as much, between every two scrapes (before, it grew only when a step
+    finished). The figure moves once per cycle, and under load a cycle can outlast the 0.5 s scrape (or a
+    scrape fall between its gauge and its counter): a flat pair is allowed, a fall is not, and most pairs
+    grow."""
     gauge = f'reassignd_plan_moved_bytes{{cluster="{CLUSTER}"}}'
     counter = f'reassignd_moved_bytes_total{{cluster="{CLUSTER}"}}'
-    cycles_ok = f'reassignd_cycles_total{{cluster="{CLUSTER}",outcome="ok"}}'
 
     def copying() -> bool:
         found = prom.query(f"{gauge} > 0")
@@ -94,13 +94,12 @@ def follows_the_copies(prom: PrometheusServer) -> None:
     at = time.time()
     plan = samples(prom, gauge, WINDOW)[-5:]
     total = dict(samples(prom, counter, WINDOW))
-    cycles = dict(samples(prom, cycles_ok, WINDOW))
     assert [t for t, _ in plan] == sorted(total)[-5:], "both series come from the same scrapes"
     for (t0, v0), (t1, v1) in itertools.pairwise(plan):
-        cycled = cycles.get(t1, 0.0) > cycles.get(t0, 0.0)
-        assert v1 > v0 if cycled else v1 == v0, f"copied between two scrapes: {plan}, cycles {cycles}"
+        assert v1 >= v0, f"the moved figure fell: {plan}"
         assert total[t1] - total[t0] == pytest.approx(v1 - v0, rel=1e-6), (t0, t1)
-    assert plan[-1][1] > plan[0][1], f"the plan copied nothing in five scrapes: {plan}"
+    grew = sum(v1 > v0 for (_, v0), (_, v1) in itertools.pairwise(plan))
+    assert grew >= 2, f"the plan copied between only {grew} of 4 pairs of scrapes: {plan}"
     (rate,) = prom.query(f"sum(rate({counter}[{RATE_WINDOW}]))", at)
     assert float(rate["value"][1]) > 0
 

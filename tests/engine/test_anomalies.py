@@ -101,3 +101,18 @@ def test_a_fix_starts_only_when_no_plan_runs_and_the_cooldown_passed(
     settings = HealingSettings(cooldown_seconds=cooldown)
     allowed = may_start_fix(book, now, settings, busy)
     assert allowed == (not busy and (last is None or now - last >= cooldown))
+
+
+def test_a_new_empty_broker_is_an_anomaly_only_when_its_detector_is_on() -> None:
+    on = HealingSettings(detectors=frozenset(AnomalyKind), new_broker_seconds=60.0)
+    off = HealingSettings(new_broker_seconds=60.0)
+    book = observe(AnomalyBook(), [], 0.0, on, empty=[7])
+    assert observe(book, [], 60.0, off, empty=[7]).anomalies == ()
+    found = observe(book, [], 60.0, on, empty=[7])
+    assert [(a.kind, a.brokers, a.id) for a in found.anomalies] == [
+        (AnomalyKind.NEW_BROKER, (7,), "new-broker-7-0")
+    ]
+    filled = observe(found, [], 61.0, on, empty=[])
+    assert [(a.state, a.reason) for a in filled.anomalies] == [
+        (S.EXPIRED, "the broker holds replicas now, or stopped")
+    ]
