@@ -44,6 +44,7 @@ SNAPSHOT_FIELDS: Final = frozenset(
         "partitions",
         "broker_configs",
         "cluster_configs",
+        "read_at",
     }
 )
 SNAPSHOT_BROKER_FIELDS: Final = frozenset({"id", "rack", "online", "log_dirs"})
@@ -278,6 +279,8 @@ class ClusterSnapshot:
     )
     """(partition, broker) -> the log dir a future log is being copied to (AlterReplicaLogDirs in flight)."""
     broker_dirs: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    read_at: float | None = None
+    """When the cluster was read (Unix seconds), if its reader said: how old the sizes and rates are."""
     """The log dirs of each broker whose log dirs were read (DescribeLogDirs lists every one)."""
 
     def __post_init__(self) -> None:
@@ -563,7 +566,7 @@ def snapshot_to_dict(snapshot: ClusterSnapshot) -> dict[str, Any]:
         "partitions": partitions,
         "broker_configs": {str(b): dict(c) for b, c in sorted(snapshot.broker_configs.items())},
         "cluster_configs": dict(snapshot.cluster_configs),
-    }
+    } | ({"read_at": snapshot.read_at} if snapshot.read_at is not None else {})
 
 
 def snapshot_to_json(snapshot: ClusterSnapshot, indent: int | None = None) -> str:
@@ -633,6 +636,11 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
     controller_int = _as_strict_int(controller_id)
     if controller_id is not None and (controller_int is None or not 0 <= controller_int <= INT32_MAX):
         problems.add("snapshot", "controller_id", f"must be an integer or null, got {shown(controller_id)}")
+    read_at = data.get("read_at")
+    if read_at is not None and (
+        isinstance(read_at, bool) or not isinstance(read_at, int | float) or not 0 <= read_at < 2**40
+    ):
+        problems.add("snapshot", "read_at", f"must be Unix seconds (a number >= 0), got {shown(read_at)}")
     problems.raise_if_any(what)
     return ClusterSnapshot(
         brokers=brokers,
@@ -643,6 +651,7 @@ def snapshot_from_dict(data: Any) -> ClusterSnapshot:
         cluster_id=cluster_id,
         controller_id=controller_id,
         broker_dirs=broker_dirs,
+        read_at=None if read_at is None else float(read_at),
     )
 
 

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,17 @@ def measured_rates(first: ClusterSnapshot, second: ClusterSnapshot, seconds: flo
     return second.with_partitions(updated)
 
 
+def _say_when_read(snapshot: ClusterSnapshot) -> None:
+    """The sizes and rates rehearsed are the snapshot's: say how old they are (producers kept writing)."""
+    if snapshot.read_at is None:
+        return
+    from reassignd.cli.watch import format_duration
+
+    at = datetime.fromtimestamp(snapshot.read_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    age = format_duration(max(0.0, time.time() - snapshot.read_at))
+    sys.stderr.write(f"reassignd rehearse: sizes and rates as read at {at} ({age} ago)\n")
+
+
 def _run(args: argparse.Namespace) -> int:
     from reassignd.daemon.validation import validate_plan
     from reassignd.rehearsal import cluster_from_snapshot, rehearse
@@ -177,6 +189,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.snapshot:
         snapshot = load_snapshot(args.snapshot)
+        _say_when_read(snapshot)
     else:
         first, second, seconds = asyncio.run(_read_live(config, args.measure_seconds))
         snapshot = measured_rates(first, second, seconds)
@@ -205,7 +218,11 @@ def _run(args: argparse.Namespace) -> int:
                 "output", [Problem(args.chart, "--chart", exc.strerror or str(exc))]
             ) from None
     if args.json:
-        print_json(result.to_json_dict(with_timeline=args.timeline))
+        report = result.to_json_dict(with_timeline=args.timeline)
+        if snapshot.read_at is not None:
+            read = datetime.fromtimestamp(snapshot.read_at, UTC)
+            report["cluster_read_at"] = read.strftime("%Y-%m-%dT%H:%M:%SZ")
+        print_json(report)
     else:
         sys.stdout.write("\n".join(text_report(result)) + "\n")
         if args.chart:

@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import os
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +90,8 @@ async def _partitions_of(admin: Any, topics: list[str]) -> list[TopicPartition]:
 
 def _run(args: argparse.Namespace) -> int:
     result = asyncio.run(_read(args))
-    text = snapshot_to_json(result.snapshot, indent=2) + "\n"
+    read = replace(result.snapshot, read_at=round(time.time(), 3))  # how old its sizes are, later
+    text = snapshot_to_json(read, indent=2) + "\n"
     if args.out == "-":
         sys.stdout.write(text)
     else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from dataclasses import replace
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -111,7 +113,10 @@ async def get_state(request: web.Request) -> web.Response:
 
 
 async def get_snapshot(request: web.Request) -> web.Response:
-    return web.json_response(snapshot_to_dict(request.app[RUNTIME_KEY].cluster.to_snapshot()))
+    """The cluster now, stamped with the wall-clock instant it was read (`read_at`): how old its sizes are
+    is what a planner or a rehearsal reading it later must say."""
+    snapshot = replace(request.app[RUNTIME_KEY].cluster.to_snapshot(), read_at=time.time())
+    return web.json_response(snapshot_to_dict(snapshot))
 
 
 async def get_requests(request: web.Request) -> web.Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ def test_snapshot_of_the_whole_cluster(shared_sim: SimProcess, tmp_path: Path) -
         )
         assert {str(b): s for b, s in got.replica_sizes.items()} == p["replica_sizes"]
     assert snapshot.cluster_id == state["cluster_id"]
+    assert snapshot.read_at is not None and abs(snapshot.read_at - time.time()) < 120
     assert snapshot.broker_configs[1]["leader.replication.throttled.rate"] == "1000000"
     assert snapshot.topics["orders"].configs == {"min.insync.replicas": "2"}
     assert "10 partitions" in result.stderr

@@ -144,6 +144,9 @@ BAD = [
     ("brokers missing", ["brokers"], KeyError, "snapshot", "brokers"),
     ("controller not int", ["controller_id"], "1", "snapshot", "controller_id"),
     ("broker config key", ["broker_configs"], {"x": {}}, "broker_configs", "x"),
+    ("read_at negative", ["read_at"], -1, "snapshot", "read_at"),
+    ("read_at a string", ["read_at"], "yesterday", "snapshot", "read_at"),
+    ("read_at a boolean", ["read_at"], True, "snapshot", "read_at"),
 ]
 
 
@@ -213,3 +216,14 @@ def snapshots(draw: st.DrawFn) -> ClusterSnapshot:
 @given(snapshots())
 def test_any_valid_snapshot_round_trips(snap: ClusterSnapshot) -> None:
     assert snapshot_from_json(snapshot_to_json(snap)) == snap
+
+
+def test_when_the_cluster_was_read_round_trips_and_is_optional() -> None:
+    """`read_at` (Unix seconds): how old a snapshot's sizes are, for the planner's and the rehearsal's
+    figures (issue 27: "each figure says its moment"); a document without it still reads."""
+    assert snapshot_from_dict(GOOD).read_at is None and "read_at" not in snapshot_to_dict(
+        snapshot_from_dict(GOOD)
+    )
+    stamped = snapshot_from_dict({**GOOD, "read_at": 1_795_786_000.5})
+    assert stamped.read_at == 1_795_786_000.5
+    assert snapshot_from_dict(snapshot_to_dict(stamped)) == stamped

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +190,17 @@ def test_a_snapshot_without_produce_rates_is_flagged_as_a_lower_bound(files: dic
         "1MB/s",
     )
     assert "no produce rates" not in with_rates.stderr
+
+
+def test_the_report_says_how_old_the_snapshot_is(files: dict[str, Path]) -> None:
+    """Issue 27, "each figure says its moment": the sizes and rates rehearsed are the snapshot's, read
+    some time ago while producers kept writing."""
+    snapshot = json.loads(files["snapshot"].read_text())
+    snapshot["read_at"] = time.time() - 3 * 3600
+    files["snapshot"].write_text(json.dumps(snapshot))
+    args = (str(files["plan"]), "--snapshot", str(files["snapshot"]), "--config", str(files["config"]))
+    proc = run(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "sizes and rates as read at " in proc.stderr and "(3h00m ago" in proc.stderr, proc.stderr
+    report = json.loads(run(*args, "--json").stdout)
+    assert report["cluster_read_at"].endswith("Z")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -64,6 +65,7 @@ async def test_state_and_snapshot(http: aiohttp.ClientSession) -> None:
     status, snapshot = await _call(http, "GET", "/snapshot")
     assert status == 200
     parsed = snapshot_from_dict(snapshot)
+    assert parsed.read_at is not None and abs(parsed.read_at - time.time()) < 60  # when, on the wall clock
     assert sorted(parsed.brokers) == [1, 2, 3]
     assert len(parsed.partitions) == 2
 
