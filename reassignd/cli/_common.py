@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from reassignd.model import (
@@ -84,3 +86,11 @@ def error_document(
     if details:
         body["details"] = dict(details)
     return {"error": body}
+
+
+def read_at_line(read_at: float) -> str:
+    """How old a snapshot's sizes and rates are (producers kept writing since)."""
+    from reassignd.cli.watch import format_duration
+
+    at = datetime.fromtimestamp(read_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"sizes and rates as read at {at} ({format_duration(max(0.0, time.time() - read_at))} ago)"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reassignd.cli._common import load_snapshot, print_json
+from reassignd.cli._common import load_snapshot, print_json, read_at_line
 from reassignd.model import InvalidInputError, Problem, snapshot_to_json
 
 
@@ -281,6 +281,8 @@ def _plan(args: argparse.Namespace) -> int:
     else:
         for o in outcomes:
             print(summary_line(o.cluster, o.figures))
+            if o.figures.get("sizes_read_at") is not None:
+                print(read_at_line(float(o.figures["sizes_read_at"])), file=sys.stderr)
         print(f"wrote {', '.join(str(p) for p in written)} in {elapsed}s", file=sys.stderr)
     return goal_exit_code([o.figures for o in outcomes])
 

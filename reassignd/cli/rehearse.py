@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reassignd import config_keys
-from reassignd.cli._common import load_plan, load_snapshot, print_json
+from reassignd.cli._common import load_plan, load_snapshot, print_json, read_at_line
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem
 
 
@@ -165,13 +165,8 @@ def measured_rates(first: ClusterSnapshot, second: ClusterSnapshot, seconds: flo
 
 def _say_when_read(snapshot: ClusterSnapshot) -> None:
     """The sizes and rates rehearsed are the snapshot's: say how old they are (producers kept writing)."""
-    if snapshot.read_at is None:
-        return
-    from reassignd.cli.watch import format_duration
-
-    at = datetime.fromtimestamp(snapshot.read_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    age = format_duration(max(0.0, time.time() - snapshot.read_at))
-    sys.stderr.write(f"reassignd rehearse: sizes and rates as read at {at} ({age} ago)\n")
+    if snapshot.read_at is not None:
+        sys.stderr.write(f"reassignd rehearse: {read_at_line(snapshot.read_at)}\n")
 
 
 def _run(args: argparse.Namespace) -> int:

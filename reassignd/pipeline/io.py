@@ -126,12 +126,13 @@ def normalise(partitions: Any) -> Any:
     )
 
 
-def read_json_input(path: str) -> tuple[ClusterInput, str | None]:
+def read_json_input(path: str) -> tuple[ClusterInput, str | None, float | None]:
     """A snapshot JSON file straight into the planner's arrays, named after the file, read by the model's
     JSON parser and with the checks the planning job runs (reassignd/pipeline/validate.py) and the model's
     field names and value types; anything else wrong, or any problem found, is reported by the snapshot
     model's parser, which names every problem: `plan` refuses what validate-snapshot and place refuse, in
-    the same words. Several times faster than building the model's objects."""
+    the same words. Several times faster than building the model's objects. Also the cluster's id and when
+    it was read (`read_at`), as the document says."""
     from reassignd.pipeline.validate import broker_problems, partition_problems
 
     raw = Path(path).read_bytes()
@@ -187,8 +188,9 @@ def read_json_input(path: str) -> tuple[ClusterInput, str | None]:
         bad = True
     if bad:  # let the model name every problem (or accept what the quick reading did not)
         snapshot = snapshot_from_dict(doc)
-        return ClusterInput.from_snapshot(snapshot, name), snapshot.cluster_id
-    return ClusterInput.build(name, racks, online, rows), doc.get("cluster_id")
+        return ClusterInput.from_snapshot(snapshot, name), snapshot.cluster_id, snapshot.read_at
+    read_at = doc.get("read_at")  # checked by snapshot_shape_ok
+    return ClusterInput.build(name, racks, online, rows), doc.get("cluster_id"), read_at
 
 
 def snapshot_shape_ok(doc: Any) -> bool:

@@ -112,9 +112,11 @@ def plan_files_locally(files: Sequence[str], request: PlanRequest) -> list[Clust
     request.check()
     out = []
     for f in files:
-        data, cluster_id = read_json_input(f)
+        data, cluster_id, read_at = read_json_input(f)
         plan = from_result(optimise(data, request))
         plan.figures["cluster_id"] = cluster_id
+        if read_at is not None:
+            plan.figures["sizes_read_at"] = float(read_at)
         out.append(plan)
     return sorted(out, key=lambda o: o.cluster)
 
@@ -202,7 +204,12 @@ def plan_snapshots(
     with quiet_pandas_bridge():
         frame = pa.concat_tables(tables).to_pandas() if tables else pd.DataFrame()
         parts = spark.createDataFrame(frame)
-        return _plan_fleet(spark, parts, views=views, request=request, say=say, ids=ids)
+        plans = _plan_fleet(spark, parts, views=views, request=request, say=say, ids=ids)
+    read_at = {name: s.read_at for s, name in zip(snapshots, given, strict=True)}
+    for planned in plans:  # the sizes the figures are made of are the snapshot's: say their moment
+        if read_at.get(planned.cluster) is not None:
+            planned.figures["sizes_read_at"] = read_at[planned.cluster]
+    return plans
 
 
 def _broker_views(rows: Iterable[Any]) -> dict[str, tuple[dict[int, str | None], set[int]]]:

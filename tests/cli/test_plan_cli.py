@@ -4,6 +4,7 @@ balances preferred leaders only when asked (--leaders), and a plan that does not
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,17 @@ def test_show_cluster_state_reads_as_a_person_reads(
     assert "partitions with uneven rack spread: 14" in lines
     assert lines[-1] == "  ... and 4 more (--json lists up to 50)"
     assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+
+
+def test_the_plan_says_how_old_its_sizes_are(
+    tmp_path: Path, snapshot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27, "each figure says its moment": the bytes a plan moves are the snapshot's, read earlier."""
+    doc = json.loads(snapshot.read_text())
+    snapshot.write_text(json.dumps({**doc, "read_at": time.time() - 600}))
+    code, _ = plan(tmp_path, snapshot, "--goal", "drain", "--brokers", "4", "--seed", "1")
+    assert code == 0
+    assert "sizes and rates as read at " in capsys.readouterr().err
+    plan(tmp_path, snapshot, "--goal", "drain", "--brokers", "4", "--seed", "1", "--json")
+    figures = json.loads(capsys.readouterr().out)["clusters"][0]
+    assert figures["sizes_read_at"] == pytest.approx(time.time() - 600, abs=60)

@@ -33,7 +33,7 @@ def test_quick_reading_equals_the_model(
         return model_parse(doc)
 
     monkeypatch.setattr(io, "snapshot_from_dict", only_the_small_parts)
-    quick, cluster_id = read_json_input(str(path))
+    quick, cluster_id, _ = read_json_input(str(path))
     monkeypatch.undo()
     model = ClusterInput.from_snapshot(snapshot, "prod-eu")  # type: ignore[arg-type]
     assert cluster_id == snapshot.cluster_id  # type: ignore[attr-defined]
@@ -159,7 +159,7 @@ def test_quick_reading_refuses_exactly_what_the_model_refuses(
             read_json_input(str(path))
         assert quick.value.problems == refused.problems
         return
-    quick_input, _ = read_json_input(str(path))
+    quick_input, _, _ = read_json_input(str(path))
     for field in ("topics", "racks", "online"):
         assert getattr(quick_input, field) == getattr(model, field), field
     for field in ("numbers", "replicas", "sizes", "produce", "leaders", "reassigning"):
