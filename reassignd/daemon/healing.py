@@ -38,6 +38,7 @@ from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from reassignd.rehearsal.driver import DEFAULT_MAX_SECONDS, cluster_from_snapshot, rehearse
+from reassignd.store.base import Event, EventKind, StoreError, WriteBatch
 
 log = get_logger("reassignd.healing")
 
@@ -91,7 +92,7 @@ class SelfHealing:
         if any(a.state is AnomalyState.DETECTED for a in self.book.anomalies):
             await self._propose_all()
         await self._start_one()
-        self._say_changes(before)
+        await self._say_changes(before)
 
     async def _empty_brokers(self, snapshot: ClusterSnapshot) -> list[int]:
         """Running brokers with no replica, not decommissioned: what the new-broker detector watches."""
@@ -199,7 +200,10 @@ class SelfHealing:
         self.book = replace(self.book, last_fix_started=now)
         host.wake()
 
-    def _say_changes(self, before: AnomalyBook) -> None:
+    async def _say_changes(self, before: AnomalyBook) -> None:
+        """Each state change: a log line, an event, and a journal entry (`reassignd history --kind
+        anomaly`); a store that cannot commit loses the entry, not the check (its own health says so)."""
+        batch = WriteBatch()
         for anomaly in self.book.anomalies:
             old = before.get(anomaly.id)
             if old is not None and old.state is anomaly.state:
@@ -212,6 +216,12 @@ class SelfHealing:
             level = "warning" if anomaly.state in (AnomalyState.DETECTED, AnomalyState.IGNORED) else "info"
             getattr(log, level)(f"anomaly {anomaly.state.value}", **fields)
             self.host.emit(f"anomaly.{anomaly.state.value}", **fields)
+            batch.append(Event(EventKind.ANOMALY, anomaly.plan_id, data=fields))
+        if batch:
+            try:
+                await self.host.store.commit(batch)
+            except StoreError as exc:
+                log.warning("anomaly changes not journaled", error=str(exc))
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -234,7 +244,7 @@ class SelfHealing:
         before = self.book
         self.book = self.book.with_anomaly(anomaly.to(AnomalyState.APPROVED, self.host.clock(), reason=""))
         await self._start_one()
-        self._say_changes(before)
+        await self._say_changes(before)
         return next(a.to_json() for a in self.book.anomalies if a.id == anomaly_id)
 
     def counts(self) -> dict[tuple[str, str], int]:

@@ -41,6 +41,8 @@ class EventKind(enum.StrEnum):
     BROKER_DECOMMISSIONED = "broker.decommissioned"
     BROKER_RECOMMISSIONED = "broker.recommissioned"
     PLAN_RETARGETED = "plan.retargeted"
+    ANOMALY = "anomaly"
+    """Self-healing: an anomaly's state changed (daemon/healing.py)."""
     ERROR = "error"
 
 

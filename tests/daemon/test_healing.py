@@ -11,7 +11,7 @@ import pytest
 
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
-from reassignd.store.base import PlanStatus
+from reassignd.store.base import EventKind, PlanStatus
 from tests.daemon.inprocess import InProcessDaemon
 
 MB = 1_000_000
@@ -92,6 +92,8 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
     assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
     assert d.replicas("solo", 0) == [1]  # left for the broker's return
     assert d.throttle_configs() == before
+    journaled = [e.data["state"] for e in await d.journal(EventKind.ANOMALY)]
+    assert journaled == ["proposed", "executing", "fixed"], journaled  # `reassignd history --kind anomaly`
 
 
 async def test_a_broker_back_before_its_fix_starts_expires_the_anomaly() -> None:
