@@ -164,3 +164,47 @@ async def test_a_controller_request_moves_on_from_a_killed_broker_a_fresh_client
     finally:
         await admin.close()
         gc.collect()
+
+
+class CountingKafkaPythonClient:
+    """A kafka-python client whose broker-routed call fails as `failure` says; counts the clients made."""
+
+    made: list[CountingKafkaPythonClient] = []
+
+    def __init__(self, **config: Any) -> None:
+        self.closed = False
+        CountingKafkaPythonClient.made.append(self)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize(
+    ("failure", "replaced"),
+    [
+        # the broker is down: a new client would be refused the same, and closing the shared one cancels
+        # every other call in flight on it (a fresh-clone run: the cycle's ListPartitionReassignments
+        # "Cancelled", then "the cluster cannot be reached" with 3 of 4 brokers up)
+        (kafka_errors.KafkaConnectionError("111 ECONNREFUSED"), False),
+        # kafka-python's metadata forgot a broker that is back: only a new client asks again
+        (kafka_errors.UnknownBrokerIdError(), True),
+    ],
+)
+async def test_a_broker_call_replaces_the_shared_client_only_when_its_view_is_stale(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception, replaced: bool
+) -> None:
+    monkeypatch.setattr(clients, "KafkaAdminClient", CountingKafkaPythonClient)
+    CountingKafkaPythonClient.made = []
+    admin = admin_on(KilledBrokerCluster())
+
+    def call(client: Any) -> None:
+        raise failure
+
+    try:
+        with pytest.raises(type(failure)):
+            await admin._blocking(lambda: admin._on_broker(call))
+        first = CountingKafkaPythonClient.made[0]
+        assert (len(CountingKafkaPythonClient.made) > 1, first.closed) == (replaced, replaced)
+    finally:
+        await admin.close()
+        gc.collect()
