@@ -86,7 +86,9 @@ def test_a_cancel_with_copies_in_flight_puts_back_each_pre_plan_list_in_its_orde
         2: [3, 4, 2],  # one step: +2 -1
     }
     receivers = {0: 4, 1: 1, 2: 2}
-    loaded(kafka_cluster, probe, topic, before, [8 * 1024 * 1024] * 3)
+    # 24 MiB at 1 MB/s: 25 s a copy. At 8 MiB the test's own wait for all three copies to show bytes took
+    # 8 s on a loaded box, and partition 0's copy ended as the cancel arrived (a fresh-clone run)
+    loaded(kafka_cluster, probe, topic, before, [24 * 1024 * 1024] * 3)
     broker, key, value = OPERATOR_RATE
     probe.set_broker_config(broker, key, value)
     probe.set_topic_config(topic, *OPERATOR_LIST)
