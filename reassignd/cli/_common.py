@@ -92,5 +92,10 @@ def read_at_line(read_at: float) -> str:
     """How old a snapshot's sizes and rates are (producers kept writing since)."""
     from reassignd.cli.watch import format_duration
 
-    at = datetime.fromtimestamp(read_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"sizes and rates as read at {at} ({format_duration(max(0.0, time.time() - read_at))} ago)"
+    age = format_duration(max(0.0, time.time() - read_at))
+    return f"sizes and rates as read at {utc_seconds(read_at)} ({age} ago)"
+
+
+def utc_seconds(ts: float) -> str:
+    """`2026-11-27T14:03:00Z`: an instant as the one-shot commands print it."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -13,12 +13,11 @@ import os
 import sys
 import time
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reassignd import config_keys
-from reassignd.cli._common import load_plan, load_snapshot, print_json, read_at_line
+from reassignd.cli._common import load_plan, load_snapshot, print_json, read_at_line, utc_seconds
 from reassignd.model import ClusterSnapshot, InvalidInputError, Problem
 
 
@@ -215,8 +214,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         report = result.to_json_dict(with_timeline=args.timeline)
         if snapshot.read_at is not None:
-            read = datetime.fromtimestamp(snapshot.read_at, UTC)
-            report["cluster_read_at"] = read.strftime("%Y-%m-%dT%H:%M:%SZ")
+            report["cluster_read_at"] = utc_seconds(snapshot.read_at)
         print_json(report)
     else:
         sys.stdout.write("\n".join(text_report(result)) + "\n")
