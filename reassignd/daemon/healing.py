@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +30,7 @@ from reassignd.engine.anomalies import (
     AnomalyState,
     HealingMode,
     HealingSettings,
+    adopted,
     gate_refusals,
     may_start_fix,
     observe,
@@ -109,7 +110,7 @@ class SelfHealing:
             anomaly_id = record.options.get(ANOMALY_OPTION)
             if not isinstance(anomaly_id, str):
                 continue
-            anomaly = self.book.get(anomaly_id) or _adopted(anomaly_id, record.options, now)
+            anomaly = self.book.get(anomaly_id) or adopted(anomaly_id, now)
             if anomaly.state is not AnomalyState.EXECUTING and not anomaly.state.terminal:
                 anomaly = anomaly.to(AnomalyState.EXECUTING, now, plan_id=record.id)
             if anomaly.state is AnomalyState.EXECUTING and record.status.terminal:
@@ -254,14 +255,6 @@ class SelfHealing:
             key = (anomaly.kind.value, anomaly.state.value)
             out[key] = out.get(key, 0) + 1
         return out
-
-
-def _adopted(anomaly_id: str, options: Mapping[str, Any], now: float) -> Anomaly:
-    """An anomaly known only from its fix's plan (this daemon restarted, or took over as writer)."""
-    words = str(options.get("name", "")).split()  # "self-healing: drain broker 5"
-    broker = int(words[-1]) if words and words[-1].isdigit() else -1
-    kind = AnomalyKind.NEW_BROKER if "fill" in words else AnomalyKind.BROKER_FAILURE
-    return Anomaly(anomaly_id, kind, (broker,), now, now)
 
 
 async def _fix_of(

@@ -173,10 +173,25 @@ def observe(
         since, threshold = _SINCE[kind](book), _THRESHOLD[kind](settings)
         for broker, first in sorted(since.items()):
             if now - first >= threshold and book.open_for(broker) is None:
-                anomaly_id = f"{kind.value.replace('_', '-')}-{broker}-{int(first)}"
+                anomaly_id = _id_of(kind, broker, first)
                 if book.get(anomaly_id) is None:
                     book = book.with_anomaly(Anomaly(anomaly_id, kind, (broker,), first, now))
     return book
+
+
+def _id_of(kind: AnomalyKind, broker: int, first: float) -> str:
+    return f"{kind.value.replace('_', '-')}-{broker}-{int(first)}"
+
+
+def adopted(anomaly_id: str, now: float) -> Anomaly:
+    """An anomaly known only by its id, which its fix's plan carries (the daemon restarted, or took over as
+    writer): its kind and broker are read back from it."""
+    kind_text, _, rest = anomaly_id.rpartition("-")[0].rpartition("-")
+    try:
+        kind, broker = AnomalyKind(kind_text.replace("-", "_")), int(rest)
+    except ValueError:  # not an id this module made: kept, but about no known broker
+        kind, broker = AnomalyKind.BROKER_FAILURE, -1
+    return Anomaly(anomaly_id, kind, (broker,), now, now)
 
 
 _GONE: Final = {

@@ -15,6 +15,7 @@ from reassignd.engine.anomalies import (
     AnomalyState,
     HealingSettings,
     IllegalAnomalyChange,
+    adopted,
     gate_refusals,
     may_start_fix,
     observe,
@@ -116,3 +117,18 @@ def test_a_new_empty_broker_is_an_anomaly_only_when_its_detector_is_on() -> None
     assert [(a.state, a.reason) for a in filled.anomalies] == [
         (S.EXPIRED, "the broker holds replicas now, or stopped")
     ]
+
+
+@pytest.mark.parametrize(
+    ("anomaly_id", "kind", "broker"),
+    [
+        ("broker-failure-5-1795783832", AnomalyKind.BROKER_FAILURE, 5),
+        ("new-broker-7-0", AnomalyKind.NEW_BROKER, 7),
+        ("hand-written", AnomalyKind.BROKER_FAILURE, -1),
+    ],
+)
+def test_an_anomaly_is_read_back_from_the_id_its_fix_carries(
+    anomaly_id: str, kind: AnomalyKind, broker: int
+) -> None:
+    back = adopted(anomaly_id, 9.0)
+    assert (back.id, back.kind, back.brokers, back.state) == (anomaly_id, kind, (broker,), S.DETECTED)
