@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from reassignd.localkafka.probe import ClusterProbe, Sampler
@@ -45,6 +46,7 @@ RACKS = {
     6: "/dc1/rack-c",
 }
 MIN_ISR = 2
+STOCK_VERIFY_INTERVAL = 2.0
 
 
 # -- pure figures from samples (tested in tests/bench/test_realkafka.py) ------------------------------------
@@ -64,18 +66,32 @@ def isr_figures(
     return {"peak_under_replicated": peak, "seconds_under_min_isr": round(under, 1)}
 
 
-def eta_max_error(samples: Sequence[tuple[float, float, float | None]], finished_at: float) -> float | None:
+ETA_MIN_SECONDS_LEFT = 5.0
+"""The ETA's error is judged where at least this much time is left: the end is seen at the daemon's cycle
+(1 s) and the bench's poll (1 s), so with 2 s left a perfect ETA still reads up to 50% off."""
+
+
+def eta_max_error(
+    samples: Sequence[tuple[float, float, float | None]], finished_at: float, min_left: float = 0.0
+) -> float | None:
     """From (time, percent done, ETA seconds) samples of one plan: the largest |predicted end - actual end|
-    relative to the time that was left, over the samples at 10% progress or more (None without one)."""
+    relative to the time that was left, over the samples at 10% progress or more with at least `min_left`
+    seconds left (None without one)."""
     errors = []
     for t, percent, eta in samples:
         if percent < 10.0 or eta is None:
             continue
         left = finished_at - t
-        if left <= 0:
+        if left <= 0 or left < min_left:
             continue
         errors.append(abs(eta - left) / left)
     return round(max(errors), 3) if errors else None
+
+
+def throttle_changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, str | None]:
+    """Every throttle config a run changed, added or removed (None: removed; the stock tool's `--verify`
+    removes the broker rates whoever set them)."""
+    return {k: after.get(k) for k in sorted({*before, *after}) if before.get(k) != after.get(k)}
 
 
 def leader_skew(leaders: Mapping[int, int], brokers: Sequence[int]) -> int:
@@ -186,51 +202,86 @@ def _recreate_topic(probe: Any, bootstrap: str, assignment: Mapping[int, list[in
     fill(bootstrap, TOPIC, list(assignment), sizes.partition_bytes)
 
 
-def _run_stock(tool: Any, plan: dict[str, Any], rate: int) -> float:
+def _run_stock(tool: Any, plan: dict[str, Any], rate: int) -> tuple[float, dict[str, Any]]:
+    """--execute, then --verify every 2 s until done; also how long each verify took (a JVM each)."""
     started = time.monotonic()
     tool.execute(plan, throttle=rate)
+    verifies = []
     while True:
-        time.sleep(2)
+        time.sleep(STOCK_VERIFY_INTERVAL)
+        asked = time.monotonic()
         out = tool.verify(plan, check=False).stdout
+        verifies.append(time.monotonic() - asked)
         if "is still in progress" not in out and "is completed" in out:
-            return time.monotonic() - started
+            return time.monotonic() - started, {
+                "verify_seconds_median": round(statistics.median(verifies), 2)
+            }
         if time.monotonic() - started > 1800:
             raise AssertionError(f"stock tool not done after 30 min: {out[-500:]}")
 
 
+def _simulated(  # noqa: PLR0917  # one run's every input
+    who: str, before: Any, plan: dict[str, Any], rate: int, sizes: Sizes, limits: Mapping[str, Any]
+) -> float:
+    """The simulator's makespan for the same run, from a snapshot of the live cluster: reassignd's
+    rehearsal (the daemon's engine over the simulated cluster), or the stock tool's model
+    (bench/strategies.py `run_stock_on`: --execute, then --verify every 2 s; done at the verify that
+    finds it done)."""
+    from bench.strategies import Meter, run_stock_on
+    from reassignd.demo_kafka import _rehearsed
+    from reassignd.engine import Limits
+    from reassignd.model import ReassignmentPlan
+    from reassignd.rehearsal import cluster_from_snapshot
+
+    the_plan = ReassignmentPlan.from_dict(plan)
+    limits = {**_throttle_limits(rate), **limits}
+    produce = sizes.produce_bytes_per_second / sizes.partitions
+    if who == "reassignd":
+        return _rehearsed(before, the_plan, limits, produce)
+    meter = Meter(cluster_from_snapshot(before, produce_rate=produce), the_plan, ())
+    run = run_stock_on(meter, Limits.from_mapping(limits), STOCK_VERIFY_INTERVAL, 3600.0)
+    return run.cycles * STOCK_VERIFY_INTERVAL
+
+
+def _throttle_limits(rate: int) -> dict[str, Any]:
+    from reassignd import config_keys
+
+    return {
+        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: rate,
+        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: rate,
+    }
+
+
 def _run_reassignd(
-    bootstrap: str, workdir: Path, plan: dict[str, Any], rate: int, sizes: Sizes
+    bootstrap: str, workdir: Path, plan: dict[str, Any], limits: Mapping[str, Any], predicted: float
 ) -> tuple[float, dict[str, Any]]:
     from reassignd import config_keys
     from reassignd.client import ApiClient
     from reassignd.demo import DaemonProcess
-    from reassignd.demo_kafka import _read, _rehearsed
-    from reassignd.model import ReassignmentPlan
 
-    limits = {
-        config_keys.LEADER_REASSIGNMENT_THROTTLED_RATE: rate,
-        config_keys.FOLLOWER_REASSIGNMENT_THROTTLED_RATE: rate,
-    }
-    before = asyncio.run(_read(bootstrap))
-    predicted = _rehearsed(
-        before,
-        ReassignmentPlan.from_dict(plan),
-        limits,
-        sizes.produce_bytes_per_second / sizes.partitions,
-    )
     workdir.mkdir(parents=True, exist_ok=True)
     daemon = DaemonProcess(workdir, bootstrap, {**limits, config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS: 1.0})
     daemon.start(timeout=120)
     try:
         client = ApiClient(daemon.api_url, token=daemon.token, timeout=10.0)
+        _wait_for_the_writer_right(client)
         started = time.monotonic()
         plan_id = str(client.submit_plan(plan)["plan_id"])
         etas: list[tuple[float, float, float | None]] = []
+        eta_trace: list[tuple[float, Any, Any, Any]] = []
         while True:
             status = client.status(plan_id)
             now = time.monotonic()
             progress = status.get("progress") or {}
             etas.append((now, float(progress.get("percent") or 0.0), progress.get("eta_seconds")))
+            eta_trace.append(
+                (
+                    round(now - started, 1),
+                    progress.get("percent"),
+                    progress.get("eta_seconds"),
+                    progress.get("eta_reason"),
+                )
+            )
             if status["state"] in ("completed", "cancelled"):
                 took = now - started
                 break
@@ -242,15 +293,38 @@ def _run_reassignd(
         return took, {
             "rehearsal_predicted_s": round(predicted, 1),
             "rehearsal_error": round(abs(predicted - took) / took, 3),
-            "eta_max_error_after_10pct": eta_max_error(etas, now),
+            "eta_max_error_after_10pct": eta_max_error(etas, now, ETA_MIN_SECONDS_LEFT),
+            "eta_max_error_after_10pct_any_time_left": eta_max_error(etas, now),
+            "eta_trace": eta_trace,
         }
     finally:
         daemon.stop()
 
 
+def _wait_for_the_writer_right(client: Any, timeout: float = 60.0) -> None:
+    """A daemon is long-running: the clock starts once it holds the cluster's writer right, as an operator's
+    would, not while its writer group forms (Kafka's group.initial.rebalance.delay.ms, 3 s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (client.status().get("writer") or {}).get("self"):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the daemon did not get the writer right in {timeout} s")
+
+
 def _one_run(  # noqa: PLR0917  # one run's every input
-    cluster: Any, probe: Any, tool: Any, scenario: str, who: str, sizes: Sizes, workdir: Path
+    cluster: Any,
+    probe: Any,
+    tool: Any,
+    scenario: str,
+    who: str,
+    sizes: Sizes,
+    workdir: Path,
+    limits: Mapping[str, Any] = MappingProxyType({}),
 ) -> dict[str, Any]:
+    """One tool's run of one scenario from a fresh topic, with its figures. `limits`: reassignd's other
+    than the throttle (its defaults otherwise)."""
+    from reassignd.demo_kafka import _read
     from reassignd.localkafka.load import RateProducer
     from reassignd.localkafka.probe import ReassignmentSampler
 
@@ -260,6 +334,7 @@ def _one_run(  # noqa: PLR0917  # one run's every input
     plan = plan_document(target)
     _recreate_topic(probe, bootstrap, start, sizes)
     throttles_before = probe.throttle_configs([TOPIC])
+    simulated = _simulated(who, asyncio.run(_read(bootstrap)), plan, sizes.rate, sizes, limits)
     load_before = os.getloadavg()[0]
     extra: dict[str, Any] = {}
     with (
@@ -268,17 +343,21 @@ def _one_run(  # noqa: PLR0917  # one run's every input
         IsrSampler(probe) as isr,
     ):
         if who == "stock":
-            took = _run_stock(tool, plan, sizes.rate)
+            took, extra = _run_stock(tool, plan, sizes.rate)
         else:
             took, extra = _run_reassignd(
-                bootstrap, workdir / f"daemon-{scenario}-{time.time_ns()}", plan, sizes.rate, sizes
+                bootstrap,
+                workdir / f"daemon-{scenario}-{time.time_ns()}",
+                plan,
+                {**_throttle_limits(sizes.rate), **limits},
+                simulated,
             )
     report = producer.report
     replicas = probe.replicas(TOPIC)
     wrong = {p: replicas[p] for p, r in target.items() if replicas[p] != r}
     if wrong:
         raise AssertionError(f"{who} {scenario}: replicas not the plan's: {wrong}")
-    left = {k: v for k, v in probe.throttle_configs([TOPIC]).items() if throttles_before.get(k) != v}
+    left = throttle_changes(throttles_before, probe.throttle_configs([TOPIC]))
     p99 = report.latency_quantile(0.99)
     figures = {
         "tool": who,
@@ -293,6 +372,8 @@ def _one_run(  # noqa: PLR0917  # one run's every input
         "producer_errors": dict(report.errors),
         "leader_skew_after": leader_skew(probe.leaders(TOPIC), sorted(cluster.brokers)),
         "throttles_left": left,
+        "simulated_s": round(simulated, 1),
+        "simulator_error": round(abs(simulated - took) / took, 3),
         **extra,
     }
     print(f"   {scenario} {who}: {figures['makespan_s']} s, load {figures['load_1min_before']}", flush=True)
@@ -314,6 +395,12 @@ def _summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "rehearsal_error": med(ours, "rehearsal_error"),
         "rehearsal_predicted_s": med(ours, "rehearsal_predicted_s"),
         "eta_max_error_after_10pct": med(ours, "eta_max_error_after_10pct"),
+        "eta_max_error_after_10pct_any_time_left": med(ours, "eta_max_error_after_10pct_any_time_left"),
+        "simulated_makespan_s": {"stock": med(stock, "simulated_s"), "reassignd": med(ours, "simulated_s")},
+        "simulator_error": {
+            "stock": med(stock, "simulator_error"),
+            "reassignd": med(ours, "simulator_error"),
+        },
         "peak_moves_per_broker": {
             "stock": max((r["peak_moves_per_broker"] for r in stock), default=None),
             "reassignd": max((r["peak_moves_per_broker"] for r in ours), default=None),

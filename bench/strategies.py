@@ -281,6 +281,10 @@ class Run:
 
 
 def run_stock(case: Case, max_seconds: float) -> Run:
+    return run_stock_on(make_meter(case), case.limits, case.cycle_interval, max_seconds)
+
+
+def run_stock_on(meter: Meter, limits: Limits, verify_interval: float, max_seconds: float) -> Run:
     """kafka-reassign-partitions --execute --throttle, then --verify every cycle interval until done.
 
     As tools/.../reassign/ReassignPartitionsCommand.java does: leader entries for every current replica of
@@ -290,14 +294,13 @@ def run_stock(case: Case, max_seconds: float) -> Run:
     moving it DELETEs the two lists on the plan's topics and the three broker throttle keys on every live
     broker (clearAllThrottles).
     """
-    meter = make_meter(case)
     sim = meter.sim
-    leader_rate, follower_rate = case.limits.leader_throttled_rate, case.limits.follower_throttled_rate
+    leader_rate, follower_rate = limits.leader_throttled_rate, limits.follower_throttled_rate
     throttle = leader_rate if leader_rate is not None else follower_rate  # the tool takes one --throttle
     leader_entries: dict[str, list[str]] = {}
     follower_entries: dict[str, list[str]] = {}
     brokers: set[int] = set()
-    for tp, target in sorted(case.plan.targets.items()):
+    for tp, target in sorted(meter.plan.targets.items()):
         current = sim.topics[tp.topic].partitions[tp.partition].replicas
         brokers.update(current, target)
         leader_entries.setdefault(tp.topic, []).extend(f"{tp.partition}:{b}" for b in current)
@@ -318,11 +321,11 @@ def run_stock(case: Case, max_seconds: float) -> Run:
                     (config_keys.FOLLOWER_REPLICATION_THROTTLED_RATE, 0, str(throttle)),
                 ]
                 sim.incremental_alter_configs(BROKER, str(broker), rates)
-    for tp, target in sorted(case.plan.targets.items()):
+    for tp, target in sorted(meter.plan.targets.items()):
         sim.alter_partition_reassignment(tp.topic, tp.partition, list(target))
     cycles = 0
     while meter.moving() and sim.now < max_seconds:
-        meter.advance(case.cycle_interval)
+        meter.advance(verify_interval)
         cycles += 1
     finished = not meter.moving()
     if throttle is not None:

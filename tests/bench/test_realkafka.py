@@ -9,6 +9,7 @@ from bench.bench_realkafka import (
     leader_skew,
     median_or_none,
     target_assignment,
+    throttle_changes,
 )
 
 
@@ -23,6 +24,25 @@ def test_eta_max_error_from_ten_percent_on() -> None:
     samples = [(10.0, 5.0, 1000.0), (20.0, 20.0, 100.0), (60.0, 70.0, 40.0), (90.0, 95.0, None)]
     assert eta_max_error(samples, 100.0) == 0.25
     assert eta_max_error([(0.0, 5.0, 10.0)], 100.0) is None
+
+
+def test_eta_error_is_judged_where_enough_time_is_left() -> None:
+    # finished at 100: at t=98 the ETA says 1 s for 2 (50% off, the cycle's and the poll's granularity)
+    samples = [(20.0, 20.0, 84.0), (98.0, 99.0, 1.0)]
+    assert eta_max_error(samples, 100.0) == 0.5
+    assert eta_max_error(samples, 100.0, min_left=5.0) == 0.05
+
+
+def test_throttle_changes_count_a_removed_config() -> None:
+    # the stock tool's --verify removes an operator's broker rate: a run's figures must show it
+    before = {"broker 3: leader.replication.throttled.rate": "1000000000", "broker 1: x": "1"}
+    after = {"broker 1: x": "2", "topic t: leader.replication.throttled.replicas": "0:1"}
+    assert throttle_changes(before, after) == {
+        "broker 1: x": "2",
+        "broker 3: leader.replication.throttled.rate": None,
+        "topic t: leader.replication.throttled.replicas": "0:1",
+    }
+    assert throttle_changes(before, dict(before)) == {}
 
 
 def test_leader_skew_counts_brokers_leading_nothing() -> None:
