@@ -47,6 +47,15 @@ RACKS = {
 }
 MIN_ISR = 2
 STOCK_VERIFY_INTERVAL = 2.0
+# (partitions, bytes each, rate, leader throttle too): copies into one broker, real against simulated
+CALIBRATION = [
+    (1, 8 * MIB, 1 * MIB, False),
+    (4, 8 * MIB, 1 * MIB, False),
+    (4, 8 * MIB, 1 * MIB, True),
+    (8, 4 * MIB, 4 * MIB, True),
+    (2, 2 * MIB, 100 * 1000, False),
+]
+CALIBRATION_QUICK = [(2, 2 * MIB, 512 * 1024, True)]
 
 
 # -- pure figures from samples (tested in tests/bench/test_realkafka.py) ------------------------------------
@@ -380,6 +389,88 @@ def _one_run(  # noqa: PLR0917  # one run's every input
     return figures
 
 
+# -- calibration: the simulator's copy time against the real broker's --------------------------------------
+
+
+def _simulated_copy(snapshot: Any, topic: str, n: int, rate: int, leader: bool) -> float:
+    """The simulator's seconds for the calibration's copies, from a snapshot of the live cluster."""
+    from reassignd.rehearsal import cluster_from_snapshot
+
+    sim = cluster_from_snapshot(snapshot, produce_rate=0.0)
+    sim.incremental_alter_configs(_TOPIC_RESOURCE, topic, _calibration_topic_configs(n, leader))
+    for broker, key in _calibration_rates(leader):
+        sim.incremental_alter_configs(_BROKER_RESOURCE, str(broker), [(key, 0, str(rate))])
+    started = sim.now
+    for p in range(n):
+        sim.alter_partition_reassignment(topic, p, [1, 2, 3])
+    partitions = sim.topics[topic].partitions
+    while any(partitions[p].adding or partitions[p].replicas != [1, 2, 3] for p in range(n)):
+        sim.advance(0.1)
+    return sim.now - started
+
+
+_TOPIC_RESOURCE, _BROKER_RESOURCE = 2, 4
+
+
+def _calibration_topic_configs(n: int, leader: bool) -> list[tuple[str, int, str | None]]:
+    ops: list[tuple[str, int, str | None]] = [
+        ("follower.replication.throttled.replicas", 0, ",".join(f"{p}:3" for p in range(n)))
+    ]
+    if leader:
+        ops.append(("leader.replication.throttled.replicas", 0, ",".join(f"{p}:1" for p in range(n))))
+    return ops
+
+
+def _calibration_rates(leader: bool) -> list[tuple[int, str]]:
+    rates = [(3, "follower.replication.throttled.rate")]
+    return [*rates, (1, "leader.replication.throttled.rate")] if leader else rates
+
+
+def calibrate_copy(cluster: Any, probe: Any, n: int, size: int, rate: int, *, leader: bool) -> dict[str, Any]:
+    """N partitions of `size` on brokers [1, 2] each gain a replica on broker 3 at once, behind broker 3's
+    follower throttle (and broker 1's leader throttle): the real broker's seconds until the last is done
+    (ListPartitionReassignments every 0.1 s) beside the simulator's for the same snapshot and configs. No
+    daemon, no producer: the copy model alone."""
+    from kafka.structs import TopicPartition as KafkaTopicPartition
+
+    from reassignd.demo_kafka import _read
+    from reassignd.localkafka.load import fill
+
+    topic = f"calibration-{n}-{'leader' if leader else 'follower'}"
+    probe.create_topic(topic, {p: [1, 2] for p in range(n)}, {})
+    time.sleep(2)
+    fill(cluster.bootstrap_servers, topic, list(range(n)), size)
+    simulated = _simulated_copy(asyncio.run(_read(cluster.bootstrap_servers)), topic, n, rate, leader)
+    for key, _op, value in _calibration_topic_configs(n, leader):
+        probe.set_topic_config(topic, key, value)
+    for broker, key in _calibration_rates(leader):
+        probe.set_broker_config(broker, key, str(rate))
+    started = time.monotonic()
+    probe.kafka_python().alter_partition_reassignments(
+        {KafkaTopicPartition(topic, p): [1, 2, 3] for p in range(n)}
+    )
+    time.sleep(0.3)
+    while any(t == topic for t, _ in probe.reassignments()):
+        time.sleep(0.1)
+    real = time.monotonic() - started
+    for broker, key in _calibration_rates(leader):
+        probe.set_broker_config(broker, key, None)
+    probe.admin.delete_topics([topic])[topic].result(30)
+    time.sleep(12)  # the quota windows (11 samples of 1 s) empty before the next copy
+    row = {
+        "partitions": n,
+        "partition_bytes": size,
+        "rate": rate,
+        "leader_throttle": leader,
+        "real_s": round(real, 1),
+        "simulated_s": round(simulated, 1),
+        "lower_bound_s": round(n * size / rate, 1),
+        "simulator_error": round(abs(simulated - real) / real, 3),
+    }
+    print(f"   calibration {json.dumps(row)}", flush=True)
+    return row
+
+
 def _summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     stock = [r for r in runs if r["tool"] == "stock"]
     ours = [r for r in runs if r["tool"] == "reassignd"]
@@ -456,6 +547,10 @@ def run(quick: bool = False) -> dict[str, Any]:
         cluster.start()
         probe = ClusterProbe(cluster.bootstrap_servers)
         try:
+            figures["calibration"] = [
+                calibrate_copy(cluster, probe, n, size, rate, leader=leader)
+                for n, size, rate, leader in (CALIBRATION_QUICK if quick else CALIBRATION)
+            ]
             tool = ReassignTool(cluster.bootstrap_servers, workdir / "tool")
             for scenario in scenarios:
                 runs = []
