@@ -189,7 +189,7 @@ class SimClusterAdmin(SnapshotFromResult):
             broker_configs=broker_configs,
             cluster_configs=cluster_configs,
             cluster_id=sim.cluster_id,
-            controller_id=sim.controller_id,
+            controller_id=sim.advertised_controller(),
             deleted_topics=deleted,
             replica_dirs=MappingProxyType(replica_dirs),  # as built: no copy
             future_dirs=future_dirs,

@@ -46,6 +46,17 @@ class SimCluster(ClusterCore):
         self._rng = random.Random(seed)
         self.cluster_id = cluster_id or base64.urlsafe_b64encode(self._rng.randbytes(16)).decode().rstrip("=")
         self._topics_by_id: dict[uuid.UUID, SimTopic] = {}
+        self._advertised_rng = random.Random(seed + 1)  # apart: placement stays what the seed gives
+
+    def advertised_controller(self) -> int:
+        """The controller a Metadata or DescribeCluster answer names. ZooKeeper mode: the controller.
+        KRaft: clients cannot reach the quorum, so each answer names a random unfenced broker (KafkaApis
+        `handleTopicMetadataRequest`, KRaftMetadataCache `getRandomAliveBrokerId`; KIP-590), which forwards
+        controller requests; -1 when none is."""
+        if self.kafka.zookeeper:
+            return self.controller_id
+        online = sorted(b for b, broker in self.brokers.items() if broker.online)
+        return self._advertised_rng.choice(online) if online else -1
 
     # -- construction ----------------------------------------------------------------------------------
 

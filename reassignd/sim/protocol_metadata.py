@@ -137,8 +137,7 @@ def handle_metadata(ctx: RequestContext, request: Any) -> bytes:
 
 
 def _controller(ctx: RequestContext) -> int:
-    controller = ctx.cluster.controller_id
-    return controller if controller is not None else -1
+    return ctx.cluster.advertised_controller()
 
 
 ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2

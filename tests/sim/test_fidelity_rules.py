@@ -254,3 +254,20 @@ def test_produce_acks_is_checked() -> None:
         _cluster().set_produce_rate("t", 0, MB, acks="0")
     with pytest.raises(ValueError, match="network"):
         _cluster().set_network(1, -1.0, None)
+
+
+def test_kraft_metadata_names_a_random_unfenced_broker_as_the_controller() -> None:
+    """KRaft: clients cannot reach the quorum, so Metadata and DescribeCluster name a random live broker
+    (KafkaApis.handleTopicMetadataRequest, KRaftMetadataCache.getRandomAliveBrokerId; measured on 4.4 in
+    tests/realkafka/test_controller_routing.py); ZooKeeper mode names the controller."""
+    from reassignd.sim.kafka_version import KafkaVersion
+    from reassignd.sim.model import SimCluster
+    from reassignd.sim.scenario import load_scenario
+
+    scenario = load_scenario({"brokers": [{"id": i} for i in range(1, 5)], "topics": []})
+    kraft = SimCluster.from_scenario(scenario, seed=3)
+    kraft.stop_broker(2)
+    named = {kraft.advertised_controller() for _ in range(200)}
+    assert named == {1, 3, 4}
+    zookeeper = SimCluster.from_scenario(scenario, seed=3, kafka=KafkaVersion("3.9", "zookeeper"))
+    assert {zookeeper.advertised_controller() for _ in range(50)} == {zookeeper.controller_id}
