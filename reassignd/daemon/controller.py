@@ -224,6 +224,7 @@ class Controller(ControllerApi):
             started, ok = time.monotonic(), False
             try:
                 status = await self._cycle()
+                await self.ownership.settle()  # a state changed after the cycle's last write
                 ok = True
             finally:
                 self.metrics.observe_cycle(time.monotonic() - started, ok)

@@ -8,7 +8,8 @@ cycle: the commit marks the marker stale (no I/O, `committed`), and the next clu
 (`flush`, awaited in the controller's guard). No cluster write ever goes out before the marker of the store
 transaction that precedes it is in Kafka; a marker that cannot be written refuses the write, and the cycle
 rebuilds its run as after a failed commit. A principal refused the marker (no `Read` on
-`__consumer_offsets`) is told once, and the daemon goes on without it (the cross-check then sees nothing).
+`__consumer_offsets`, which docs/deployment.md's ACLs do not grant) is told once, as a warning, and the
+daemon goes on without it (the cross-check then sees nothing).
 """
 
 from __future__ import annotations
@@ -90,12 +91,20 @@ class Ownership:
             if exc.code not in AUTHORIZATION_ERRORS:
                 raise
             self._refused = True
-            log.error(
+            log.warning(  # an ACL the deployment chose not to grant: said once, not an error
                 "the ownership marker is refused (ACLs: Read on topic __consumer_offsets); the store "
                 "cross-check at start is off",
                 error=str(exc),
             )
         self.pending = False
+
+    async def settle(self) -> None:
+        """At the end of a cycle: a marker still stale (the plan ended, or throttles were put back, after
+        the cycle's last cluster write) is sent now; a failure is retried by the next write or cycle."""
+        try:
+            await self.flush()
+        except Exception as exc:
+            log.warning("the ownership marker could not be written; retried", error=repr(exc))
 
     async def current(self, state: str | None = None) -> Marker:
         originals = await self.store.original_configs()
@@ -122,12 +131,13 @@ class Ownership:
         marker = await self._read()
         found: tuple[str, ...] = ()
         if marker is not None:
-            plans = {p.id: p.status.value for p in await self.store.list_plans()}
+            records = await self.store.list_plans()
             originals = await self.store.original_configs()
             store = StoreSide(
                 await self.store.last_seq(),
-                plans,
+                {p.id: p.status.value for p in records},
                 frozenset((r.type, r.name, key) for r, key in originals),
+                active=any(not p.status.terminal for p in records),
             )
             self.seen = await cluster_side(cluster, marker)
             found = crosscheck.findings(marker, store, self.seen)
@@ -149,7 +159,7 @@ class Ownership:
             if exc.code not in AUTHORIZATION_ERRORS:
                 raise
             self._refused = True
-            log.error("the ownership marker cannot be read (ACLs); no cross-check", error=str(exc))
+            log.warning("the ownership marker cannot be read (ACLs); no cross-check", error=str(exc))
             return None
         if raw is None:
             return None

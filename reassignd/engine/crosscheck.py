@@ -98,6 +98,8 @@ class StoreSide:
     """Plan id → status, as the store has them."""
     originals: frozenset[ConfigKey]
     """The throttle configs the store holds an original for."""
+    active: bool = False
+    """The store has a plan queued, running, paused or cancelling: something it would go on with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +122,17 @@ def still_set(marker: Marker, cluster: ClusterSide) -> tuple[ConfigKey, ...]:
 
 def findings(marker: Marker | None, store: StoreSide, cluster: ClusterSide) -> tuple[str, ...]:
     """What the comparison found, in words an operator can act on; () when the store explains the cluster.
-    No marker (a cluster reassignd never wrote to, or one whose marker Kafka expired): nothing to compare."""
+    No marker (a cluster reassignd never wrote to, or one whose marker Kafka expired): nothing to compare.
+    A store older than the marker is a finding unless nothing can mislead: the marker's plan had ended,
+    the store has no plan to go on with, and the cluster shows nothing of ours (no move on the marker's
+    topics, every config it names as before us): a new store on a cluster whose last writer finished
+    cleanly (a replaced host, the next test on a shared cluster) starts as any new store does."""
     if marker is None:
         return ()
     plan = f"plan {marker.plan} ({marker.state})" if marker.plan else f"state {marker.state}"
+    moving, left = ours_in_flight(marker, cluster), still_set(marker, cluster)
     reasons: list[str] = []
-    if marker.seq > store.seq:
+    if marker.seq > store.seq and (marker.state in ACTIVE_STATES or store.active or moving or left):
         what = "an empty store" if store.seq == 0 else f"the store ends at journal entry #{store.seq}"
         reasons.append(
             f"{what}, but this cluster's ownership marker says the writer's store reached #{marker.seq} "
@@ -142,7 +149,6 @@ def findings(marker: Marker | None, store: StoreSide, cluster: ClusterSide) -> t
         )
     if not reasons:
         return ()
-    moving, left = ours_in_flight(marker, cluster), still_set(marker, cluster)
     seen = (
         f"the cluster shows {len(moving)} reassignment(s) in flight on topics that plan throttled"
         f"{' (' + _moves(moving) + ')' if moving else ''} and {len(left)} throttle config(s) it set"

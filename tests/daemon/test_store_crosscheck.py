@@ -163,6 +163,10 @@ async def test_a_restart_on_its_own_store_is_not_held_and_the_marker_costs_a_wri
     assert d.throttle_configs() == before
     assert len(marker.writes) <= 12, marker.writes  # per state change, never per cycle (hundreds ran)
 
+    fresh = _controller(d, AsyncStore(SqliteStore(tmp_path / "replaced-host")), marker)
+    await fresh.start()  # the last writer finished cleanly: a new store starts as any new store does
+    assert await fresh.cycle() == "idle" and fresh.findings == ()
+
 
 def test_the_decision_names_what_it_found() -> None:
     marker = Marker(
@@ -180,6 +184,11 @@ def test_the_decision_names_what_it_found() -> None:
     (found,) = findings(marker, StoreSide(12, {}, frozenset()), cluster)
     assert "ends at journal entry #12" in found and "reached #40" in found and "plan p1 (running)" in found
     assert "1 reassignment(s) in flight" in found and "(t-0)" in found and "2 throttle config(s)" in found
+    ended = Marker(seq=40, plan="p1", state="completed", written=marker.written)
+    clean = ClusterSide(frozenset({TopicPartition("other", 0)}), dict(ended.written))
+    assert findings(ended, StoreSide(0, {}, frozenset()), clean) == (), "a finished writer, a new store"
+    assert findings(ended, StoreSide(3, {"p0": "queued"}, frozenset(), active=True), clean)
+    assert findings(ended, StoreSide(0, {}, frozenset()), cluster), "ours still on the cluster"
     (unknown,) = findings(marker, StoreSide(40, {"p1": "running"}, frozenset()), cluster)
     assert "no original in the store" in unknown
     assert Marker.decode(marker.encode()) == marker
