@@ -72,7 +72,8 @@ class ControllerApi(CommandHost):
         await self.authority.settled()
         self._require_leader()
         if self.ownership.due:  # a request that writes before the first cycle: the cross-check first
-            await self.crosscheck()
+            if (unchecked := await self.crosscheck()) is not None:
+                raise ServiceError("unavailable", unchecked)
             self._require_leader()
 
     async def crosscheck(self) -> str | None:

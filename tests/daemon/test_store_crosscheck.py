@@ -194,3 +194,24 @@ def test_the_decision_names_what_it_found() -> None:
     assert Marker.decode(marker.encode()) == marker
     small = Marker.decode(marker.encode(budget=160))
     assert small.partial and len(small.written) < 2
+
+
+async def test_a_cross_check_that_cannot_read_writes_nothing_and_is_made_again(tmp_path: Path) -> None:
+    marker = SimMarker()
+    d, _live, _plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    throttles, moving = d.throttle_configs(), d.reassigning()
+    read = marker.read
+
+    def unreachable() -> tuple[int, str] | None:
+        raise OSError("the coordinator does not answer")
+
+    marker.read = unreachable  # type: ignore[method-assign]
+    controller = _controller(d, AsyncStore(SqliteStore(backup)), marker)
+    await controller.start()
+    assert (await controller.cycle()).startswith("held: the store's cross-check cannot read the cluster")
+    with pytest.raises(ServiceError, match="cross-check cannot read") as refused:
+        await controller.set_throttles({"leader.reassignment.throttled.rate": 5_000_000})
+    assert refused.value.code == "unavailable"
+    assert d.throttle_configs() == throttles and sorted(d.reassigning()) == sorted(moving)
+    marker.read = read  # type: ignore[method-assign]
+    assert await controller.cycle() == HELD  # made again: the older store is found
