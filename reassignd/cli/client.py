@@ -176,10 +176,13 @@ def register(subparsers: Any) -> None:
         "write until then; `reassignd status` lists the findings)",
     )
     recover.add_argument(
-        "--adopt",
-        action="store_true",
-        help="take the store as it is and the cluster as it shows, and go on (journaled)",
+        "--mode",
+        choices=("adopt", "cleanup"),
+        help="adopt: take the store as it is and the cluster as it shows, and go on; cleanup: cancel the "
+        "reassignments in flight and put back the throttle configs that the cluster's ownership marker "
+        "proves our lost plan's, then go on (both journaled)",
     )
+    recover.add_argument("--adopt", action="store_true", help="the same as --mode adopt")
     _register_propose(add)
     _register_roles(add)
     anomalies.add_commands(add)
@@ -971,15 +974,20 @@ def kafka_list_text(items: list[dict[str, Any]]) -> str:
 
 
 def _recover(args: argparse.Namespace, client: ApiClient) -> int:
-    if not args.adopt:
-        raise InvalidInputError(
-            "arguments", [Problem("recover", "--adopt", "required: the one decision offered")]
-        )
-    answer = client.recover("adopt")
+    mode = args.mode or ("adopt" if args.adopt else None)
+    if mode is None or (args.adopt and mode != "adopt"):
+        problem = "required: adopt or cleanup" if mode is None else f"--adopt contradicts --mode {mode}"
+        raise InvalidInputError("arguments", [Problem("recover", "--mode", problem)])
+    answer = client.recover(mode)
     if args.json:
         print_json(answer)
         return 0
-    lines = [f"adopted: {finding}" for finding in answer["adopted"]]
+    verb = "adopted" if mode == "adopt" else "cleaned up"
+    lines = [f"{verb}: {finding}" for finding in answer["findings"]]
+    lines += [f"cancelled the reassignment of {name}" for name in answer.get("cancelled", ())]
+    for row in answer.get("restored", ()):
+        value = "deleted" if row["value"] is None else f"set back to {row['value']}"
+        lines.append(f"{row['resource']} {row['name']} {row['key']}: {value}")
     lines.append("the daemon writes to the cluster again; `reassignd status` shows where it goes on")
     _print_lines(lines)
     return 0

@@ -22,6 +22,8 @@ with warnings.catch_warnings():
         HeartbeatRequest,
         JoinGroupRequest,
         LeaveGroupRequest,
+        OffsetCommitRequest,
+        OffsetFetchRequest,
         SyncGroupRequest,
     )
     from kafka.protocol.metadata import FindCoordinatorRequest
@@ -34,6 +36,8 @@ __all__ = [
     "KafkaAdminClient",
     "KpTopicPartition",
     "LeaveGroupRequest",
+    "OffsetCommitRequest",
+    "OffsetFetchRequest",
     "SyncGroupRequest",
     "broker_configs_request",
     "kafka_errors",

@@ -23,6 +23,7 @@ from aiohttp import web
 from reassignd import config_keys, logs
 from reassignd.cluster.errors import KafkaErrorInfo
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+from reassignd.cluster.marker import KafkaMarker
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
 from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
@@ -238,7 +239,9 @@ class Daemon:
             probe_timeout=float(config[config_keys.CLUSTER_PROBE_TIMEOUT_SECONDS]),
             probe_interval=float(config[config_keys.CLUSTER_PROBE_INTERVAL_SECONDS]),
             healing=healing_settings_from(config),
+            marker=KafkaMarker(cluster.group_transport(), writer.membership),
         )
+        controller.ownership.node = node_name(config)
         controller.healing.interval = float(config[config_keys.SELF_HEALING_CHECK_INTERVAL_SECONDS])
         bridge = None
         if events is not None:
@@ -504,6 +507,8 @@ class Daemon:
                 await started.runner.cleanup()
                 # calls to a cluster that does not answer would only wait out their timeouts: left
                 await started.cluster.close(wait=started.controller.link.state.reachable)
+                if isinstance(marker := started.controller.ownership.port, KafkaMarker):
+                    await asyncio.to_thread(marker.close)
                 await started.store.close()
                 if started.proposals is not None:
                     await started.proposals.close()

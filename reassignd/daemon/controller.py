@@ -34,6 +34,7 @@ from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.healing import SelfHealing
 from reassignd.daemon.link import Link, LinkLost
 from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.ownership import MarkerPort, Ownership
 from reassignd.daemon.plan_commands import PlanCommands
 from reassignd.daemon.roles import decommissioned
 from reassignd.daemon.service import JSON
@@ -53,11 +54,7 @@ from reassignd.engine.run.reachability import Reached, Unreachable
 from reassignd.logs import get_logger
 from reassignd.model import ReassignmentPlan
 from reassignd.store.aio import AsyncStore, StoreState
-from reassignd.store.base import (
-    BrokerRole,
-    PlanRecord,
-    PlanSummary,
-)
+from reassignd.store.base import BrokerRole, PlanRecord, PlanSummary
 
 __all__ = ["AutoThrottle", "Controller"]
 
@@ -97,6 +94,7 @@ class Controller(ControllerApi):
         probe_timeout: float = 10.0,
         probe_interval: float = 5.0,
         healing: HealingSettings | None = None,
+        marker: MarkerPort | None = None,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -106,7 +104,9 @@ class Controller(ControllerApi):
         self.clock = clock
         self.events = events
         self.wake: Callable[[], None] = wake or (lambda: None)
-        self.guard = guard or _no_guard
+        self.ownership = Ownership(marker, store)
+        """The ownership marker kept in Kafka, and the store's cross-check against the cluster at start."""
+        self.guard = self.ownership.guarded(guard or _no_guard)
         self.effect_hook: EffectHook | None = None
         """Called before each effect (tests crash the daemon at exact effect boundaries with it)."""
         self.authority = WriteAuthority()
@@ -200,6 +200,7 @@ class Controller(ControllerApi):
         async with self.lock:
             authority.is_leader, authority.leader_address = is_leader, None if is_leader else leader_address
             self.run, self.idle = None, None
+            self.ownership.due = self.ownership.due or is_leader
             self.metrics.set_leader(is_leader)
             await self.refresh_records()
             await self.tuning.load(leading=self.is_leader)
@@ -214,6 +215,8 @@ class Controller(ControllerApi):
         if not self.is_leader:
             self.publish("standby")
             return "standby"
+        if self.ownership.due and (unchecked := await self.crosscheck()):
+            return unchecked
         if self.findings:
             self.publish(HELD)
             return HELD
@@ -221,6 +224,7 @@ class Controller(ControllerApi):
             started, ok = time.monotonic(), False
             try:
                 status = await self._cycle()
+                await self.ownership.settle()  # a state changed after the cycle's last write
                 ok = True
             finally:
                 self.metrics.observe_cycle(time.monotonic() - started, ok)

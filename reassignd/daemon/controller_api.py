@@ -4,7 +4,7 @@ that serves it, and refused first when this daemon may not write (authority.py) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from reassignd.cluster.api import ClusterAdmin
@@ -16,6 +16,7 @@ from reassignd.daemon.host import CommandHost
 from reassignd.daemon.journal import journal_page
 from reassignd.daemon.link import Link
 from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.ownership import Ownership, cancel_active, recovered_batch
 from reassignd.daemon.plan_commands import PlanCommands
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.daemon.status import (
@@ -28,11 +29,12 @@ from reassignd.daemon.status import (
 from reassignd.daemon.tuning import Commit
 from reassignd.logs import get_logger
 from reassignd.model import Problem, ReassignmentPlan, shown
-from reassignd.store.base import Event, EventKind, WriteBatch
+from reassignd.store.base import PlanSummary
 
 log = get_logger("reassignd.controller")
 
 HELD = "held: the state store does not explain itself (reassignd recover)"
+RECOVER_MODES = ("adopt", "cleanup")
 
 
 class ControllerApi(CommandHost):
@@ -46,8 +48,11 @@ class ControllerApi(CommandHost):
     brokers: BrokerCommands
     healing: SelfHealing
     findings: tuple[str, ...]
-    """What the store found wrong with itself at open: every cluster write is held until an operator
-    decides (`recover`)."""
+    """What the store found wrong with itself at open, and the cross-check against the cluster when this
+    daemon became the writer: every cluster write is held until an operator decides (`recover`)."""
+    ownership: Ownership
+    guard: Callable[[], Awaitable[None]]
+    records: dict[str, PlanSummary]
 
     @property
     def is_leader(self) -> bool:
@@ -66,6 +71,27 @@ class ControllerApi(CommandHost):
         """Raises unless this daemon may write, after waiting a moment for the writer group to form."""
         await self.authority.settled()
         self._require_leader()
+        if self.ownership.due:  # a request that writes before the first cycle: the cross-check first
+            if (unchecked := await self.crosscheck()) is not None:
+                raise ServiceError("unavailable", unchecked)
+            self._require_leader()
+
+    async def crosscheck(self) -> str | None:
+        """The store against the cluster, once this daemon is the writer and before its first write
+        (daemon/ownership.py); a status to end the cycle with when it could not be made."""
+        try:
+            found = await self.ownership.crosscheck(self.cluster)
+        except Exception as exc:  # the cluster or the group out of reach: checked again next cycle
+            log.warning("store cross-check: cannot read the cluster; nothing is written", error=repr(exc))
+            status = f"held: the store's cross-check cannot read the cluster ({exc})"
+            self.publish(status)
+            return status
+        if found:
+            self.findings = (*self.findings, *found)
+            self.metrics.set_store_findings(len(self.findings))
+            self.emit("store.findings", findings=list(found))
+            self.publish()
+        return None
 
     def _require_leader(self) -> None:
         if not self.is_leader:
@@ -78,31 +104,44 @@ class ControllerApi(CommandHost):
         return self.authority.refusal(unreachable, self.view.waits_for_the_writer_right())
 
     async def recover(self, request: Mapping[str, Any]) -> JSON:
-        """`POST /v1/recover`: the operator's decision on what the store found at start. `adopt`: the store
-        as it is and the cluster as it shows; the hold ends and the daemon goes on (journaled)."""
+        """`POST /v1/recover`: the operator's decision on what was found at start. `adopt`: the store as it
+        is and the cluster as it shows. `cleanup`: the reassignments in flight the ownership marker proves
+        ours are cancelled, the throttle configs it names put back as they were before our first write,
+        and a plan the store still runs is cancelled. Either way journaled, the marker rewritten to say
+        what the store says, and the hold ends."""
         mode = request.get("mode")
-        if mode != "adopt":  # a 400 naming the field and the value (invalid_input was no API code: 500)
+        if mode not in RECOVER_MODES:  # a 400 naming the field and the value
+            expected = "must be 'adopt' or 'cleanup'"
             raise ServiceError(
                 "invalid_request",
-                f"mode: must be 'adopt', got {shown(mode)}",
-                (Problem("request", "mode", f"must be 'adopt', got {shown(mode)}"),),
-                details={"field": "mode"},
+                f"mode: {expected}, got {shown(mode)}",
+                (Problem("request", "mode", f"{expected}, got {shown(mode)}"),),
+                details={"field": "mode", "value": mode if isinstance(mode, str | int | float) else None},
             )
         if not self.is_leader:
             raise self._not_leader()
         if not self.findings:
             raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
         async with self.lock:
-            found = self.findings
-            await self.store.commit(
-                WriteBatch().append(Event(EventKind.ERROR, data={"recovered": mode, "findings": list(found)}))
-            )
+            found, done = self.findings, None
+            if mode == "cleanup":
+                done = await self.ownership.cleanup(self.cluster, self.guard)
+                if done["errors"]:
+                    raise ServiceError("unavailable", f"cleanup incomplete: {'; '.join(done['errors'])}")
+            batch = recovered_batch(mode, found, done, self.ownership.marker, self.ownership.seen)
+            if mode == "cleanup":
+                cancel_active(batch, {p.id: p.status for p in self.records.values()})
+            await self.store.commit(batch)
+            self.ownership.held = False
+            await self.ownership.flush("recovered")
             self.findings = ()
             self.metrics.set_store_findings(0)
+            await self.refresh_records()
             self.publish()
-        log.warning("store findings adopted by an operator; cluster writes resume", findings=list(found))
+        log.warning("store findings decided by an operator; writes resume", mode=mode, findings=list(found))
         self.wake()
-        return {"mode": mode, "adopted": list(found), "status": self.daemon_status()}
+        answer: JSON = {"mode": mode, "findings": list(found), **(done or {"adopted": list(found)})}
+        return {**answer, "status": self.daemon_status()}
 
     # -- ControllerService: see reassignd/daemon/service.py -----------------------------------------
 

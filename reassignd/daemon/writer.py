@@ -125,6 +125,14 @@ class WriterLease:
         age = "never" if confirmed is None else f"{self.clock() - confirmed:.2f}s ago"
         raise NotTheWriter(f"writer lease expired: last confirmed {age} (lease {self.lease_seconds:.2f}s)")
 
+    def membership(self) -> tuple[str, int | None, str, int]:
+        """(group, coordinator, member id, generation) while we hold the right; outside it the member id is
+        empty and the generation -1 (an offset commit Kafka accepts only while the group is empty)."""
+        with self._lock:
+            if self._holding_locked():
+                return self.group, self._coordinator, self._member_id, self._generation
+        return self.group, None, "", -1
+
     def _confirm(self, sent: float) -> None:
         with self._lock:
             if self._leader and (self._confirmed_at is None or sent > self._confirmed_at):

@@ -36,11 +36,13 @@ NONE = 0
 COORDINATOR_NOT_AVAILABLE = 15
 NOT_COORDINATOR = 16
 ILLEGAL_GENERATION = 22
+OFFSET_METADATA_TOO_LARGE = 12
 INCONSISTENT_GROUP_PROTOCOL = 23
 INVALID_GROUP_ID = 24
 UNKNOWN_MEMBER_ID = 25
 INVALID_SESSION_TIMEOUT = 26
 REBALANCE_IN_PROGRESS = 27
+GROUP_ID_NOT_FOUND = 69
 MEMBER_ID_REQUIRED = 79
 
 EMPTY, PREPARING_REBALANCE = "Empty", "PreparingRebalance"
@@ -51,6 +53,7 @@ COMPLETING_REBALANCE, STABLE = "CompletingRebalance", "Stable"
 INITIAL_REBALANCE_DELAY_MS = 3000
 MIN_SESSION_TIMEOUT_MS = 6000
 MAX_SESSION_TIMEOUT_MS = 1_800_000
+OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000  # GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS
 
 Reply = Callable[[dict[str, Any]], None]
@@ -114,6 +117,9 @@ class GroupCoordinator:
         self.clock = clock
         self.initial_delay_ms = initial_rebalance_delay_ms
         self.groups: dict[str, Group] = {}
+        self.offsets: dict[str, dict[tuple[str, int], tuple[int, str | None]]] = {}
+        """Committed offsets per group: (topic, partition) → (offset, metadata). Kept while the group is
+        Empty (Kafka keeps them until offsets.retention.minutes after it emptied; never expired here)."""
         self._ids = itertools.count(1)
 
     # -- requests ------------------------------------------------------------------------------------
@@ -245,6 +251,42 @@ class GroupCoordinator:
                     self._maybe_complete_join(group)
             errors.append(NONE)
         return errors
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        generation: int,
+        offsets: dict[tuple[str, int], tuple[int, str | None]],
+        *,
+        api_version: int = 9,
+    ) -> int:
+        """OffsetCommit's group checks, as OffsetMetadataManager.validateOffsetCommit and
+        ClassicGroup.validateOffsetCommit make them: no check of the protocol type, so a group of ours
+        (protocol type `reassignd`) commits as a consumer group does. Returns the error code (0: stored)."""
+        self.tick()
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation >= 0:
+                return GROUP_ID_NOT_FOUND if api_version >= 9 else ILLEGAL_GENERATION
+            group = self.groups[group_id] = Group(group_id)  # a "simple" group, Empty
+        if not (generation < 0 and group.state == EMPTY):
+            if generation >= 0 or member_id:
+                if member_id not in group.members:
+                    return UNKNOWN_MEMBER_ID
+                if generation != group.generation:
+                    return ILLEGAL_GENERATION
+            elif group.state != EMPTY:
+                return UNKNOWN_MEMBER_ID
+            if group.state == COMPLETING_REBALANCE:
+                return REBALANCE_IN_PROGRESS
+        if any(len((meta or "").encode()) > OFFSET_METADATA_MAX_BYTES for _, meta in offsets.values()):
+            return OFFSET_METADATA_TOO_LARGE
+        self.offsets.setdefault(group_id, {}).update(offsets)
+        return NONE
+
+    def fetch_offsets(self, group_id: str) -> dict[tuple[str, int], tuple[int, str | None]]:
+        return dict(self.offsets.get(group_id, {}))
 
     def describe(self, group_id: str) -> dict[str, Any] | None:
         group = self.groups.get(group_id)

@@ -26,6 +26,10 @@ lease): read at tags 3.7.0 and 3.8.0 and branch 3.9 (FindCoordinator v5 is new i
 KIP-932); 4.0.0 removed JoinGroup v0-1 (KIP-896), and 4.0.1 and 4.1.0 added them back (KAFKA-19444,
 apache/kafka pull request 20116: older librdkafka with Kerberos sends v0-1), as a real 4.4.0 broker
 advertises (0-9, tests/realkafka/test_fidelity.py); the 4.0 row is 4.0.0's.
+OffsetCommit and OffsetFetch (the writer's ownership marker): 0-9 at tags 3.7.0 and 3.8.0; KIP-896 removed
+OffsetCommit v0-1 and OffsetFetch v0 in 4.0. Served here: OffsetCommit up to v9 (v10 names topics by id)
+and OffsetFetch up to v7 (v8+ is the multi-group layout, not modelled), from OffsetCommit v2 and OffsetFetch
+v1 in every release (kafka-python's schemas start there, as 4.0's do); reassignd asks for v2-9 and v1-7.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ JOIN_GROUP: Final = 11
 HEARTBEAT: Final = 12
 LEAVE_GROUP: Final = 13
 SYNC_GROUP: Final = 14
+OFFSET_COMMIT: Final = 8
+OFFSET_FETCH: Final = 9
 
 _KAFKA_3: Final = {
     METADATA: (0, 12),
@@ -78,6 +84,8 @@ _KAFKA_3: Final = {
     HEARTBEAT: (0, 4),
     LEAVE_GROUP: (0, 5),
     SYNC_GROUP: (0, 5),
+    OFFSET_COMMIT: (2, 9),
+    OFFSET_FETCH: (1, 7),
 }
 _KAFKA_3_8: Final = {**_KAFKA_3, FIND_COORDINATOR: (0, 5)}
 _KAFKA_3_9: Final = {**_KAFKA_3, API_VERSIONS: (0, 4), FIND_COORDINATOR: (0, 6)}

@@ -7,6 +7,13 @@ KafkaApis.scala: FindCoordinator names the broker that leads the group's __consu
 NOT_COORDINATOR (CoordinatorRuntime: the partition is not led by this broker). JoinGroup and SyncGroup are
 answered when the group gets there (the request is parked; the connection waits, as Kafka mutes it).
 JoinGroup v4+ requires a known member id (JoinGroupRequest.requiresKnownMemberId).
+
+OffsetCommit and OffsetFetch (the writer's ownership marker, docs/state-store.md): KafkaApis
+.handleOffsetCommitRequest answers UNKNOWN_TOPIC_OR_PARTITION for a partition its metadata does not have,
+before the coordinator sees it; `__consumer_offsets` counts as existing here (Kafka creates it with the
+first FindCoordinator of a group, which every writer sends), with OFFSETS_TOPIC_PARTITIONS partitions. The
+group checks are the coordinator's (groups.py `commit_offsets`). OffsetFetch: the single-group layout
+(v0-7) only, which is what the simulated releases advertise.
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ from kafka.protocol.consumer import (
     JoinGroupResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
     SyncGroupRequest,
     SyncGroupResponse,
 )
@@ -30,6 +41,8 @@ from reassignd.sim import groups as g
 from reassignd.sim.protocol import ApiSpec, RequestContext, api_spec
 
 OFFSETS_TOPIC_PARTITIONS = 50  # offsets.topic.num.partitions default
+OFFSETS_TOPIC = "__consumer_offsets"
+UNKNOWN_TOPIC_OR_PARTITION = 3
 GROUP_KEY = 0
 _MESSAGES = {
     g.NOT_COORDINATOR: "This is not the correct coordinator.",
@@ -201,6 +214,71 @@ def handle_leave_group(ctx: RequestContext, request: Any) -> Any:
     return r(version=version, throttle_time_ms=0, error_code=0, members=members)
 
 
+def _partition_exists(ctx: RequestContext, topic: str, partition: int) -> bool:
+    if topic == OFFSETS_TOPIC:
+        return 0 <= partition < OFFSETS_TOPIC_PARTITIONS
+    found = ctx.cluster.topics.get(topic)
+    return found is not None and partition in found.partitions
+
+
+def handle_offset_commit(ctx: RequestContext, request: Any) -> Any:
+    r = OffsetCommitResponse
+    version = ctx.api_version
+    rows: list[tuple[str, int, int | None]] = []  # None: to the coordinator
+    offsets: dict[tuple[str, int], tuple[int, str | None]] = {}
+    for topic in request.topics:
+        for p in topic.partitions:
+            exists = _partition_exists(ctx, topic.name, p.partition_index)
+            rows.append((topic.name, p.partition_index, None if exists else UNKNOWN_TOPIC_OR_PARTITION))
+            if exists:
+                offsets[(topic.name, p.partition_index)] = (p.committed_offset, p.committed_metadata)
+    code = g.NONE
+    if offsets:
+        if _not_here(ctx, request.group_id):
+            code = g.NOT_COORDINATOR
+        else:
+            member = request.member_id if version >= 1 else ""
+            generation = request.generation_id_or_member_epoch if version >= 1 else -1
+            code = ctx.groups.commit_offsets(
+                request.group_id, member, generation, offsets, api_version=version
+            )
+    by_topic: dict[str, list[Any]] = {}
+    for name, index, error in rows:
+        partition = r.OffsetCommitResponseTopic.OffsetCommitResponsePartition(
+            partition_index=index, error_code=code if error is None else error
+        )
+        by_topic.setdefault(name, []).append(partition)
+    topics = [r.OffsetCommitResponseTopic(name=n, partitions=ps) for n, ps in by_topic.items()]
+    return r(version=version, throttle_time_ms=0, topics=topics)
+
+
+def handle_offset_fetch(ctx: RequestContext, request: Any) -> Any:
+    """v0-7: one group, the partitions named (all the group has when `topics` is null, v2+)."""
+    r = OffsetFetchResponse
+    version = ctx.api_version
+    if _not_here(ctx, request.group_id):
+        return r(version=version, throttle_time_ms=0, topics=[], error_code=g.NOT_COORDINATOR)
+    stored = ctx.groups.fetch_offsets(request.group_id)
+    wanted = (
+        sorted(stored)
+        if request.topics is None
+        else [(t.name, i) for t in request.topics for i in t.partition_indexes]
+    )
+    by_topic: dict[str, list[Any]] = {}
+    for name, index in wanted:
+        offset, metadata = stored.get((name, index), (-1, ""))
+        partition = r.OffsetFetchResponseTopic.OffsetFetchResponsePartition(
+            partition_index=index,
+            committed_offset=offset,
+            committed_leader_epoch=-1,
+            metadata=metadata,
+            error_code=g.NONE,
+        )
+        by_topic.setdefault(name, []).append(partition)
+    topics = [r.OffsetFetchResponseTopic(name=n, partitions=ps) for n, ps in by_topic.items()]
+    return r(version=version, throttle_time_ms=0, topics=topics, error_code=g.NONE)
+
+
 def specs() -> list[ApiSpec]:
     return [
         api_spec(FindCoordinatorRequest, FindCoordinatorResponse, handle_find_coordinator),
@@ -208,4 +286,6 @@ def specs() -> list[ApiSpec]:
         api_spec(SyncGroupRequest, SyncGroupResponse, handle_sync_group),
         api_spec(HeartbeatRequest, HeartbeatResponse, handle_heartbeat),
         api_spec(LeaveGroupRequest, LeaveGroupResponse, handle_leave_group),
+        api_spec(OffsetCommitRequest, OffsetCommitResponse, handle_offset_commit, cap=9),
+        api_spec(OffsetFetchRequest, OffsetFetchResponse, handle_offset_fetch, cap=7),
     ]

@@ -142,6 +142,8 @@ class AsyncStore:
     def __init__(self, store: StateStore, health: StoreHealth | None = None) -> None:
         self.store = store
         self.health = health or StoreHealth()
+        self.committed: Callable[[WriteBatch, CommitResult], None] | None = None
+        """Told of each commit that succeeded (no I/O): the ownership marker (daemon/ownership.py)."""
 
     @property
     def findings(self) -> tuple[str, ...]:
@@ -169,7 +171,10 @@ class AsyncStore:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
     async def commit(self, batch: WriteBatch) -> CommitResult:
-        return await self._call("commit", self.store.commit, batch)
+        result = await self._call("commit", self.store.commit, batch)
+        if self.committed is not None:
+            self.committed(batch, result)
+        return result
 
     async def get_plan(self, plan_id: str) -> PlanRecord | None:
         return await self._call("get_plan", self.store.get_plan, plan_id)
@@ -191,6 +196,9 @@ class AsyncStore:
 
     async def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         return await self._call("partition_states", self.store.partition_states, plan_id)
+
+    async def last_seq(self) -> int:
+        return await self._call("last_seq", self.store.last_seq)
 
     async def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]:
         return await self._call("original_configs", self.store.original_configs)

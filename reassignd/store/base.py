@@ -403,6 +403,11 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]: ...
 
+    def last_seq(self) -> int:
+        """The newest journal sequence number ever given (0: none); pruning never lowers it."""
+        entries = self.journal(0)
+        return entries[-1].seq if entries else 0
+
     @abc.abstractmethod
     def journal(
         self,

@@ -543,6 +543,11 @@ class SqliteStore(StateStore):
         )
         return {TopicPartition(topic, partition): json.loads(state) for topic, partition, state in rows}
 
+    def last_seq(self) -> int:
+        """AUTOINCREMENT's high-water mark: it survives the pruning of every entry."""
+        rows = self._query("SELECT seq FROM sqlite_sequence WHERE name = 'journal'")
+        return int(rows[0][0]) if rows else 0
+
     def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]:
         rows = self._query(
             "SELECT resource_type, resource_name, config_key, value, recorded_at, written_json "

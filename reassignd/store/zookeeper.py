@@ -534,6 +534,11 @@ class ZooKeeperStore(StateStore):
                 rows.update(_decode_bucket(raw))
         return dict(sorted(rows.items()))
 
+    def last_seq(self) -> int:
+        """The head's journal sequence number (every commit rewrites it)."""
+        raw, _ = self.client.get(self._p("head"))
+        return int(json.loads(raw)["seq"])
+
     def original_configs(self) -> dict[tuple[ConfigResource, str], OriginalValue]:
         names = sorted(self.client.get_children(self._p("originals")))
         out = {}

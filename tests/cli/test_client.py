@@ -535,3 +535,15 @@ def test_status_says_first_that_the_store_is_unavailable() -> None:
     assert cluster_text(status, now).startswith(
         "STORE UNAVAILABLE since 10:00:00Z (5m"
     ) and "database or disk is full; nothing is written; cluster reachable" in cluster_text(status, now)
+
+
+async def test_recover_takes_a_mode_and_names_a_bad_one(daemon: Daemon) -> None:
+    result = await cli(daemon, "recover")
+    assert result.code == 2 and "--mode: required: adopt or cleanup" in result.err, result.err
+    result = await cli(daemon, "recover", "--mode", "clean")
+    assert result.code == 2 and "--mode" in result.err and "'clean'" in result.err, result.err
+    result = await cli(daemon, "recover", "--adopt", "--mode", "cleanup")
+    assert result.code == 2 and "--adopt contradicts --mode cleanup" in result.err, result.err
+    result = await cli(daemon, "recover", "--mode", "cleanup")  # a clean store: nothing to recover
+    assert result.code == 2 and "nothing to recover" in result.err, result.err
+    assert daemon.fake.calls[-1] == ("recover", {"mode": "cleanup"})

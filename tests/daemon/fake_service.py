@@ -463,8 +463,10 @@ class FakeControllerService:
         self.calls.append(("recover", dict(request)))
         self._require_ready()
         self._require_leader()
-        if request.get("mode") != "adopt":
-            raise ServiceError("invalid_request", f"mode: must be 'adopt', got {request.get('mode')!r}")
+        if request.get("mode") not in ("adopt", "cleanup"):
+            raise ServiceError(
+                "invalid_request", f"mode: must be 'adopt' or 'cleanup', got {request.get('mode')!r}"
+            )
         raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
 
     async def cancel_foreign(self, request: Mapping[str, Any]) -> JSON:

@@ -97,3 +97,37 @@ def test_a_member_that_leaves_hands_the_lead_over_at_once() -> None:
     assert coordinator.leave("reassignd.c", [a]) == [g.NONE]
     answers_b = join(coordinator, b, "b")
     assert answers_b[0]["leader"] == b
+
+
+def test_offset_commits_follow_kafkas_checks_whatever_the_protocol_type() -> None:
+    """ClassicGroup.validateOffsetCommit: no protocol-type check (a `reassignd` group keeps offsets); a
+    member commits in its generation only; no member and generation -1 only while the group is Empty."""
+    clock = Clock()
+    coordinator = g.GroupCoordinator(clock)
+    marker = {("__consumer_offsets", 0): (7, '{"v":1}')}
+    assert coordinator.commit_offsets("reassignd.c", "", -1, marker) == g.NONE  # Empty (a simple group)
+    assert coordinator.commit_offsets("reassignd.none", "m", 1, marker) == g.GROUP_ID_NOT_FOUND
+    a, _ = joined(coordinator, clock, "a")
+    clock.now += 3.1
+    coordinator.tick()
+    assert coordinator.describe("reassignd.c")["state"] == g.COMPLETING_REBALANCE
+    assert coordinator.commit_offsets("reassignd.c", a, 1, marker) == g.REBALANCE_IN_PROGRESS
+    synced: list[dict[str, Any]] = []
+    coordinator.sync(
+        group_id="reassignd.c",
+        generation=1,
+        member_id=a,
+        protocol_type="reassignd",
+        protocol_name="writer-v1",
+        assignments={a: b""},
+        reply=synced.append,
+    )
+    newer = {("__consumer_offsets", 0): (9, '{"v":1,"seq":9}')}
+    assert coordinator.commit_offsets("reassignd.c", "", -1, newer) == g.UNKNOWN_MEMBER_ID
+    assert coordinator.commit_offsets("reassignd.c", "stranger", 1, newer) == g.UNKNOWN_MEMBER_ID
+    assert coordinator.commit_offsets("reassignd.c", a, 0, newer) == g.ILLEGAL_GENERATION
+    assert coordinator.fetch_offsets("reassignd.c") == marker
+    assert coordinator.commit_offsets("reassignd.c", a, 1, newer) == g.NONE
+    assert coordinator.fetch_offsets("reassignd.c") == newer
+    too_big = {("__consumer_offsets", 0): (10, "x" * 4097)}
+    assert coordinator.commit_offsets("reassignd.c", a, 1, too_big) == g.OFFSET_METADATA_TOO_LARGE

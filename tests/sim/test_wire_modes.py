@@ -121,9 +121,12 @@ KAFKA_3_7 = {3: (0, 12), 18: (0, 3), 19: (0, 7), 20: (0, 6), 32: (0, 4), 33: (0,
 KAFKA_3_7 |= {43: (0, 2), 44: (0, 1), 45: (0, 0), 46: (0, 0), 60: (0, 1)}
 # group coordination (the one-writer lease): FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup
 KAFKA_3_7 |= {10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5)}
+# the ownership marker's OffsetCommit, OffsetFetch: the versions kafka-python decodes (kafka_version.py)
+KAFKA_3_7 |= {8: (2, 9), 9: (1, 7)}
 KAFKA_4_1 = {3: (0, 13), 18: (0, 4), 19: (2, 7), 20: (1, 6), 32: (1, 4), 33: (0, 2), 34: (1, 2), 35: (1, 4)}
 KAFKA_4_1 |= {43: (0, 2), 44: (0, 1), 45: (0, 1), 46: (0, 0), 60: (0, 2)}
 KAFKA_4_1 |= {10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5)}  # JoinGroup v0-1 back: KAFKA-19444
+KAFKA_4_1 |= {8: (2, 9), 9: (1, 7)}
 
 
 @pytest.mark.parametrize(

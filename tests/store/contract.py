@@ -352,6 +352,22 @@ class StateStoreContract:
         assert len(store.journal(limit=2)) == 2
         assert all(e.plan_id == "p" for e in store.journal(plan_id="p"))
 
+    def test_the_last_seq_is_the_newest_ever_given_and_pruning_never_lowers_it(
+        self, make_store: MakeStore
+    ) -> None:
+        """What the ownership marker compares with (engine/crosscheck.py)."""
+        now = [1000.0]
+        store = make_store(clock=lambda: now[0])
+        assert store.last_seq() == 0
+        store.submit_plan("p", PLAN)
+        store.set_plan_status("p", PlanStatus.RUNNING)
+        store.set_plan_status("p", PlanStatus.COMPLETED)
+        newest = store.journal()[-1].seq
+        assert store.last_seq() == newest
+        now[0] = 9000.0
+        assert store.prune(before=8000.0, keep_plans=0, limit=10).plans == ("p",)
+        assert store.journal() == [] and store.last_seq() == newest
+
     def test_a_step_is_started_at_most_once(self, make_store: MakeStore) -> None:
         store = make_store()
         store.submit_plan("p", PLAN)

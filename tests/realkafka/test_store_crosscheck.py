@@ -1,0 +1,122 @@
+"""Issue 31, the store cross-checked against the cluster, on a real KRaft cluster.
+
+The ownership marker is the writer group's committed offset on `__consumer_offsets` partition 0
+(cluster/marker.py): a real broker accepts it from the writer's member of a group of protocol type
+`reassignd`, refuses it from a stranger while the group has members, and gives it back. A daemon killed
+mid-plan and started on an empty state dir (a lost store) holds every write with a finding, and
+`reassignd recover --mode cleanup` leaves no move in flight and every throttle config as before the plan.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reassignd.cluster.group import GroupTransport
+from reassignd.cluster.marker import KafkaMarker, MarkerError
+from reassignd.engine.crosscheck import Marker
+from reassignd.localkafka.cluster import KafkaCluster
+from reassignd.localkafka.load import fill
+from tests.realkafka.conftest import SHORT_QUOTA_WINDOW, create_topic, wait_for
+from tests.services.daemon import DaemonProcess
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+KAFKA_BROKER_PROPERTIES = SHORT_QUOTA_WINDOW  # copies at 1 MB/s stay in flight for seconds (conftest.py)
+
+RATES = {"leader.reassignment.throttled.rate": 1_000_000, "follower.reassignment.throttled.rate": 1_000_000}
+UNKNOWN_MEMBER_ID = 25
+
+
+def _marker(cluster: KafkaCluster, group: str, member: tuple[str, int] = ("", -1)) -> KafkaMarker:
+    transport = GroupTransport({"bootstrap_servers": cluster.bootstrap_servers, "client_id": "test-marker"})
+    return KafkaMarker(transport, lambda: (group, None, *member))
+
+
+def test_the_marker_round_trips_through_a_real_coordinator(kafka_cluster: KafkaCluster) -> None:
+    marker = _marker(kafka_cluster, "reassignd.marker-round-trip")
+    try:
+        assert marker.read() is None
+        text = Marker(seq=41, plan="p", state="running", written={("broker", "1", "k"): None}).encode()
+        marker.write(41, text)
+        assert marker.read() == (41, text)
+        big = Marker(seq=42, written={("topic", f"t{i:04}", "k"): "0:1" * 20 for i in range(400)}).encode()
+        assert len(big.encode()) <= 4000
+        marker.write(42, big)  # within offset.metadata.max.bytes (4096): accepted
+        assert Marker.decode(marker.read()[1]).partial  # type: ignore[index]
+        with pytest.raises(MarkerError) as refused:
+            marker.write(43, "x" * 5000)
+        assert refused.value.code == 12  # OFFSET_METADATA_TOO_LARGE
+    finally:
+        marker.close()
+
+
+def _plan(topic: str, targets: dict[int, list[int]]) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": p, "replicas": r} for p, r in sorted(targets.items())],
+    }
+
+
+def test_a_daemon_on_an_empty_store_holds_and_cleanup_leaves_no_move_and_no_throttle(
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+) -> None:
+    probe = probe_of(kafka_cluster)
+    topic = "crosscheck"
+    before = {0: [1, 2], 1: [2, 3]}
+    targets = {0: [4, 2], 1: [1, 3]}
+    create_topic(probe, topic, before)
+    for partition in before:
+        fill(kafka_cluster.bootstrap_servers, topic, [partition], 24 * 1024 * 1024)  # 25 s a copy at 1 MB/s
+    throttles_before = probe.throttle_configs([topic])
+
+    first = DaemonProcess(tmp_path / "first", kafka_cluster.bootstrap_servers, RATES).start()
+    try:
+        plan_id = first.submit(_plan(topic, targets))
+        wait_for(lambda: len(probe.reassignments()) == 2, 30, "both copies under way")
+        assert probe.throttle_configs([topic]) != throttles_before
+    finally:
+        first.kill9()
+
+    group = f"reassignd.{kafka_cluster.cluster_id}"
+    reader = _marker(kafka_cluster, group)
+    try:
+        seq, text = reader.read()  # type: ignore[misc]
+        written = Marker.decode(text)
+        assert written.plan == plan_id and written.state == "running" and seq == written.seq > 0
+        assert {name for kind, name, _ in written.written if kind == "topic"} == {topic}
+    finally:
+        reader.close()
+
+    # a new (empty) state dir: the store lost everything; the killed member's session ends first (10 s)
+    second = DaemonProcess(tmp_path / "second", kafka_cluster.bootstrap_servers, RATES).start()
+    try:
+        wait_for(lambda: bool(second.request("GET", "/v1/status")[1]["store"]["findings"]), 45, "findings")
+        status = second.request("GET", "/v1/status")[1]
+        (found,) = status["store"]["findings"]
+        assert "an empty store" in found and plan_id in found and "--mode cleanup" in found
+        held = probe.throttle_configs([topic])
+        time.sleep(2)  # held: the throttles stay as the lost plan left them, no move is touched
+        assert probe.throttle_configs([topic]) == held and len(probe.reassignments()) == 2
+        errors = [r for r in second.log_records("error") if "does not explain the cluster" in r["event"]]
+        assert len(errors) == 1, second.log_tail()
+
+        refused = second.cli("recover", "--mode", "clean", check=False)
+        assert refused.returncode != 0 and "--mode" in refused.stderr + refused.stdout
+        done = second.cli("recover", "--mode", "cleanup", "--json")
+        answer = json.loads(done.stdout)
+        assert sorted(answer["cancelled"]) == [f"{topic}-0", f"{topic}-1"], answer
+        wait_for(lambda: probe.reassignments() == {}, 30, "no reassignment left")
+        assert probe.throttle_configs([topic]) == throttles_before
+        assert second.request("GET", "/v1/status")[1]["store"]["findings"] == []
+        time.sleep(1)  # the daemon goes on idle: nothing of the lost plan comes back
+        assert probe.reassignments() == {} and probe.throttle_configs([topic]) == throttles_before
+        # Kafka's cancel keeps the current order without the adding replicas: the sets are the pre-plan
+        # ones, the order (the preferred leader) is not put back (the marker does not carry the lists)
+        assert {p: sorted(r) for p, r in probe.replicas(topic).items()} == {0: [1, 2], 1: [2, 3]}
+    finally:
+        second.stop()
