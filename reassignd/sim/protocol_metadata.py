@@ -137,7 +137,7 @@ def handle_metadata(ctx: RequestContext, request: Any) -> bytes:
 
 
 def _controller(ctx: RequestContext) -> int:
-    return ctx.cluster.advertised_controller()
+    return int(ctx.cluster.advertised_controller())
 
 
 ENDPOINT_BROKER, ENDPOINT_CONTROLLER = 1, 2
