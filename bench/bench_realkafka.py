@@ -521,6 +521,92 @@ def _summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+# -- the tables of docs/benchmarks.md and the README ---------------------------------------------------------
+
+_SCENARIO_COLUMNS = (
+    "scenario",
+    "stock makespan (s)",
+    "reassignd makespan (s)",
+    "ratio",
+    "simulator's makespan (s), error: stock / reassignd (the rehearsal)",
+    "live ETA max error from 10%, with >= 5 s left (any time left)",
+    "peak moves per broker, stock / reassignd",
+    "peak under-replicated, stock / reassignd",
+    "s under min ISR, stock / reassignd",
+    "producer p99 ms, stock / reassignd",
+    "producer errors per run, stock / reassignd",
+    "leader skew after, stock / reassignd",
+    "throttles changed, stock / reassignd",
+    "load 1 min per run",
+)
+
+
+def _pair(values: Mapping[str, Any]) -> str:
+    return f"{values.get('stock')} / {values.get('reassignd')}"
+
+
+def _errors(runs: Sequence[Mapping[str, Any]], tool: str) -> str:
+    return "+".join(str(sum(r["producer_errors"].values())) for r in runs if r["tool"] == tool) or "-"
+
+
+def _left(per_run: Sequence[Mapping[str, Any]]) -> str:
+    changed = sorted({k for run in per_run for k in run})
+    return ", ".join(changed) if changed else "none"
+
+
+def scenario_row(name: str, s: Mapping[str, Any]) -> str:
+    sim, sim_error = s.get("simulated_makespan_s", {}), s.get("simulator_error", {})
+    cells = [
+        name,
+        s["stock_makespan_s"],
+        s["reassignd_makespan_s"],
+        s["makespan_ratio"],
+        f"{sim.get('stock')}, {sim_error.get('stock')} / "
+        f"{sim.get('reassignd')}, {sim_error.get('reassignd')}",
+        f"{s['eta_max_error_after_10pct']} ({s.get('eta_max_error_after_10pct_any_time_left')})",
+        _pair(s["peak_moves_per_broker"]),
+        _pair(s["peak_under_replicated"]),
+        _pair(s["seconds_under_min_isr"]),
+        _pair(s["producer_p99_ms"]),
+        f"{_errors(s['runs'], 'stock')} / {_errors(s['runs'], 'reassignd')}",
+        _pair(s["leader_skew_after"]),
+        f"{_left(s['throttles_left']['stock'])} / {_left(s['throttles_left']['reassignd'])}",
+        ", ".join(str(x) for x in s["load_1min"]),
+    ]
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def markdown(result: Mapping[str, Any]) -> str:
+    """The scenario table and the calibration table of one run's JSON."""
+    from reassignd.units import format_rate
+
+    f, m = result["figures"], result["machine"]
+    sizes = f["sizes"]
+    lines = [
+        f"Kafka {f['kafka_version']} (KRaft), {m['cpu']} ({m['machine']}), {m['cpus']} shared CPUs, Python "
+        f"{m['python']}, {m['date']} from {m['time_utc']} UTC ({f['wall_seconds']} s in all); "
+        f"{sizes['partitions']} partitions of {sizes['partition_bytes'] // MIB} MiB, producer "
+        f"{sizes['produce_bytes_per_second'] // 1024} KiB/s, throttle {sizes['rate'] // MIB} MiB/s.",
+        "",
+        "| " + " | ".join(_SCENARIO_COLUMNS) + " |",
+        "|---|" + "--:|" * 12 + "---|",
+    ]
+    lines += [scenario_row(name, f[name]) for name in ("drain", "fill", "racks") if name in f]
+    lines += [
+        "",
+        "| calibration copy | partitions x MiB | rate | leader throttle too | real (s) | simulated (s) | "
+        "error | rate's bound (s) |",
+        "|---|--:|--:|---|--:|--:|--:|--:|",
+    ]
+    for i, c in enumerate(f.get("calibration", []), 1):
+        lines.append(
+            f"| {i} | {c['partitions']} x {c['partition_bytes'] / MIB:g} | {format_rate(c['rate'])} | "
+            f"{'yes' if c['leader_throttle'] else 'no'} | {c['real_s']} | {c['simulated_s']} | "
+            f"{c['simulator_error']} | {c['lower_bound_s']} |"
+        )
+    return "\n".join(lines)
+
+
 def run(quick: bool = False) -> dict[str, Any]:
     from reassignd.localkafka.cluster import KafkaCluster, kafka_version
     from reassignd.localkafka.tools import ReassignTool
