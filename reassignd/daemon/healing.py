@@ -1,10 +1,12 @@
 """Self-healing, gated by rehearsal (engine/anomalies.py decides; this carries it out).
 
 Every `check()` (the daemon runs one every `self.healing.check.interval.seconds` on the writer only) reads
-the cluster's brokers and steps the anomaly book. A broker offline for longer than
+the cluster and steps the anomaly book with what each detector of `self.healing.detectors` finds (the
+brokers here, the rest in engine/detectors.py). A broker offline for longer than
 `self.healing.broker.failure.seconds` is an anomaly; its fix is the plan that drains it (nothing onto a
-decommissioned or offline broker), rehearsed on a simulated copy of the cluster before anything runs, and
-refused when the rehearsal breaks one of the operator's gates. `propose` waits for `reassignd anomalies
+decommissioned or offline broker; daemon/fixes.py maps every kind to its fix), rehearsed on a simulated
+copy of the cluster before anything runs, and refused when the rehearsal breaks one of the operator's
+gates. `propose` waits for `reassignd anomalies
 approve ID`; `execute` submits on its own. Either way a fix is only ever queued while no plan is queued or
 running, and a cool-down passes between two fixes. A fix's plan carries its anomaly's id, so a restarted or
 newly elected daemon knows the fix it finds running and proposes no second one.

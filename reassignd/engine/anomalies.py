@@ -13,7 +13,15 @@ An anomaly's states, and the one table of changes between them::
 disappeared before its fix started (the broker came back, or was filled); `ended`: the fix's plan ended
 without completing (an operator cancelled it). The kinds (`AnomalyKind`): a broker offline for longer than
 `self.healing.broker.failure.seconds` (its fix drains it), and, when enabled, a running broker with no
-replica for longer than `self.healing.new.broker.seconds` (its fix fills it).
+replica for longer than `self.healing.new.broker.seconds` (its fix fills it), partitions spanning fewer
+racks than they could, a balance goal's band broken, partitions under-replicated with their brokers online
+(engine/detectors.py finds those in a snapshot).
+
+An anomaly is about a kind and a subject: a broker (the broker-level kinds, one anomaly per broker) or the
+cluster (the partition-level and balance kinds, one per kind); it lists its brokers and partitions. Its id,
+`<kind>-<subject>-<first seen>`, stays the same while the condition lasts, and `adopted` reads it back.
+Detectors hand `Finding`s to `observe`, which times them (a partition from when it was first seen) and
+keeps at most one open anomaly per kind and subject.
 """
 
 from __future__ import annotations
