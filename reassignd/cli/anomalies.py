@@ -1,15 +1,24 @@
-"""`reassignd anomalies [list|approve ID]`: what self-healing has seen and the fixes it proposes
-(daemon/healing.py, docs/self-healing.md)."""
+"""`reassignd anomalies [list|approve ID] [--watch [ID]]`: what self-healing has seen and the fixes it
+proposes (daemon/healing.py, docs/self-healing.md).
+
+`--watch` prints one plain line per anomaly state change, time-stamped (UTC), until Ctrl-C; given an
+anomaly's id, only that anomaly's, until it is terminal: exit 0 when it is fixed, 1 when ignored or
+expired. The loop takes its fetch, sleep and clock as arguments (`watch_anomalies`), so it is tested
+without a daemon.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TextIO
 
 from reassignd.cli._common import print_json
 from reassignd.cli.watch import format_duration
-from reassignd.client import ApiClient
+from reassignd.client import ApiClient, ApiUnreachable
 from reassignd.model import InvalidInputError, Problem
 from reassignd.units import format_bytes
 
@@ -20,14 +29,40 @@ def add_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
     anomalies = add(
         "anomalies",
         _anomalies,
-        "list what self-healing has seen (a broker offline too long) with its rehearsed fix, or approve a "
-        "proposed fix (self.healing.mode = propose)",
+        "list what self-healing has seen (a broker offline too long, partitions spanning fewer racks than "
+        "they could, ...) with its rehearsed fix, approve a proposed fix (self.healing.mode = propose), or "
+        "follow the changes (--watch)",
     )
-    anomalies.add_argument("action", nargs="?", choices=("list", "approve"), default="list")
+    anomalies.add_argument("action", nargs="?", default="list", help="list (default), approve, or an id")
     anomalies.add_argument("anomaly_id", nargs="?", help="approve: the anomaly's id, as listed")
+    anomalies.add_argument(
+        "--watch",
+        action="store_true",
+        help="a line per state change until Ctrl-C; with an id, until that anomaly is terminal (exit 0 "
+        "fixed, 1 ignored or expired)",
+    )
+    anomalies.add_argument("--interval", type=_seconds, default=2.0, help="seconds between polls (2)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.05 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"interval must be between 0.05 and 3600 seconds, got {text}")
+    return value
 
 
 def _anomalies(args: argparse.Namespace, client: ApiClient) -> int:
+    if args.watch:
+        if args.action == "approve":
+            raise InvalidInputError("arguments", [Problem("anomalies", "--watch", "approve does not watch")])
+        wanted = args.anomaly_id if args.action == "list" else args.action
+        return watch_anomalies(client.anomalies, wanted, interval=args.interval, out=sys.stdout)
+    if args.action not in ("list", "approve"):
+        message = f"must be list or approve (an id only with --watch), got {args.action!r}"
+        raise InvalidInputError("arguments", [Problem("anomalies", "action", message)])
     if args.action == "approve":
         if not args.anomaly_id:
             raise InvalidInputError("arguments", [Problem("anomalies", "anomaly_id", "approve needs an id")])
@@ -52,14 +87,34 @@ def _anomalies(args: argparse.Namespace, client: ApiClient) -> int:
     return 0
 
 
-_KINDS = {"broker_failure": ("offline too long", "drain"), "new_broker": ("running with no replica", "fill")}
-"""kind -> (what the broker shows, the fix's goal)."""
+_KINDS = {
+    "broker_failure": ("offline too long", "drain"),
+    "new_broker": ("running with no replica", "fill"),
+    "rack_spread": ("spanning fewer racks than they could", "re-place"),
+    "replica_balance": ("outside the replica-balance band", "replica-balance"),
+    "leader_balance": ("outside the leader-balance band", "leader-balance"),
+    "under_replicated": ("under-replicated, their brokers online", "elect"),
+}
+"""kind -> (what the brokers or partitions show, the fix's goal)."""
+
+
+def described(anomaly: Mapping[str, Any]) -> str:
+    """`broker 4 offline too long`, `2 partition(s) spanning fewer racks than they could`, ..."""
+    what, _ = _KINDS.get(str(anomaly["kind"]), (str(anomaly["kind"]), "fix"))
+    brokers = ", ".join(map(str, anomaly["brokers"]))
+    partitions = anomaly.get("partitions") or []
+    if partitions:
+        return f"{len(partitions)} partition(s) {what}"
+    return f"broker{'s' if len(anomaly['brokers']) > 1 else ''} {brokers} {what}"
 
 
 def anomaly_lines(anomaly: Mapping[str, Any]) -> list[str]:
-    brokers = ", ".join(map(str, anomaly["brokers"]))
-    what, goal = _KINDS.get(str(anomaly["kind"]), (str(anomaly["kind"]), "fix"))
-    lines = [f"{anomaly['id']}: broker {brokers} {what}: {anomaly['state']}"]
+    _, goal = _KINDS.get(str(anomaly["kind"]), (str(anomaly["kind"]), "fix"))
+    lines = [f"{anomaly['id']}: {described(anomaly)}: {anomaly['state']}"]
+    partitions = anomaly.get("partitions") or []
+    if partitions:
+        more = f" and {len(partitions) - 10} more" if len(partitions) > 10 else ""
+        lines.append(f"  partitions {', '.join(partitions[:10])}{more}; brokers {anomaly['brokers']}")
     if anomaly.get("reason"):
         lines.append(f"  {anomaly['reason']}")
     proposal = anomaly.get("proposal")
@@ -75,3 +130,52 @@ def anomaly_lines(anomaly: Mapping[str, Any]) -> list[str]:
     if anomaly.get("plan_id"):
         lines.append(f"  plan {anomaly['plan_id']}: `reassignd status {anomaly['plan_id']}` follows it")
     return lines
+
+
+TERMINAL = {"fixed": 0, "ignored": 1, "expired": 1}
+"""An anomaly's terminal states, and the exit code `--watch ID` ends with."""
+
+
+def watch_anomalies(
+    fetch: Callable[[], Mapping[str, Any]],
+    anomaly_id: str | None,
+    *,
+    interval: float,
+    out: TextIO,
+    sleep: Callable[[float], None] = time.sleep,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> int:
+    """One line per state change (and per anomaly first seen), until interrupted; with `anomaly_id`,
+    that anomaly's only, until it is terminal. The first fetch's failure propagates; later ones are said
+    once and retried, so a restarting daemon does not end the watch."""
+    seen: dict[str, str] = {}
+    listing, down = fetch(), False
+    while True:
+        found = [a for a in listing["anomalies"] if anomaly_id in (None, a["id"])]
+        if anomaly_id is not None and not found:
+            raise InvalidInputError(
+                "arguments", [Problem("anomalies", "anomaly_id", f"no anomaly {anomaly_id!r}")]
+            )
+        for anomaly in found:
+            if seen.get(anomaly["id"]) != anomaly["state"]:
+                seen[anomaly["id"]] = anomaly["state"]
+                out.write(watch_line(anomaly, now()) + "\n")
+                out.flush()
+        if anomaly_id is not None and found[0]["state"] in TERMINAL:
+            return TERMINAL[found[0]["state"]]
+        sleep(interval)
+        try:
+            listing, down = fetch(), False
+        except ApiUnreachable as exc:
+            if not down:
+                out.write(f"{now():%Y-%m-%dT%H:%M:%SZ} {exc}; retrying\n")
+            down = True
+
+
+def watch_line(anomaly: Mapping[str, Any], at: datetime) -> str:
+    line = f"{at:%Y-%m-%dT%H:%M:%SZ} {anomaly['id']}: {described(anomaly)}: {anomaly['state']}"
+    if anomaly.get("plan_id"):
+        line += f" (plan {anomaly['plan_id']})"
+    if anomaly.get("reason"):
+        line += f": {anomaly['reason']}"
+    return line

@@ -29,6 +29,8 @@ from reassignd.config.schema import (
     secret_file_key,
 )
 
+_DETECTORS: Final = "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|under_replicated"
+
 #: Section titles in the order the reference documentation presents them.
 SECTIONS: Final = {
     "cluster": "Kafka cluster connection",
@@ -563,10 +565,11 @@ SERVICE_KEYS: Final = (
         "self.healing",
         config_keys.SELF_HEALING_MODE,
         enum("off", "propose", "execute"),
-        "What the daemon does about an anomaly (a broker offline longer than "
-        "`self.healing.broker.failure.seconds`): `off` nothing; `propose` plans its fix, rehearses it, and "
-        "waits for `reassignd anomalies approve ID`; `execute` queues a fix whose rehearsal passes every "
-        "`self.healing.max.*` gate on its own. Never while another plan is queued or running.",
+        "What the daemon does about an anomaly (one of `self.healing.detectors`, such as a broker offline "
+        "longer than `self.healing.broker.failure.seconds`): `off` nothing; `propose` plans its fix, "
+        "rehearses it, and waits for `reassignd anomalies approve ID`; `execute` queues a fix whose "
+        "rehearsal passes every `self.healing.max.*` gate on its own. Never while another plan is queued "
+        "or running.",
         default="off",
         reloadable=True,
     ),
@@ -593,11 +596,15 @@ SERVICE_KEYS: Final = (
         "self.healing",
         config_keys.SELF_HEALING_DETECTORS,
         STRING_LIST,
-        "The anomalies looked for: `broker_failure` (a broker offline too long: drained) and "
-        "`new_broker` (a running broker with no replica, not decommissioned, for "
-        "`self.healing.new.broker.seconds`: filled with its share).",
+        "The anomalies looked for: `broker_failure` (a broker offline too long: drained), `new_broker` (a "
+        "running broker with no replica, not decommissioned, for `self.healing.new.broker.seconds`: filled "
+        "with its share), `rack_spread` (partitions spanning fewer racks or data centres than the placer "
+        "could give them: re-placed), `replica_balance` and `leader_balance` (a broker outside that goal's "
+        "band at `self.healing.balance.threshold`: that goal's plan), `under_replicated` (partitions "
+        "under-replicated with every replica's broker online for `self.healing.under.replicated.seconds`: a "
+        "preferred-leader election where it helps, else the anomaly says what to check).",
         default=["broker_failure"],
-        validator=each(matches(r"broker_failure|new_broker", "broker_failure or new_broker")),
+        validator=each(matches(_DETECTORS, " or ".join(_DETECTORS.split("|")))),
         reloadable=True,
     ),
     _k(
@@ -608,6 +615,38 @@ SERVICE_KEYS: Final = (
         "(with `new_broker` in `self.healing.detectors`).",
         default=300.0,
         validator=greater_than(0, 7 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_VIOLATION_SECONDS,
+        FLOAT,
+        "How long a rack-spread or balance violation lasts (with `rack_spread`, `replica_balance` or "
+        "`leader_balance` in `self.healing.detectors`) before it is an anomaly; a partition counts from "
+        "when it was first seen uneven. Not judged while a partition is being reassigned.",
+        default=600.0,
+        validator=greater_than(0, 7 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_UNDER_REPLICATED_SECONDS,
+        FLOAT,
+        "How long a partition stays under-replicated, every replica's broker online, before it is part of an "
+        "anomaly (with `under_replicated` in `self.healing.detectors`).",
+        default=600.0,
+        validator=greater_than(0, 7 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_BALANCE_THRESHOLD,
+        FLOAT,
+        "The balance goals' threshold (KIP-166, a share of the average: 0.10 is 10%) for `replica_balance` "
+        "and `leader_balance`: a broker outside the band is an anomaly, and the fix is that goal's plan at "
+        "this threshold.",
+        default=0.10,
+        validator=between(0, 0.99),
         reloadable=True,
     ),
     _k(

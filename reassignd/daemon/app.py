@@ -82,6 +82,9 @@ def healing_settings_from(config: Config) -> HealingSettings:
         max_partitions=int(config[config_keys.SELF_HEALING_MAX_PARTITIONS]),
         max_duration_seconds=float(config[config_keys.SELF_HEALING_MAX_DURATION_SECONDS]),
         cooldown_seconds=float(config[config_keys.SELF_HEALING_COOLDOWN_SECONDS]),
+        violation_seconds=float(config[config_keys.SELF_HEALING_VIOLATION_SECONDS]),
+        under_replicated_seconds=float(config[config_keys.SELF_HEALING_UNDER_REPLICATED_SECONDS]),
+        balance_threshold=float(config[config_keys.SELF_HEALING_BALANCE_THRESHOLD]),
     )
 
 

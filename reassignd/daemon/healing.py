@@ -1,10 +1,12 @@
 """Self-healing, gated by rehearsal (engine/anomalies.py decides; this carries it out).
 
 Every `check()` (the daemon runs one every `self.healing.check.interval.seconds` on the writer only) reads
-the cluster's brokers and steps the anomaly book. A broker offline for longer than
+the cluster and steps the anomaly book with what each detector of `self.healing.detectors` finds (the
+brokers here, the rest in engine/detectors.py). A broker offline for longer than
 `self.healing.broker.failure.seconds` is an anomaly; its fix is the plan that drains it (nothing onto a
-decommissioned or offline broker), rehearsed on a simulated copy of the cluster before anything runs, and
-refused when the rehearsal breaks one of the operator's gates. `propose` waits for `reassignd anomalies
+decommissioned or offline broker; daemon/fixes.py maps every kind to its fix), rehearsed on a simulated
+copy of the cluster before anything runs, and refused when the rehearsal breaks one of the operator's
+gates. `propose` waits for `reassignd anomalies
 approve ID`; `execute` submits on its own. Either way a fix is only ever queued while no plan is queued or
 running, and a cool-down passes between two fixes. A fix's plan carries its anomaly's id, so a restarted or
 newly elected daemon knows the fix it finds running and proposes no second one.
@@ -19,9 +21,10 @@ from dataclasses import replace
 from typing import Any
 
 from reassignd.cluster.errors import ClusterCallError
+from reassignd.daemon.fixes import fix_name, fix_of
 from reassignd.daemon.host import CommandHost
 from reassignd.daemon.plan_commands import PlanCommands
-from reassignd.daemon.roles import decommissioned, drain_plan, goal_plan
+from reassignd.daemon.roles import decommissioned
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine.anomalies import (
     Anomaly,
@@ -31,10 +34,12 @@ from reassignd.engine.anomalies import (
     HealingMode,
     HealingSettings,
     adopted,
+    fix_ended,
     gate_refusals,
     may_start_fix,
     observe,
 )
+from reassignd.engine.detectors import detect
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
@@ -86,21 +91,32 @@ class SelfHealing:
             log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
             return
         offline = [b for b, broker in snapshot.brokers.items() if not broker.online]
-        empty = await self._empty_brokers(snapshot)
+        banned = await self._banned()
+        empty = self._empty_brokers(snapshot, banned)
+        findings, unjudged = detect(
+            snapshot, banned, self.settings.detectors, self.settings.balance_threshold
+        )
         before = self.book
-        self.book = observe(self.book, offline, host.clock(), self.settings, empty)
+        self.book = observe(
+            self.book, offline, host.clock(), self.settings, empty, findings=findings, unjudged=unjudged
+        )
         self._follow_fixes()
         if any(a.state is AnomalyState.DETECTED for a in self.book.anomalies):
             await self._propose_all()
         await self._start_one()
         await self._say_changes(before)
 
-    async def _empty_brokers(self, snapshot: ClusterSnapshot) -> list[int]:
+    async def _banned(self) -> frozenset[int]:
+        """The decommissioned brokers, when a detector needs them (every one but `broker_failure`)."""
+        if not self.settings.detectors - {AnomalyKind.BROKER_FAILURE}:
+            return frozenset()
+        return decommissioned(await self.host.store.broker_roles())
+
+    def _empty_brokers(self, snapshot: ClusterSnapshot, banned: frozenset[int]) -> list[int]:
         """Running brokers with no replica, not decommissioned: what the new-broker detector watches."""
         if AnomalyKind.NEW_BROKER not in self.settings.detectors:
             return []
         holding = {b for p in snapshot.partitions.values() for b in p.replicas}
-        banned = decommissioned(await self.host.store.broker_roles())
         return [b for b, broker in snapshot.brokers.items() if broker.online and b not in holding | banned]
 
     def _follow_fixes(self) -> None:
@@ -115,11 +131,10 @@ class SelfHealing:
                 anomaly = anomaly.to(AnomalyState.EXECUTING, now, plan_id=record.id)
             if anomaly.state is AnomalyState.EXECUTING and record.status.terminal:
                 fixed = record.status is PlanStatus.COMPLETED
-                state = AnomalyState.FIXED if fixed else AnomalyState.IGNORED
-                anomaly = anomaly.to(
-                    state, now, reason="" if fixed else f"its plan was {record.status.value}"
-                )
-            self.book = self.book.with_anomaly(anomaly)
+                reason = "" if fixed else f"its plan was {record.status.value}"
+                self.book = fix_ended(self.book, anomaly, now, fixed, reason)
+            else:
+                self.book = self.book.with_anomaly(anomaly)
 
     async def _propose_all(self) -> None:
         host = self.host
@@ -135,16 +150,23 @@ class SelfHealing:
     async def _propose(self, anomaly: Anomaly, snapshot: ClusterSnapshot, banned: frozenset[int]) -> None:
         now = self.host.clock()
         offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
-        (broker,) = anomaly.brokers
         try:
-            plan = await _fix_of(anomaly.kind, snapshot, broker, banned | offline)
+            fix = await fix_of(anomaly, snapshot, banned | offline, self.settings)
         except ServiceError as exc:
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=exc.message))
             return
-        plan, lost = without_lost(snapshot, plan, offline) if plan is not None else (None, [])
-        left = f"{', '.join(lost)} left as they are: no live replica to copy from" if lost else ""
+        if fix.plan is None and anomaly.kind is AnomalyKind.UNDER_REPLICATED and fix.note:
+            # no fix moves data to a lagging replica: kept `detected`, saying what to check
+            self.book = self.book.with_anomaly(replace(anomaly, reason=fix.note, last_seen=now))
+            return
+        plan, lost = without_lost(snapshot, fix.plan, offline) if fix.plan is not None else (None, [])
+        notes = [fix.note] if fix.note else []
+        if lost:
+            notes.append(f"{', '.join(lost)} left as they are: no live replica to copy from")
+        left = "; ".join(notes)
         if plan is None:
-            reason = left or f"nothing to move: the planner's {anomaly.kind.goal} of broker {broker} is empty"
+            about = f"broker {anomaly.brokers[0]}" if not anomaly.kind.about_partitions else "the cluster"
+            reason = left or f"nothing to move: the planner's {anomaly.kind.goal} of {about} is empty"
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=reason))
             return
         figures = await asyncio.to_thread(self._rehearsed, snapshot, plan)
@@ -181,8 +203,7 @@ class SelfHealing:
         if approved is None or not may_start_fix(self.book, host.clock(), self.settings, busy):
             return
         plan = self._plans.pop(approved.id)
-        (broker,) = approved.brokers
-        name = f"self-healing: {approved.kind.goal} broker {broker}"
+        name = fix_name(approved)
         try:  # checked again as any plan is when queued: the cluster moved on since the proposal
             banned = decommissioned(await host.store.broker_roles())
             await self.plans.checked(plan, dry_run=False, allow_rf_change=False, banned=banned)
@@ -209,7 +230,14 @@ class SelfHealing:
             old = before.get(anomaly.id)
             if old is not None and old.state is anomaly.state:
                 continue
-            fields = {"anomaly": anomaly.id, "brokers": list(anomaly.brokers), "state": anomaly.state.value}
+            fields: dict[str, Any] = {
+                "anomaly": anomaly.id,
+                "anomaly_kind": anomaly.kind.value,
+                "brokers": list(anomaly.brokers),
+                "state": anomaly.state.value,
+            }
+            if anomaly.partitions:
+                fields["partitions"] = list(anomaly.partitions[:50])
             if anomaly.reason:
                 fields["reason"] = anomaly.reason
             if anomaly.plan_id:
@@ -255,14 +283,6 @@ class SelfHealing:
             key = (anomaly.kind.value, anomaly.state.value)
             out[key] = out.get(key, 0) + 1
         return out
-
-
-async def _fix_of(
-    kind: AnomalyKind, snapshot: ClusterSnapshot, broker: int, excluded: Collection[int]
-) -> ReassignmentPlan | None:
-    if kind is AnomalyKind.BROKER_FAILURE:
-        return await drain_plan(snapshot, broker, excluded)
-    return await goal_plan(snapshot, kind.goal, broker, excluded)
 
 
 def without_lost(

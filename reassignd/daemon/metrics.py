@@ -228,9 +228,9 @@ SPECS: Final[tuple[MetricSpec, ...]] = (
     MetricSpec(
         "reassignd_anomalies",
         "gauge",
-        "Anomalies self-healing has seen (docs/self-healing.md), by kind (broker_failure, new_broker) and "
-        "state (detected, proposed, approved, executing, fixed, ignored, expired); only the writer daemon "
-        "checks.",
+        "Anomalies self-healing has seen (docs/self-healing.md), by kind (the detectors of "
+        "self.healing.detectors) and state (detected, proposed, approved, executing, fixed, ignored, "
+        "expired); only the writer daemon checks.",
         ("kind", "state"),
     ),
     MetricSpec(

@@ -188,22 +188,33 @@ async def drain_plan(
 
 
 async def goal_plan(
-    snapshot: ClusterSnapshot, goal: str, broker: int, excluded: Collection[int]
+    snapshot: ClusterSnapshot,
+    goal: str,
+    broker: int | None,
+    excluded: Collection[int],
+    threshold: float = 0.10,
 ) -> ReassignmentPlan | None:
-    """The planner's plan for `goal` about `broker` (drain: empty it; fill: give it its share), nothing
-    onto `excluded`; None when nothing moves."""
+    """The planner's plan for `goal` (drain: empty `broker`; fill: give it its share; replica-balance or
+    leader-balance: every broker into the band at `threshold`, `broker` None), nothing onto `excluded`;
+    None when nothing moves."""
     from reassignd.placement.assignment import ClusterInput
     from reassignd.placement.goals import PlanRequest
     from reassignd.placement.optimizer import optimise
 
     known = set(snapshot.brokers)
+    brokers = () if broker is None else (broker,)
     request = PlanRequest(
-        goal, brokers=(broker,), exclude_brokers=tuple(sorted(set(excluded) & known - {broker}))
+        goal,
+        threshold=threshold,
+        leader_threshold=threshold if goal == "leader-balance" else 0.0,
+        brokers=brokers,
+        exclude_brokers=tuple(sorted(set(excluded) & known - set(brokers))),
     )
     try:
         result = await asyncio.to_thread(optimise, ClusterInput.from_snapshot(snapshot), request)
     except InvalidInputError as exc:
-        message = f"broker {broker} cannot be {'drained' if goal == 'drain' else 'filled'}: {exc}"
+        what = {"drain": "drained", "fill": "filled"}.get(goal)
+        message = f"broker {broker} cannot be {what}: {exc}" if what else f"no {goal} plan: {exc}"
         raise ServiceError("conflict", message, exc.problems) from None
     if not result.targets:
         return None

@@ -160,10 +160,14 @@ def _rf_change(tp: TopicPartition, target: tuple[int, ...], current: PartitionSt
 def _already_applied(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> bool:
     """Every partition holds exactly its target replicas, in order, with no move under way, and the plan
     moves no replica between log dirs (what a dir holds is not in the snapshot: such a plan is never a
-    no-op here). A plan like that would be queued and complete at once, having done nothing."""
+    no-op here). A plan like that would be queued and complete at once, having done nothing. A partition
+    on its target whose preferred leader is in sync but not leading is not done: the plan ends in its
+    preferred-leader election (self-healing's fix of an under-replicated partition is such a plan)."""
     for tp, target in plan.targets.items():
         current = snapshot.partitions.get(tp)
         if current is None or current.is_reassigning or current.replicas != target or tp in plan.log_dirs:
+            return False
+        if current.leader != target[0] and target[0] in current.isr:
             return False
     return bool(plan.targets)
 

@@ -13,12 +13,20 @@ An anomaly's states, and the one table of changes between them::
 disappeared before its fix started (the broker came back, or was filled); `ended`: the fix's plan ended
 without completing (an operator cancelled it). The kinds (`AnomalyKind`): a broker offline for longer than
 `self.healing.broker.failure.seconds` (its fix drains it), and, when enabled, a running broker with no
-replica for longer than `self.healing.new.broker.seconds` (its fix fills it).
+replica for longer than `self.healing.new.broker.seconds` (its fix fills it), partitions spanning fewer
+racks than they could, a balance goal's band broken, partitions under-replicated with their brokers online
+(engine/detectors.py finds those in a snapshot).
+
+An anomaly is about a kind and a subject: a broker (the broker-level kinds, one anomaly per broker) or the
+cluster (the partition-level and balance kinds, one per kind); it lists its brokers and partitions. Its id,
+`<kind>-<subject>-<first seen>`, stays the same while the condition lasts, and `adopted` reads it back.
+Detectors hand `Finding`s to `observe`, which times them (a partition from when it was first seen) and
+keeps at most one open anomaly per kind and subject.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
@@ -37,11 +45,40 @@ class AnomalyKind(StrEnum):
     NEW_BROKER = "new_broker"
     """A running broker with no replica for longer than `new_broker_seconds` (a broker added to the
     cluster, not decommissioned): its fix fills it."""
+    RACK_SPREAD = "rack_spread"
+    """Partitions whose replicas span fewer racks / data centres than the placer could give them (KIP-879
+    levels, over the online brokers not decommissioned) for `violation_seconds`: its fix re-places them."""
+    REPLICA_BALANCE = "replica_balance"
+    """A broker's replica count outside the replica-balance goal's band (KIP-166, `balance_threshold`) for
+    `violation_seconds`: its fix is that goal's plan."""
+    LEADER_BALANCE = "leader_balance"
+    """A broker's preferred-leader count outside the leader-balance goal's band, as above."""
+    UNDER_REPLICATED = "under_replicated"
+    """Partitions under-replicated for `under_replicated_seconds` with every replica's broker online: its
+    fix elects the preferred leader where it is in sync and not leading; else nothing moves."""
 
     @property
     def goal(self) -> str:
         """The planner goal of its fix."""
-        return "drain" if self is AnomalyKind.BROKER_FAILURE else "fill"
+        return _GOALS[self]
+
+    @property
+    def about_partitions(self) -> bool:
+        """A partition-level kind: one anomaly for the cluster (subject `cluster`), its partitions listed,
+        each timed on its own; a broker-level kind has one anomaly per broker."""
+        return self not in (AnomalyKind.BROKER_FAILURE, AnomalyKind.NEW_BROKER)
+
+
+_GOALS: Final = {
+    AnomalyKind.BROKER_FAILURE: "drain",
+    AnomalyKind.NEW_BROKER: "fill",
+    AnomalyKind.RACK_SPREAD: "re-place",
+    AnomalyKind.REPLICA_BALANCE: "replica-balance",
+    AnomalyKind.LEADER_BALANCE: "leader-balance",
+    AnomalyKind.UNDER_REPLICATED: "elect",
+}
+CLUSTER: Final = "cluster"
+"""The subject of a partition-level anomaly (its id: `rack-spread-cluster-<first seen>`)."""
 
 
 class AnomalyState(StrEnum):
@@ -95,6 +132,36 @@ class HealingSettings:
     max_partitions: int | None = None
     max_duration_seconds: float | None = None
     cooldown_seconds: float = 600.0
+    violation_seconds: float = 600.0
+    """How long a rack-spread or balance violation lasts before it is an anomaly."""
+    under_replicated_seconds: float = 600.0
+    """How long a partition stays under-replicated (every replica's broker online) before it counts."""
+    balance_threshold: float = 0.10
+    """The balance goals' threshold (KIP-166: a share of the average), for the detectors and their fixes."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one detector sees now about one subject: a broker (broker-level kinds, `subject` its id) or
+    the cluster (partition-level kinds and the balance goals). `partitions`: each partition involved
+    ("topic-partition") with its replicas' brokers; a finding with partitions counts each from when it
+    was first seen, one without counts from when the subject was."""
+
+    kind: AnomalyKind
+    subject: str
+    brokers: tuple[int, ...] = ()
+    partitions: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind.value, self.subject)
+
+
+def broker_findings(offline: Collection[int], empty: Collection[int] = ()) -> list[Finding]:
+    """The broker-level findings: brokers offline now, running brokers with no replica."""
+    return [Finding(AnomalyKind.BROKER_FAILURE, str(b), (b,)) for b in sorted(offline)] + [
+        Finding(AnomalyKind.NEW_BROKER, str(b), (b,)) for b in sorted(empty)
+    ]
 
 
 @dataclass(frozen=True)
@@ -110,6 +177,14 @@ class Anomaly:
     proposal: Mapping[str, Any] | None = None
     """The fix's plan and its rehearsal's figures, once rehearsed."""
     plan_id: str | None = None
+    partitions: tuple[str, ...] = ()
+    """The partitions involved ("topic-partition"), for a partition-level kind."""
+    subject: str = ""
+    """A broker's id, or `cluster`: with the kind, what the anomaly is about (also in its id)."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind.value, self.subject or (str(self.brokers[0]) if self.brokers else CLUSTER))
 
     def to(self, state: AnomalyState, now: float, **changes: Any) -> Anomaly:
         if state not in _NEXT[self.state]:
@@ -121,6 +196,7 @@ class Anomaly:
             "id": self.id,
             "kind": self.kind.value,
             "brokers": list(self.brokers),
+            "partitions": list(self.partitions),
             "state": self.state.value,
             "first_seen": self.first_seen,
             "last_seen": self.last_seen,
@@ -130,17 +206,42 @@ class Anomaly:
         }
 
 
+_Key = tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class AnomalyBook:
-    """Every anomaly seen, and since when each broker has been offline."""
+    """Every anomaly seen, and since when each condition has held: `since[(kind, subject)]`, and for a
+    partition-level finding `since[(kind, subject, partition)]` too."""
 
     anomalies: tuple[Anomaly, ...] = ()
-    offline_since: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
-    empty_since: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+    since: Mapping[_Key, float] = field(default_factory=lambda: MappingProxyType({}))
     last_fix_started: float | None = None
 
+    @property
+    def offline_since(self) -> Mapping[int, float]:
+        return self._brokers_since(AnomalyKind.BROKER_FAILURE)
+
+    @property
+    def empty_since(self) -> Mapping[int, float]:
+        return self._brokers_since(AnomalyKind.NEW_BROKER)
+
+    def _brokers_since(self, kind: AnomalyKind) -> Mapping[int, float]:
+        return {int(k[1]): t for k, t in self.since.items() if len(k) == 2 and k[0] == kind.value}
+
     def open_for(self, broker: int) -> Anomaly | None:
-        return next((a for a in self.anomalies if broker in a.brokers and not a.state.terminal), None)
+        """The broker-level anomaly about `broker` whose fix has not ended."""
+        return next(
+            (
+                a
+                for a in self.anomalies
+                if not a.kind.about_partitions and broker in a.brokers and not a.state.terminal
+            ),
+            None,
+        )
+
+    def open_about(self, key: tuple[str, str]) -> Anomaly | None:
+        return next((a for a in self.anomalies if a.key == key and not a.state.terminal), None)
 
     def get(self, anomaly_id: str) -> Anomaly | None:
         return next((a for a in self.anomalies if a.id == anomaly_id), None)
@@ -156,56 +257,116 @@ def observe(
     now: float,
     settings: HealingSettings,
     empty: Collection[int] = (),
+    *,
+    findings: Collection[Finding] = (),
+    unjudged: Collection[AnomalyKind] = (),
 ) -> AnomalyBook:
-    """The brokers offline now, and the running brokers with no replica (`empty`): each detector enabled
-    makes an anomaly of a broker so for its threshold (one per broker while it is open); an anomaly whose
-    condition is gone expires unless its fix started."""
-    seen = {AnomalyKind.BROKER_FAILURE: set(offline), AnomalyKind.NEW_BROKER: set(empty)}
-    book = replace(
-        book,
-        offline_since=MappingProxyType({b: book.offline_since.get(b, now) for b in offline}),
-        empty_since=MappingProxyType({b: book.empty_since.get(b, now) for b in empty}),
-    )
+    """The brokers offline now, the running brokers with no replica (`empty`) and the other detectors'
+    `findings`: each detector enabled makes an anomaly of a condition held for its threshold (one per
+    subject while it is open); an anomaly whose condition is gone expires unless its fix started.
+    `unjudged`: kinds that cannot be judged now (a reassignment is in flight): left as they were."""
+    enabled = settings.detectors
+    seen = [f for f in (*broker_findings(offline, empty), *findings) if f.kind in enabled]
+    book = replace(book, since=MappingProxyType(_clocks(book.since, seen, now, unjudged)))
+    present = {f.key: f for f in seen}
     for anomaly in book.anomalies:
-        if anomaly.state.open and not set(anomaly.brokers) & seen[anomaly.kind]:
+        if anomaly.kind in unjudged or not anomaly.state.open:
+            continue
+        finding = present.get(anomaly.key)
+        aged = _aged(book, finding, now, settings) if finding is not None else None
+        if aged is None:
             book = book.with_anomaly(anomaly.to(AnomalyState.EXPIRED, now, reason=_GONE[anomaly.kind]))
-    for kind in sorted(settings.detectors & set(AnomalyKind)):
-        since, threshold = _SINCE[kind](book), _THRESHOLD[kind](settings)
-        for broker, first in sorted(since.items()):
-            if now - first >= threshold and book.open_for(broker) is None:
-                anomaly_id = _id_of(kind, broker, first)
-                if book.get(anomaly_id) is None:
-                    book = book.with_anomaly(Anomaly(anomaly_id, kind, (broker,), first, now))
+        elif anomaly.state is AnomalyState.DETECTED and anomaly.kind.about_partitions:
+            book = book.with_anomaly(replace(anomaly, brokers=aged[0], partitions=aged[1], last_seen=now))
+    for finding in sorted(seen, key=lambda f: (f.kind.value, f.subject)):
+        aged = _aged(book, finding, now, settings)
+        if aged is None or book.open_about(finding.key) is not None:
+            continue
+        if any(book.open_for(b) is not None for b in finding.brokers if not finding.kind.about_partitions):
+            continue
+        first = book.since[finding.key]
+        anomaly_id = _id_of(finding.kind, finding.subject, first)
+        if book.get(anomaly_id) is None:
+            anomaly = Anomaly(anomaly_id, finding.kind, aged[0], first, now, partitions=aged[1])
+            book = book.with_anomaly(replace(anomaly, subject=finding.subject))
     return book
 
 
-def _id_of(kind: AnomalyKind, broker: int, first: float) -> str:
-    return f"{kind.value.replace('_', '-')}-{broker}-{int(first)}"
+def _clocks(
+    since: Mapping[_Key, float], seen: Collection[Finding], now: float, unjudged: Collection[AnomalyKind]
+) -> dict[_Key, float]:
+    """Since when each condition seen now has held; a condition not seen now is forgotten (counts anew
+    when seen again), unless its kind is unjudged."""
+    kept = {k: t for k, t in since.items() if AnomalyKind(k[0]) in unjudged}
+    for finding in seen:
+        kept[finding.key] = since.get(finding.key, now)
+        for partition in finding.partitions:
+            key = (*finding.key, partition)
+            kept[key] = since.get(key, now)
+    return kept
+
+
+def _aged(
+    book: AnomalyBook, finding: Finding, now: float, settings: HealingSettings
+) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """(brokers, partitions) of the part of `finding` held for its threshold, None when none is."""
+    threshold = _THRESHOLD[finding.kind](settings)
+    if not finding.partitions:
+        return (finding.brokers, ()) if now - book.since[finding.key] >= threshold else None
+    old = sorted(p for p in finding.partitions if now - book.since[(*finding.key, p)] >= threshold)
+    if not old:
+        return None
+    brokers = {b for p in old for b in finding.partitions[p]}
+    return tuple(sorted(brokers)), tuple(old)
+
+
+def _id_of(kind: AnomalyKind, subject: str, first: float) -> str:
+    return f"{kind.value.replace('_', '-')}-{subject}-{int(first)}"
 
 
 def adopted(anomaly_id: str, now: float) -> Anomaly:
-    """An anomaly known only by its id, which its fix's plan carries (the daemon restarted, or took over as
-    writer): its kind and broker are read back from it."""
-    kind_text, _, rest = anomaly_id.rpartition("-")[0].rpartition("-")
+    """An anomaly known only by its id (`kind-subject-first`), which its fix's plan carries (the daemon
+    restarted, or took over as writer): its kind and subject (a broker, or the cluster) are read back."""
+    kind_text, _, subject = anomaly_id.rpartition("-")[0].rpartition("-")
     try:
-        kind, broker = AnomalyKind(kind_text.replace("-", "_")), int(rest)
+        kind = AnomalyKind(kind_text.replace("-", "_"))
+        brokers = () if kind.about_partitions else (int(subject),)
+        if kind.about_partitions and subject != CLUSTER:
+            raise ValueError(subject)
     except ValueError:  # not an id this module made: kept, but about no known broker
-        kind, broker = AnomalyKind.BROKER_FAILURE, -1
-    return Anomaly(anomaly_id, kind, (broker,), now, now)
+        kind, brokers, subject = AnomalyKind.BROKER_FAILURE, (-1,), "-1"
+    return Anomaly(anomaly_id, kind, brokers, now, now, subject=subject)
 
 
 _GONE: Final = {
     AnomalyKind.BROKER_FAILURE: "the broker is back",
     AnomalyKind.NEW_BROKER: "the broker holds replicas now, or stopped",
+    AnomalyKind.RACK_SPREAD: "every partition spans as many racks as it can now",
+    AnomalyKind.REPLICA_BALANCE: "every broker's replica count is within the band now",
+    AnomalyKind.LEADER_BALANCE: "every broker's preferred-leader count is within the band now",
+    AnomalyKind.UNDER_REPLICATED: "no partition stayed under-replicated with its brokers online",
 }
-_SINCE: Final = {
-    AnomalyKind.BROKER_FAILURE: lambda book: book.offline_since,
-    AnomalyKind.NEW_BROKER: lambda book: book.empty_since,
-}
-_THRESHOLD: Final = {
+_THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
     AnomalyKind.BROKER_FAILURE: lambda settings: settings.broker_failure_seconds,
     AnomalyKind.NEW_BROKER: lambda settings: settings.new_broker_seconds,
+    AnomalyKind.RACK_SPREAD: lambda settings: settings.violation_seconds,
+    AnomalyKind.REPLICA_BALANCE: lambda settings: settings.violation_seconds,
+    AnomalyKind.LEADER_BALANCE: lambda settings: settings.violation_seconds,
+    AnomalyKind.UNDER_REPLICATED: lambda settings: settings.under_replicated_seconds,
 }
+
+
+def fix_ended(book: AnomalyBook, anomaly: Anomaly, now: float, fixed: bool, reason: str = "") -> AnomalyBook:
+    """Its fix's plan ended: `fixed` (completed) or ignored (cancelled, failed). A partition-level or
+    balance condition that still holds then counts anew (a new anomaly after its threshold, with a new id:
+    what its fix could not mend is seen, not hidden behind a `fixed` one); a broker's does not (its fix
+    did what could be done while the broker is as it is)."""
+    state = AnomalyState.FIXED if fixed else AnomalyState.IGNORED
+    book = book.with_anomaly(anomaly.to(state, now, reason=reason))
+    if not anomaly.kind.about_partitions:
+        return book
+    since = {k: t for k, t in book.since.items() if k[:2] != anomaly.key}
+    return replace(book, since=MappingProxyType(since))
 
 
 def gate_refusals(figures: Mapping[str, Any], settings: HealingSettings) -> list[str]:

@@ -35,6 +35,13 @@ class Band:
         return self.lower <= load <= self.upper
 
 
+def outside_band(loads: Mapping[int, int], threshold: float) -> tuple[Band, list[int]]:
+    """The band over `loads` and the brokers outside it: whether a balance goal holds (the planner's
+    figures, and self-healing's balance detectors, both ask here)."""
+    band = Band.around(sum(loads.values()), len(loads), threshold)
+    return band, sorted(b for b, v in loads.items() if not band.contains(v))
+
+
 @dataclass(frozen=True, slots=True)
 class Quotas:
     """How much each broker should give and take; `lower_bound` is the fewest units any plan moves."""

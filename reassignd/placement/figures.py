@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from reassignd.placement.assignment import Assignment, ClusterInput, IntArray
-from reassignd.placement.balance import Band
+from reassignd.placement.balance import outside_band
 from reassignd.placement.goals import PlanRequest
 from reassignd.placement.rules import spread_violations
 from reassignd.placement.state import balance_score
@@ -67,9 +67,9 @@ def _band_goal(
     name: str, loads: Mapping[int, int], threshold: float, *, asked: bool = True, only: Any = None
 ) -> dict[str, Any]:
     """Whether every broker (or every one of `only`) lies in the band over `loads`."""
-    band = Band.around(sum(loads.values()), len(loads), threshold)
-    checked = loads if only is None else {b: v for b, v in loads.items() if b in only}
-    outside = sorted(b for b, v in checked.items() if not band.contains(v))
+    band, outside = outside_band(loads, threshold)
+    if only is not None:
+        outside = [b for b in outside if b in only]
     return {
         "goal": name,
         "hard": False,

@@ -3,9 +3,19 @@ broker failure proposed, tests/daemon/fake_service.py)."""
 
 from __future__ import annotations
 
+import asyncio
+import io
+import re
+from datetime import UTC, datetime
+from typing import Any
+
 import pytest
 
+from reassignd.cli.anomalies import watch_anomalies
+from reassignd.client import ApiUnreachable
+from reassignd.engine.anomalies import Anomaly, AnomalyKind, AnomalyState
 from tests.cli.test_client import Daemon, cli, daemon
+from tests.daemon.fake_service import _proposed_fix
 
 __all__ = ["daemon"]
 pytestmark = pytest.mark.slow
@@ -34,3 +44,80 @@ async def test_approve_without_an_id_or_an_unknown_one_is_refused_naming_it(daem
     assert missing.code != 0 and "approve needs an id" in missing.err
     unknown = await cli(daemon, "anomalies", "approve", "no-such")
     assert unknown.code != 0 and "no anomaly 'no-such'" in unknown.err
+
+
+async def _then(daemon: Daemon, anomaly_id: str, final: AnomalyState, reason: str = "") -> None:
+    """While the CLI watches: the operator approves, then the fix ends `final`."""
+    await asyncio.sleep(1.0)
+    await daemon.fake.approve_anomaly(anomaly_id)
+    await asyncio.sleep(1.0)
+    executing = daemon.fake.anomaly_book.get(anomaly_id)
+    assert executing is not None
+    book = daemon.fake.anomaly_book.with_anomaly(executing.to(final, executing.last_seen + 1, reason=reason))
+    daemon.fake.anomaly_book = book
+
+
+@pytest.mark.parametrize(
+    ("final", "code", "reason"),
+    [(AnomalyState.FIXED, 0, ""), (AnomalyState.IGNORED, 1, "its plan was cancelled")],
+)
+async def test_watch_an_anomaly_prints_a_line_per_change_until_it_is_terminal(
+    daemon: Daemon, final: AnomalyState, code: int, reason: str
+) -> None:
+    (anomaly,) = daemon.fake.anomaly_book.anomalies
+    changes = asyncio.create_task(_then(daemon, anomaly.id, final, reason))
+    watched = await cli(daemon, "anomalies", "--watch", anomaly.id, "--interval", "0.2")
+    await changes
+    assert watched.code == code, watched.err
+    lines = watched.out.splitlines()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+    expected = [
+        rf"{stamp} {anomaly.id}: broker 4 offline too long: proposed",
+        rf"{stamp} {anomaly.id}: broker 4 offline too long: executing \(plan plan-heal\)",
+        rf"{stamp} {anomaly.id}: broker 4 offline too long: {final.value} \(plan plan-heal\)"
+        + (f": {reason}" if reason else ""),
+    ]
+    assert len(lines) == 3 and all(re.fullmatch(e, line) for e, line in zip(expected, lines, strict=True)), (
+        lines
+    )
+
+
+async def test_watch_an_unknown_anomaly_is_refused_naming_it(daemon: Daemon) -> None:
+    watched = await cli(daemon, "anomalies", "--watch", "no-such", "--interval", "0.1")
+    assert watched.code != 0 and "no anomaly 'no-such'" in watched.err
+
+
+def test_watch_every_anomaly_until_ctrl_c_with_a_line_for_each_new_one_and_each_change() -> None:
+    """Without an id: every anomaly's changes, new ones as they come, until interrupted (Ctrl-C); a
+    daemon out of reach for a while is said once, and the watch goes on."""
+    first = _proposed_fix(1000.0)
+    spread = Anomaly(
+        "rack-spread-cluster-990", AnomalyKind.RACK_SPREAD, (1, 2, 3), 990.0, 1000.0, partitions=("t-0",)
+    )
+    listings: list[Any] = [
+        [first],
+        [first],
+        ApiUnreachable("daemon at http://x not reachable"),
+        ApiUnreachable("daemon at http://x not reachable"),
+        [first.to(AnomalyState.EXPIRED, 1001.0, reason="the broker is back"), spread],
+    ]
+
+    def fetch() -> dict[str, Any]:
+        if not listings:
+            raise KeyboardInterrupt
+        item = listings.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return {"mode": "propose", "anomalies": [a.to_json() for a in item]}
+
+    out = io.StringIO()
+    at = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+    with pytest.raises(KeyboardInterrupt):
+        watch_anomalies(fetch, None, interval=1.0, out=out, sleep=lambda _: None, now=lambda: at)
+    assert out.getvalue().splitlines() == [
+        f"2026-11-27T12:00:00Z {first.id}: broker 4 offline too long: proposed",
+        "2026-11-27T12:00:00Z daemon at http://x not reachable; retrying",
+        f"2026-11-27T12:00:00Z {first.id}: broker 4 offline too long: expired: the broker is back",
+        "2026-11-27T12:00:00Z rack-spread-cluster-990: 1 partition(s) spanning fewer racks than they could: "
+        "detected",
+    ]

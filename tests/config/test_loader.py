@@ -310,3 +310,26 @@ def test_movement_limits_are_independent_upper_bounds(per_broker: int, total: in
     }
     limits = load_config(None, env).limits()
     assert (limits.max_incoming_per_broker, limits.max_concurrent_replica_movements) == (per_broker, total)
+
+
+def test_self_healing_keys_make_its_settings(tmp_path: Path) -> None:
+    """Every detector named in `self.healing.detectors`, with its keys, reaches the daemon's settings; a
+    detector name it does not know is refused naming the ones it does."""
+    from reassignd.daemon.app import healing_settings_from
+    from reassignd.engine.anomalies import AnomalyKind
+
+    text = BASE + textwrap.dedent(
+        """
+        self.healing.detectors = ["rack_spread", "replica_balance", "leader_balance", "under_replicated"]
+        self.healing.violation.seconds = 120
+        self.healing.under.replicated.seconds = 90
+        self.healing.balance.threshold = 0.2
+        """
+    )
+    settings = healing_settings_from(load_config(write(tmp_path, text)))
+    assert settings.detectors == frozenset(AnomalyKind) - {AnomalyKind.BROKER_FAILURE, AnomalyKind.NEW_BROKER}
+    assert (settings.violation_seconds, settings.under_replicated_seconds) == (120.0, 90.0)
+    assert settings.balance_threshold == 0.2
+    bad = write(tmp_path, BASE + 'self.healing.detectors = ["disk_failure"]\n', "bad.toml")
+    (problem,) = problems_of(bad)
+    assert "rack_spread" in problem[2] and "disk_failure" in problem[2]

@@ -11,6 +11,9 @@ import pytest
 
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
+from reassignd.engine.detectors import balance_loads, eligible_brokers
+from reassignd.model import TopicPartition
+from reassignd.placement.balance import outside_band
 from reassignd.store.base import EventKind, PlanStatus
 from tests.daemon.inprocess import InProcessDaemon
 
@@ -215,3 +218,134 @@ async def test_a_new_empty_broker_is_filled_once_its_detector_is_on() -> None:
     assert held, "broker 7 still holds nothing"
     (record,) = d.controller.records.values()
     assert record.options["name"] == "self-healing: fill broker 7"
+
+
+# -- the partition-level and balance kinds -----------------------------------------------------------------
+
+BANNED = 7
+"""A decommissioned broker in the first rack with no replica: a fix that ignored its role would pick it
+first (the emptiest broker, in the rack that has room)."""
+
+
+def kinds_daemon(
+    kinds: set[AnomalyKind], mode: HealingMode = HealingMode.PROPOSE, *, extra: list[Any] | None = None
+) -> InProcessDaemon:
+    scenario = daemon(HealingMode.OFF).scenario
+    brokers = [*scenario["brokers"], {"id": BANNED, "rack": "/r3"}]
+    settings = HealingSettings(
+        mode,
+        detectors=frozenset(kinds),
+        violation_seconds=FAILURE_SECONDS,
+        under_replicated_seconds=FAILURE_SECONDS,
+        cooldown_seconds=0.0,
+    )
+    topics = [*scenario["topics"], *(extra or [])]
+    return InProcessDaemon({**scenario, "brokers": brokers, "topics": topics}, LIMITS, healing=settings)
+
+
+async def detected_fixed(d: InProcessDaemon) -> dict[str, Any]:
+    """Decommission the banned broker, wait past the threshold: the fix proposed, approved, run, fixed."""
+    await d.controller.start()
+    await d.controller.decommission(BANNED, {})
+    before = d.throttle_configs()
+    await checked_for(d, FAILURE_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: under the threshold
+    await checked_for(d, 20)
+    proposed = the_anomaly(d)
+    assert proposed["state"] == "proposed", proposed
+    assert proposed["proposal"]["rehearsal"]["finished"]
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing" and approved["plan_id"], approved
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    fixed = the_anomaly(d)
+    assert fixed["state"] == "fixed", fixed
+    assert await d.status_of(approved["plan_id"]) is PlanStatus.COMPLETED
+    assert d.throttle_configs() == before
+    everything = [("t", p) for p in range(4)] + [("solo", 0)]
+    everything += [("spread", p) for p in range(2) if "spread" in {t["name"] for t in d.scenario["topics"]}]
+    assert all(BANNED not in d.replicas(t, p) for t, p in everything)
+    return proposed
+
+
+SPREAD = {  # two replicas in rack /r1 while /r3 has room: spans fewer racks than the placer gives
+    "name": "spread",
+    "partitions": 2,
+    "replication_factor": 3,
+    "partition_bytes": 20 * MB,
+    "assignment": [[3, 1, 2], [4, 1, 5]],
+}
+
+
+async def test_a_partition_spanning_fewer_racks_than_it_could_is_re_placed_keeping_the_rest() -> None:
+    d = kinds_daemon({AnomalyKind.RACK_SPREAD}, extra=[SPREAD])
+    proposed = await detected_fixed(d)
+    assert (proposed["kind"], proposed["partitions"], proposed["brokers"]) == (
+        "rack_spread",
+        ["spread-0"],
+        [1, 2, 3],
+    )
+    assert proposed["id"].startswith("rack-spread-cluster-")
+    (row,) = proposed["proposal"]["plan"]["partitions"]
+    assert row["replicas"][:2] == [3, 1] and row["replicas"][2] in (5, 6)  # the last of /r1 moved, to /r3
+    assert len({{**RACKS, BANNED: "/r3"}[b] for b in d.replicas("spread", 0)}) == 3
+    assert d.replicas("spread", 1) == [4, 1, 5]
+    (record,) = d.controller.records.values()
+    assert record.options["name"] == "self-healing: re-place 1 partition(s)"
+
+
+@pytest.mark.parametrize("kind", [AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE])
+async def test_a_broker_beyond_a_balance_goals_threshold_gets_that_goals_plan(kind: AnomalyKind) -> None:
+    """Broker 1 holds 4 replicas and 2 preferred leaderships, broker 2 one replica, 4 and 6 no preferred
+    leadership: outside the band of either goal at 10%. The banned broker 7, empty, is never filled."""
+    d = kinds_daemon({kind})
+    proposed = await detected_fixed(d)
+    assert proposed["kind"] == kind.value and proposed["partitions"] == [] and 1 in proposed["brokers"]
+    snapshot = d.sim.to_snapshot()
+    eligible = eligible_brokers(snapshot, [BANNED])
+    assert outside_band(balance_loads(snapshot, eligible, kind), 0.10)[1] == []
+    assert spans_three_racks(d)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    assert [a["state"] for a in d.controller.anomalies()["anomalies"]] == ["fixed"]  # mended: none anew
+
+
+async def test_under_replicated_partitions_with_their_brokers_online_get_an_election_or_stay_detected() -> (
+    None
+):
+    """Broker 1 stops a moment: t-0's lead goes to broker 3, and stays there once 1 is back in sync.
+    Then broker 5 slows to a trickle: t-0 [1, 3, 5] and urp-0 [3, 5, 2] fall out of sync with every
+    broker online. t-0's preferred (1) is in sync and not leading: elected. urp-0's leader is its
+    preferred: nothing moves; nor for t-0 once elected: the anomaly seen anew says what to check."""
+    lagging = {
+        "name": "urp",
+        "partitions": 1,
+        "replication_factor": 3,
+        "partition_bytes": MB,
+        "produce_bytes_per_sec": 10_000.0,
+        "assignment": [[3, 5, 2]],
+    }
+    d = kinds_daemon({AnomalyKind.UNDER_REPLICATED}, HealingMode.EXECUTE, extra=[lagging])
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, 5)
+    d.sim.start_broker(1)
+    await checked_for(d, 30)
+    assert d.sim.to_snapshot().partitions[TopicPartition("t", 0)].leader != 1
+    d.sim.set_network(5, 1.0, None)
+    await checked_for(d, 3 * FAILURE_SECONDS)
+    listed = d.controller.anomalies()["anomalies"]
+    executing = [a for a in listed if a["plan_id"]]
+    assert executing and executing[0]["kind"] == "under_replicated", [
+        (a["state"], a["reason"]) for a in listed
+    ]
+    (row,) = executing[0]["proposal"]["plan"]["partitions"]
+    assert (row["topic"], row["partition"], row["replicas"]) == ("t", 0, [1, 3, 5])
+    await d.run(seconds=600)
+    await checked_for(d, 2 * FAILURE_SECONDS)
+    assert d.sim.to_snapshot().partitions[TopicPartition("t", 0)].leader == 1  # elected, nothing moved
+    assert d.replicas("t", 0) == [1, 3, 5] and d.replicas("urp", 0) == [3, 5, 2]
+    states = [a["state"] for a in d.controller.anomalies()["anomalies"]]
+    assert states == ["fixed", "detected"], states
+    still = d.controller.anomalies()["anomalies"][-1]
+    assert still["partitions"] == ["t-0", "urp-0"] and "no fix moves data" in still["reason"], still
+    assert "[5] out of sync" in still["reason"] and "throttle" in still["reason"]

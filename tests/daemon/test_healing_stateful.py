@@ -3,8 +3,13 @@ self-healing (issue 29), in process, in virtual time. Whatever the order:
 
 - never two plans run at once, and self-healing never has two fixes unfinished;
 - no replica is ever placed on the decommissioned broker;
-- a broker has at most one anomaly whose fix has not ended;
+- a broker has at most one broker-level anomaly whose fix has not ended, and no kind has two open
+  anomalies about one subject;
 - every fix that ran drained its broker, or ended cancelled, or waits its turn.
+
+Every detector is on: topic `u` starts with partitions spanning fewer racks than they could and the
+brokers out of the replica band, and drains, returns and slow brokers make the rest (imbalance after a
+drain, partitions under-replicated after a broker's return).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from reassignd.daemon.service import ServiceError
-from reassignd.engine.anomalies import HealingMode, HealingSettings
+from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
+from reassignd.sim.scenario import DEFAULT_NETWORK_BYTES_PER_SEC
 from tests.daemon.inprocess import InProcessDaemon, plan_of
 
 MB = 1_000_000
@@ -35,9 +41,18 @@ SCENARIO = {
             "partition_bytes": 50 * MB,
             "produce_bytes_per_sec": 10_000.0,
             "assignment": [[1, 3, 5], [2, 4, 6], [3, 5, 1], [4, 6, 2], [5, 1, 3], [6, 2, 4]],
-        }
+        },
+        {
+            "name": "u",
+            "partitions": 2,
+            "replication_factor": 3,
+            "partition_bytes": 20 * MB,
+            "produce_bytes_per_sec": 10_000.0,
+            "assignment": [[1, 2, 3], [3, 4, 5]],
+        },
     ],
 }
+PARTITIONS = [("t", p) for p in range(6)] + [("u", p) for p in range(2)]
 LIMITS: dict[str, Any] = {
     "leader.reassignment.throttled.rate": 20 * MB,
     "follower.reassignment.throttled.rate": 20 * MB,
@@ -60,7 +75,15 @@ class HealingRuns(RuleBasedStateMachine):
 
     @initialize(mode=st.sampled_from([HealingMode.PROPOSE, HealingMode.EXECUTE]))
     def start(self, mode: HealingMode) -> None:
-        healing = HealingSettings(mode, broker_failure_seconds=30.0, cooldown_seconds=0.0)
+        healing = HealingSettings(
+            mode,
+            broker_failure_seconds=30.0,
+            cooldown_seconds=0.0,
+            detectors=frozenset(AnomalyKind),
+            new_broker_seconds=30.0,
+            violation_seconds=30.0,
+            under_replicated_seconds=30.0,
+        )
         self.d = InProcessDaemon(SCENARIO, LIMITS, healing=healing)
         self.run(self.daemon.controller.start())
         self.run(self.daemon.controller.decommission(DECOMMISSIONED, {}))
@@ -79,6 +102,12 @@ class HealingRuns(RuleBasedStateMachine):
         if not self.daemon.sim.brokers[broker].online:
             self.daemon.sim.start_broker(broker)
 
+    @rule(broker=st.sampled_from(BROKERS), slow=st.booleans())
+    def slow_broker(self, broker: int, slow: bool) -> None:
+        """A follower slows to a trickle (its partitions fall out of sync, every broker online), or
+        recovers."""
+        self.daemon.sim.set_network(broker, 1.0 if slow else DEFAULT_NETWORK_BYTES_PER_SEC, None)
+
     @rule(seconds=st.integers(5, 120))
     def time_passes(self, seconds: int) -> None:
         self.checked_for(seconds)
@@ -90,7 +119,7 @@ class HealingRuns(RuleBasedStateMachine):
             self.run(self.daemon.cycle())
             self.run(self.daemon.controller.check_anomalies())
         for anomaly in self.daemon.controller.healing.book.anomalies:
-            event(f"an anomaly {anomaly.state.value}")
+            event(f"a {anomaly.kind.value} anomaly {anomaly.state.value}")
 
     @rule(data=st.data())
     def approve(self, data: st.DataObject) -> None:
@@ -129,22 +158,24 @@ class HealingRuns(RuleBasedStateMachine):
     def nothing_onto_the_decommissioned_broker(self) -> None:
         if self.d is None:
             return
-        for p in range(6):
-            assert DECOMMISSIONED not in self.daemon.replicas("t", p)
+        for topic, p in PARTITIONS:
+            assert DECOMMISSIONED not in self.daemon.replicas(topic, p)
 
     @invariant()
     def one_open_anomaly_per_broker(self) -> None:
         if self.d is None:
             return
         open_ = [a for a in self.daemon.controller.healing.book.anomalies if not a.state.terminal]
-        brokers = [b for a in open_ for b in a.brokers]
+        brokers = [b for a in open_ if not a.kind.about_partitions for b in a.brokers]
         assert len(brokers) == len(set(brokers)), open_
+        assert len({a.key for a in open_}) == len(open_), open_
 
     @precondition(lambda self: self.d is not None)
     @rule()
     def teardown_check(self) -> None:
         """Brokers back, every plan to its end: nothing left running, no replica on the decommissioned one."""
         for broker in BROKERS:
+            self.daemon.sim.set_network(broker, DEFAULT_NETWORK_BYTES_PER_SEC, None)
             if not self.daemon.sim.brokers[broker].online:
                 self.daemon.sim.start_broker(broker)
         self.run(self.daemon.run(seconds=3 * 3600))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,17 +10,36 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reassignd.engine.anomalies import (
+    CLUSTER,
     Anomaly,
     AnomalyBook,
     AnomalyKind,
     AnomalyState,
+    Finding,
     HealingSettings,
     IllegalAnomalyChange,
     adopted,
+    fix_ended,
     gate_refusals,
     may_start_fix,
     observe,
 )
+from reassignd.engine.detectors import (
+    SNAPSHOT_KINDS,
+    balance_loads,
+    detect,
+    elections,
+    eligible_brokers,
+    rack_spread,
+    unbalanced,
+    under_replicated,
+    urp_advice,
+)
+from reassignd.model import Broker, ClusterSnapshot, PartitionState, TopicPartition
+from reassignd.placement.balance import outside_band
+from reassignd.placement.respread import respread_targets, uneven_partitions
+from reassignd.placement.rules import spread_violations
+from reassignd.placement.topology import Topology
 
 S = AnomalyState
 SETTINGS = HealingSettings(
@@ -132,3 +152,247 @@ def test_an_anomaly_is_read_back_from_the_id_its_fix_carries(
 ) -> None:
     back = adopted(anomaly_id, 9.0)
     assert (back.id, back.kind, back.brokers, back.state) == (anomaly_id, kind, (broker,), S.DETECTED)
+
+
+# -- partition-level and balance kinds (issue 29's other detectors) ----------------------------------------
+
+ALL = HealingSettings(detectors=frozenset(AnomalyKind), violation_seconds=60.0, under_replicated_seconds=60.0)
+
+
+def urp(*partitions: str) -> Finding:
+    return Finding(AnomalyKind.UNDER_REPLICATED, CLUSTER, (), dict.fromkeys(partitions, (1, 2)))
+
+
+def test_a_partition_counts_from_when_it_was_first_seen_and_the_id_stays_across_cycles() -> None:
+    book = observe(AnomalyBook(), [], 0.0, ALL, findings=[urp("t-0")])
+    book = observe(book, [], 30.0, ALL, findings=[urp("t-0", "t-1")])
+    (anomaly,) = observe(book, [], 60.0, ALL, findings=[urp("t-0", "t-1")]).anomalies
+    assert (anomaly.id, anomaly.partitions, anomaly.brokers) == (
+        "under-replicated-cluster-0",
+        ("t-0",),
+        (1, 2),
+    )
+    book = observe(book, [], 90.0, ALL, findings=[urp("t-0", "t-1")])
+    (later,) = book.anomalies
+    assert later.id == anomaly.id and later.partitions == ("t-0", "t-1")  # t-1 aged in too
+    assert adopted(later.id, 1.0).key == later.key == ("under_replicated", "cluster")
+
+
+def test_a_partition_back_in_sync_for_a_moment_counts_anew() -> None:
+    book = observe(AnomalyBook(), [], 0.0, ALL, findings=[urp("t-0")])
+    book = observe(book, [], 50.0, ALL, findings=[])
+    book = observe(book, [], 60.0, ALL, findings=[urp("t-0")])
+    assert book.anomalies == () and book.since[("under_replicated", "cluster", "t-0")] == 60.0
+
+
+def test_an_unjudged_kind_neither_expires_nor_restarts_its_clock() -> None:
+    spread = Finding(AnomalyKind.RACK_SPREAD, CLUSTER, (1, 2), {"t-0": (1, 2)})
+    book = observe(observe(AnomalyBook(), [], 0.0, ALL, findings=[spread]), [], 60.0, ALL, findings=[spread])
+    (anomaly,) = book.anomalies
+    during = observe(book, [], 100.0, ALL, unjudged=[AnomalyKind.RACK_SPREAD])
+    assert during.anomalies == (anomaly,) and during.since == book.since
+    after = observe(during, [], 110.0, ALL)
+    assert [a.state for a in after.anomalies] == [S.EXPIRED]
+
+
+def test_a_detector_that_is_off_makes_no_anomaly() -> None:
+    off = HealingSettings(violation_seconds=0.0)
+    balance = Finding(AnomalyKind.REPLICA_BALANCE, CLUSTER, (3,))
+    assert observe(AnomalyBook(), [], 0.0, off, findings=[balance]).anomalies == ()
+    (found,) = observe(
+        AnomalyBook(), [], 0.0, replace(off, detectors=ALL.detectors), findings=[balance]
+    ).anomalies
+    assert (found.id, found.brokers, found.partitions) == ("replica-balance-cluster-0", (3,), ())
+
+
+def test_a_partition_condition_its_fix_did_not_mend_is_seen_again_as_a_new_anomaly() -> None:
+    book = observe(
+        observe(AnomalyBook(), [], 0.0, ALL, findings=[urp("t-0")]), [], 60.0, ALL, findings=[urp("t-0")]
+    )
+    (anomaly,) = book.anomalies
+    book = book.with_anomaly(anomaly.to(S.PROPOSED, 61.0).to(S.APPROVED, 61.0).to(S.EXECUTING, 62.0))
+    book = fix_ended(book, book.anomalies[0], 70.0, fixed=True)
+    book = observe(book, [], 80.0, ALL, findings=[urp("t-0")])
+    assert [a.state for a in book.anomalies] == [S.FIXED]
+    book = observe(book, [], 140.0, ALL, findings=[urp("t-0")])
+    assert [(a.id, a.state) for a in book.anomalies] == [
+        ("under-replicated-cluster-0", S.FIXED),
+        ("under-replicated-cluster-80", S.DETECTED),
+    ]
+
+
+def test_a_broker_fix_that_ended_does_not_restart_its_clock() -> None:
+    book = observe(observe(AnomalyBook(), [3], 0.0, SETTINGS), [3], 60.0, SETTINGS)
+    (anomaly,) = book.anomalies
+    book = fix_ended(book, anomaly.to(S.EXECUTING, 61.0), 70.0, fixed=True)
+    assert book.offline_since == {3: 0.0}
+    assert len(observe(book, [3], 1000.0, SETTINGS).anomalies) == 1
+
+
+@pytest.mark.parametrize(
+    ("anomaly_id", "kind", "brokers"),
+    [
+        ("rack-spread-cluster-12", AnomalyKind.RACK_SPREAD, ()),
+        ("replica-balance-cluster-0", AnomalyKind.REPLICA_BALANCE, ()),
+        ("leader-balance-cluster-5", AnomalyKind.LEADER_BALANCE, ()),
+        ("under-replicated-cluster-7", AnomalyKind.UNDER_REPLICATED, ()),
+        ("rack-spread-4-7", AnomalyKind.BROKER_FAILURE, (-1,)),  # a partition kind is about the cluster
+    ],
+)
+def test_a_partition_level_anomaly_is_read_back_from_its_id(
+    anomaly_id: str, kind: AnomalyKind, brokers: tuple[int, ...]
+) -> None:
+    back = adopted(anomaly_id, 0.0)
+    assert (back.kind, back.brokers) == (kind, brokers)
+
+
+@given(
+    schedule=st.lists(
+        st.tuples(st.integers(1, 40), st.sets(st.sampled_from(["t-0", "t-1", "u-0"]))), max_size=25
+    )
+)
+def test_whatever_the_schedule_one_open_anomaly_per_kind_and_subject_and_each_partition_aged(
+    schedule: list[tuple[int, set[str]]],
+) -> None:
+    book, now = AnomalyBook(), 0.0
+    for step, partitions in schedule:
+        now += step
+        findings = [urp(*sorted(partitions))] if partitions else []
+        book = observe(book, [], now, ALL, findings=findings)
+        open_ = [a for a in book.anomalies if not a.state.terminal]
+        assert len({a.key for a in open_}) == len(open_) <= 1
+        for anomaly in open_:
+            assert set(anomaly.partitions) <= partitions
+            for p in anomaly.partitions:
+                assert now - book.since[(*anomaly.key, p)] >= ALL.under_replicated_seconds
+            assert anomaly.id == f"under-replicated-cluster-{int(anomaly.first_seen)}"
+
+
+# -- the detectors over one snapshot, and the rack-spread fix (placement/respread.py) -----------------------
+
+TWO_DCS = {1: "/a/r1", 2: "/a/r2", 3: "/b/r1", 4: "/b/r2", 5: "/a/r1", 6: "/b/r1"}
+
+
+def snapshot(
+    parts: dict[str, tuple[int, ...]],
+    *,
+    racks: dict[int, str] = TWO_DCS,
+    offline: tuple[int, ...] = (),
+    isr: dict[str, tuple[int, ...]] | None = None,
+    leaders: dict[str, int] | None = None,
+) -> ClusterSnapshot:
+    def state(name: str, rs: tuple[int, ...]) -> PartitionState:
+        topic, _, number = name.rpartition("-")
+        in_sync = (isr or {}).get(name, rs)
+        return PartitionState(
+            TopicPartition(topic, int(number)), rs, in_sync, (leaders or {}).get(name, rs[0])
+        )
+
+    return ClusterSnapshot(
+        brokers={b: Broker(b, r, b not in offline) for b, r in racks.items()},
+        partitions={s.tp: s for s in (state(n, rs) for n, rs in parts.items())},
+    )
+
+
+@pytest.mark.parametrize(
+    ("replicas", "uneven"),
+    [
+        ((1, 3, 2), False),  # both data centres, three racks
+        ((1, 2, 5), True),  # one data centre while the other has room
+        ((1, 5, 3), True),  # two in rack /a/r1 while /a/r2 has room
+        ((1, 3), False),
+        ((1, 6), False),  # RF 2 over two data centres: racks below do not matter
+        ((1, 4, 7), False),  # broker 7 unknown (not eligible): left to the broker-level kinds
+    ],
+)
+def test_rack_spread_finds_partitions_spanning_fewer_racks_than_the_placer_would_give(
+    replicas: tuple[int, ...], uneven: bool
+) -> None:
+    found = rack_spread(snapshot({"t-0": replicas}), frozenset(TWO_DCS))
+    assert (found is not None) == uneven, found
+    if found is not None:
+        assert (found.partitions, found.brokers) == ({"t-0": replicas}, tuple(sorted(replicas)))
+
+
+def test_rack_spread_judges_the_racks_as_they_are_without_decommissioned_or_offline_brokers() -> None:
+    """With the second data centre's brokers all banned or down, one data centre is the best there is."""
+    shot = snapshot({"t-0": (1, 2, 5)}, offline=(3, 4))
+    assert rack_spread(shot, eligible_brokers(shot, banned=[6])) is None
+    assert rack_spread(shot, eligible_brokers(shot, banned=[])) is not None
+
+
+@given(
+    racks=st.dictionaries(
+        st.integers(1, 12), st.sampled_from(["/a/r1", "/a/r2", "/b/r1", "/b/r2", "/c/r1"]), min_size=4
+    ),
+    data=st.data(),
+)
+def test_respread_evens_every_partition_it_can_with_valid_moves_onto_eligible_brokers_only(
+    racks: dict[int, str], data: st.DataObject
+) -> None:
+    brokers = sorted(racks)
+    banned = set(data.draw(st.sets(st.sampled_from(brokers), max_size=len(brokers) - 3)))
+    eligible = frozenset(brokers) - banned
+    targets = {
+        TopicPartition("t", i): tuple(
+            data.draw(st.permutations(sorted(eligible)))[: data.draw(st.integers(1, 3))]
+        )
+        for i in range(data.draw(st.integers(1, 6)))
+    }
+    out = respread_targets(targets, racks, eligible, {})
+    topology = Topology.from_racks({b: racks[b] for b in eligible})
+    for tp, before in targets.items():
+        after = out.targets.get(tp, before)
+        assert len(after) == len(set(after)) == len(before) and set(after) <= eligible
+        assert tp in out.unplaced or not spread_violations(after, topology), (before, after)
+        kept = [a for a, b in zip(after, before, strict=True) if a == b]
+        assert set(before) - set(kept) == set(before) - set(after)  # the rest keep their places
+    assert set(uneven_partitions(targets, racks, eligible)) >= set(out.targets)
+
+
+@pytest.mark.parametrize(
+    ("kind", "replicas", "outside"),
+    [
+        (
+            AnomalyKind.REPLICA_BALANCE,
+            {"t-0": (1, 2), "t-1": (1, 3), "t-2": (1, 4), "t-3": (1, 2)},
+            [1, 3, 4],
+        ),
+        (AnomalyKind.REPLICA_BALANCE, {"t-0": (1, 2), "t-1": (3, 4)}, []),
+        (AnomalyKind.LEADER_BALANCE, {"t-0": (1, 2), "t-1": (1, 3), "t-2": (1, 4), "t-3": (2, 1)}, [1, 3, 4]),
+        (AnomalyKind.LEADER_BALANCE, {"t-0": (1, 2), "t-1": (2, 3), "t-2": (3, 4), "t-3": (4, 1)}, []),
+    ],
+)
+def test_balance_is_judged_by_the_planners_band(
+    kind: AnomalyKind, replicas: dict[str, tuple[int, ...]], outside: list[int]
+) -> None:
+    racks = dict.fromkeys((1, 2, 3, 4), "/a")
+    shot = snapshot(replicas, racks=racks)
+    found = unbalanced(shot, frozenset(racks), kind, 0.10)
+    assert (list(found.brokers) if found else []) == outside
+    assert outside_band(balance_loads(shot, frozenset(racks), kind), 0.10)[1] == outside  # the one formula
+
+
+def test_under_replicated_needs_every_replica_online_and_elects_only_an_in_sync_preferred() -> None:
+    shot = snapshot(
+        {"t-0": (1, 2, 3), "t-1": (1, 2, 3), "t-2": (4, 1, 2), "t-3": (1, 2, 3)},
+        offline=(4,),
+        isr={"t-0": (2, 3), "t-1": (1, 2), "t-2": (1, 2), "t-3": (1, 2)},
+        leaders={"t-0": 2, "t-1": 2, "t-3": 1},
+    )
+    found = under_replicated(shot)
+    assert found is not None and sorted(found.partitions) == ["t-0", "t-1", "t-3"]  # t-2: broker 4 down
+    elect, checks = elections(shot, ["t-0", "t-1", "t-3"])
+    assert elect == {TopicPartition("t", 1): (1, 2, 3)}
+    assert checks == [
+        "t-0: replica(s) on broker(s) [1] out of sync (leader 2)",
+        "t-3: replica(s) on broker(s) [3] out of sync (leader 1)",
+    ]
+    assert "throttle" in urp_advice(checks) and "t-3" in urp_advice(checks)
+
+
+def test_while_a_partition_is_reassigned_the_snapshot_kinds_are_not_judged() -> None:
+    shot = snapshot({"t-0": (1, 2, 5)})
+    moving = replace(shot, partitions={tp: replace(p, adding=(3,)) for tp, p in shot.partitions.items()})
+    assert detect(shot, (), ALL.detectors, 0.1)[1] == frozenset()
+    assert detect(moving, (), ALL.detectors, 0.1) == ([], SNAPSHOT_KINDS)

@@ -1,0 +1,74 @@
+"""Each anomaly kind's fix, as a plan (self-healing, daemon/healing.py): the planner goal it maps to, run
+on the snapshot the proposal is made from, nothing ever onto an excluded broker (decommissioned, offline).
+
+| kind | fix |
+|---|---|
+| `broker_failure` | the planner's drain of the broker |
+| `new_broker` | the planner's fill of the broker |
+| `rack_spread` | the uneven partitions re-placed (placement/respread.py), the rest of each kept |
+| `replica_balance`, `leader_balance` | that planner goal's plan at `self.healing.balance.threshold` |
+| `under_replicated` | a preferred-leader election where the preferred is in sync and not leading; else none |
+
+The election is a plan whose target is the partition's replicas as they are: it moves nothing, and ends
+in the preferred-leader election every plan makes when a partition's target is reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from reassignd.daemon.roles import drain_plan, goal_plan
+from reassignd.engine.anomalies import Anomaly, AnomalyKind, HealingSettings
+from reassignd.engine.detectors import elections, urp_advice
+from reassignd.model import ClusterSnapshot, ReassignmentPlan
+from reassignd.placement.respread import respread_targets
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    plan: ReassignmentPlan | None
+    note: str = ""
+    """What the fix leaves as it is, and why (said in the anomaly's reason)."""
+
+
+async def fix_of(
+    anomaly: Anomaly, snapshot: ClusterSnapshot, excluded: Collection[int], settings: HealingSettings
+) -> Fix:
+    """The fix's plan (None: nothing to do); a ServiceError when the planner refuses."""
+    kind = anomaly.kind
+    if kind is AnomalyKind.BROKER_FAILURE:
+        return Fix(await drain_plan(snapshot, anomaly.brokers[0], excluded))
+    if kind is AnomalyKind.NEW_BROKER:
+        return Fix(await goal_plan(snapshot, kind.goal, anomaly.brokers[0], excluded))
+    if kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE):
+        return Fix(await goal_plan(snapshot, kind.goal, None, excluded, settings.balance_threshold))
+    if kind is AnomalyKind.RACK_SPREAD:
+        return _respread(anomaly, snapshot, excluded)
+    elect, checks = elections(snapshot, anomaly.partitions)
+    return Fix(ReassignmentPlan(elect) if elect else None, urp_advice(checks) if checks else "")
+
+
+def _respread(anomaly: Anomaly, snapshot: ClusterSnapshot, excluded: Collection[int]) -> Fix:
+    wanted = set(anomaly.partitions)
+    targets = {tp: p.replicas for tp, p in snapshot.partitions.items() if str(tp) in wanted}
+    load: dict[int, int] = {}
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            load[b] = load.get(b, 0) + 1
+    racks = {b: broker.rack for b, broker in snapshot.brokers.items()}
+    eligible = snapshot.online_broker_ids() - frozenset(excluded)
+    found = respread_targets(targets, racks, eligible, load)
+    named = "; ".join(f"{tp}: {why}" for tp, why in sorted(found.unplaced.items())[:5])
+    note = f"left as they are: {named}" if named else ""
+    return Fix(ReassignmentPlan(found.targets) if found.targets else None, note)
+
+
+def fix_name(anomaly: Anomaly) -> str:
+    """The fix's plan's name, as `reassignd status` shows it."""
+    goal = anomaly.kind.goal
+    if not anomaly.kind.about_partitions:
+        return f"self-healing: {goal} broker {anomaly.brokers[0]}"
+    if anomaly.partitions:
+        return f"self-healing: {goal} {len(anomaly.partitions)} partition(s)"
+    return f"self-healing: {goal}"
