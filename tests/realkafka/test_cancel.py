@@ -5,11 +5,16 @@ every throttle config is byte-identical to before, judged from the brokers' side
 Kafka's own cancel (KIP-455, a null target) keeps the replicas in their current order without the adding
 ones: `[1,2,3]` moving to `[3,4,1]` is `[3,4,1,2]` while it runs and `[3,1,2]` once cancelled, another
 preferred leader. The daemon must put the pre-plan order back.
+
+A copy in flight when the cancel comes is reverted, never let finish: a daemon that let each step end on
+its target and then moved the partition back ended on the same lists, so the test samples every ISR from
+the cancel on and requires that no receiving broker ever joined the ISR.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +22,8 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster
 from reassignd.localkafka.load import MIN_INSYNC_ERRORS, RateProducer, fill
-from reassignd.localkafka.probe import ClusterProbe
-from tests.realkafka.conftest import SHORT_QUOTA_WINDOW, create_topic, wait_for
+from reassignd.localkafka.probe import ClusterProbe, Sampler
+from tests.realkafka.conftest import SHORT_QUOTA_WINDOW, create_topic, stray_replicas, wait_for
 from tests.services.daemon import DaemonProcess
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -28,6 +33,27 @@ KAFKA_BROKER_PROPERTIES = SHORT_QUOTA_WINDOW  # copies at 1 MB/s stay in flight 
 RATES = {"leader.reassignment.throttled.rate": 1_000_000, "follower.reassignment.throttled.rate": 1_000_000}
 OPERATOR_RATE = (4, "follower.replication.throttled.rate", "12345678")
 OPERATOR_LIST = ("leader.replication.throttled.replicas", "0:1")
+
+
+@dataclass
+class IsrSampler(Sampler):
+    """Every `interval` s, by the test: each broker seen in each partition's ISR (Metadata). A receiving
+    broker joins the ISR once its copy has caught up, before Kafka can complete the move; a reverted copy
+    never does. (Replica lists against ListPartitionReassignments are no such witness: a broker's Metadata
+    shows a move up to 350 ms after the controller, so a reverted receiver looked like a full replica.)"""
+
+    probe: ClusterProbe
+    topic: str
+    interval: float = 0.25
+    in_sync: dict[int, set[int]] = field(default_factory=dict)
+    samples: int = 0
+    errors: list[str] = field(default_factory=list)
+    thread_name = "isr-sampler"
+
+    def sample_once(self) -> None:
+        for partition, isr in self.probe.isr(self.topic).items():
+            self.in_sync.setdefault(partition, set()).update(isr)
+        self.samples += 1
 
 
 def plan_of(topic: str, targets: dict[int, list[int]]) -> dict[str, Any]:
@@ -65,6 +91,7 @@ def assert_back(
         assert replicas in (before[partition], targets[partition]), (partition, replicas)
         assert len(replicas) == len(before[partition])
     assert probe.reassignments() == {}, "nothing left adding or removing"
+    wait_for(lambda: not stray_replicas(probe, topic, after), 15, f"no log of {topic} left off its replicas")
     wait_for(
         lambda: probe.leaders(topic) == {p: r[0] for p, r in after.items()},
         10,
@@ -110,13 +137,17 @@ def test_a_cancel_with_copies_in_flight_puts_back_each_pre_plan_list_in_its_orde
 
             wait_for(copying, 30, "every copy under way")
             sizes = {p: probe.replica_size(topic, p, b) for p, b in receivers.items()}
-            status = cancel_and_wait(daemon, plan_id)
-            time.sleep(1)  # the producer writes past the end of the cancel
+            with IsrSampler(probe, topic) as isr:
+                status = cancel_and_wait(daemon, plan_id)
+                time.sleep(1)  # the producer writes past the end of the cancel
     finally:
         daemon.stop()
     assert status["state"] == "cancelled", status
     assert daemon.log_records("error") == []
-    print(f"\ncopied when the cancel was sent: {sizes}")
+    print(f"\ncopied when the cancel was sent: {sizes}; in sync after it: {isr.in_sync}")
+    assert isr.samples >= 3 and not isr.errors, (isr.samples, isr.errors)
+    completed = {p: b for p, b in receivers.items() if b in isr.in_sync[p]}
+    assert completed == {}, f"copies let finish instead of reverted: {completed}, {isr.in_sync}"
 
     after = assert_back(probe, topic, before, targets, throttles_before)
     assert after == before, "every copy was in flight: every partition back on its pre-plan list"
@@ -161,12 +192,16 @@ def test_a_cancel_between_two_steps_takes_the_partition_back_to_its_pre_plan_lis
                 )
 
             wait_for(between_steps, 40, "partition 0 between its steps while partition 1 copies")
-            status = cancel_and_wait(daemon, plan_id)
-            time.sleep(1)
+            with IsrSampler(probe, topic) as isr:
+                status = cancel_and_wait(daemon, plan_id)
+                time.sleep(1)
     finally:
         daemon.stop()
     assert status["state"] == "cancelled", status
     assert daemon.log_records("error") == []
+    print(f"\nin sync after the cancel: {isr.in_sync}")
+    assert isr.samples >= 3 and not isr.errors, (isr.samples, isr.errors)
+    assert 4 not in isr.in_sync[0] | isr.in_sync[1], "a copy to 4 let finish instead of reverted"
 
     after = assert_back(probe, topic, before, targets, throttles_before)
     assert after == before, "[3,1,2] is nearer [1,2] than [3,4]; partition 1's copy was reverted"
