@@ -22,7 +22,7 @@ import pytest
 
 from reassignd.localkafka.cluster import KafkaCluster
 from reassignd.localkafka.load import MIN_INSYNC_ERRORS, RateProducer, fill
-from reassignd.localkafka.probe import ClusterProbe, Sampler
+from reassignd.localkafka.probe import ClusterProbe, Sampler, ThrottleSampler
 from tests.realkafka.conftest import SHORT_QUOTA_WINDOW, create_topic, stray_replicas, wait_for
 from tests.services.daemon import DaemonProcess
 
@@ -206,5 +206,80 @@ def test_a_cancel_between_two_steps_takes_the_partition_back_to_its_pre_plan_lis
     after = assert_back(probe, topic, before, targets, throttles_before)
     assert after == before, "[3,1,2] is nearer [1,2] than [3,4]; partition 1's copy was reverted"
     assert status["progress"]["outcome"]["counts"]["pre_plan"] == 2, status["progress"]["outcome"]
+    assert producer.report.acked_records > 0
+    assert not MIN_INSYNC_ERRORS & set(producer.report.errors), producer.report.errors
+
+
+def test_a_cancel_with_every_partition_between_its_steps_puts_each_back_and_restores_throttles_exactly(
+    kafka_cluster: KafkaCluster, probe_of: Any, tmp_path: Path
+) -> None:
+    """Three partitions each replace both replicas, one replica a step: +a (and the new replica elected),
+    then the rest. Paused while the first steps copy, the plan finishes them and starts nothing, so every
+    partition is between its steps, holding its pre-plan replicas and one more; the cancel takes each back
+    to its pre-plan list (order included, preferred leader leading), no second-step receiver ever in sync,
+    and every throttle config, an operator's rate on a receiving broker and list on the topic included,
+    byte-identical to before although the daemon changed them meanwhile."""
+    probe = probe_of(kafka_cluster)
+    topic = "cancel-every-between"
+    before = {0: [1, 2], 1: [2, 3], 2: [3, 4]}
+    targets = {0: [3, 4], 1: [4, 1], 2: [1, 2]}
+    # 8 MiB at 1 MB/s: seconds of copying, in which the pause lands before any first step ends
+    loaded(kafka_cluster, probe, topic, before, [8 * 1024 * 1024] * 3)
+    broker, key, value = OPERATOR_RATE
+    probe.set_broker_config(broker, key, value)
+    probe.set_topic_config(topic, *OPERATOR_LIST)
+    throttles_before = probe.throttle_configs([topic])
+    brokers = tuple(sorted(kafka_cluster.brokers))
+
+    daemon = DaemonProcess(tmp_path / "daemon", kafka_cluster.bootstrap_servers, RATES).start()
+    try:
+        with (
+            RateProducer(kafka_cluster.bootstrap_servers, topic, range(3), 128 * 1024) as producer,
+            ThrottleSampler(probe, (topic,), brokers, interval=0.5) as throttles,
+            IsrSampler(probe, topic) as isr,
+        ):
+            plan_id = daemon.submit(plan_of(topic, targets))
+            wait_for(lambda: len(probe.reassignments()) == 3, 30, "every first step under way")
+            code, answer = daemon.request("POST", f"/v1/plans/{plan_id}/pause")
+            assert code == 200, answer
+            first_steps = probe.reassignments()
+            assert set(first_steps) == {(topic, p) for p in before}, first_steps
+
+            def between_steps() -> bool:
+                if probe.reassignments():
+                    return False
+                replicas, in_sync = probe.replicas(topic), probe.isr(topic)
+                return all(
+                    len(replicas[p]) == 3 and set(before[p]) < set(replicas[p]) == set(in_sync[p])
+                    for p in before
+                )
+
+            wait_for(between_steps, 60, "every partition between its steps, its first step done")
+            midway = probe.replicas(topic)
+            assert daemon.status(plan_id)["state"] == "paused"
+            status = cancel_and_wait(daemon, plan_id)
+            # restored by the cancel itself, not by the daemon's stop (a read lags a write by up to ~1 s)
+            wait_for(
+                lambda: probe.throttle_configs([topic]) == throttles_before,
+                10,
+                "every throttle config as before, the daemon still running",
+            )
+            time.sleep(1)  # the producer writes past the end of the cancel
+    finally:
+        daemon.stop()
+    print(f"\nbetween the steps: {midway}; in sync seen: {isr.in_sync}; throttles seen: {throttles.seen}")
+    assert status["state"] == "cancelled", status
+    assert daemon.log_records("error") == []
+
+    after = assert_back(probe, topic, before, targets, throttles_before)
+    assert after == before, "each partition nearer its pre-plan list than its target: back on it"
+    assert status["progress"]["outcome"]["counts"]["pre_plan"] == 3, status["progress"]["outcome"]
+    second = {p: set(targets[p]) - set(midway[p]) for p in before}
+    assert all(not (second[p] & isr.in_sync[p]) for p in before), (second, isr.in_sync)
+    assert isr.samples >= 3 and throttles.samples >= 3 and not isr.errors and not throttles.errors
+    # the daemon did throttle: the operator's rate on broker 4 had ours added while 4 received a copy
+    assert str(int(value) + RATES["follower.reassignment.throttled.rate"]) in throttles.seen.get(
+        f"broker {broker}: {key}", []
+    ), throttles.seen
     assert producer.report.acked_records > 0
     assert not MIN_INSYNC_ERRORS & set(producer.report.errors), producer.report.errors
