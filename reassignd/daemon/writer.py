@@ -284,23 +284,32 @@ class WriterLease:
             with contextlib.suppress(Exception):
                 await self._call(self.transport.leave, node, self.group, member, self.lease_seconds)
 
+    def _ours(self, writer: Writer) -> bool:
+        """The writer announced is this daemon (this membership, or one it had before a rejoin)."""
+        return writer.member_id == self._member_id or (writer.node_id, writer.url) == (self.node_id, self.url)
+
     async def _report(self) -> None:
         holding = self.holding
-        state = (holding, self.writer)
+        writer = self.writer
+        if not holding and writer is not None and self._ours(writer):
+            # our own right, its lease run out unrenewed (the coordinator does not answer): nobody is
+            # known to hold it, not "another daemon" at our own address
+            writer = None
+        state = (holding, writer)
         if state == self._reported or self._on_change is None:
             return
         self._reported = state
         if holding:
             log.info("this daemon holds the cluster's writer right", group=self.group)
-        elif self.writer is not None and self.writer.member_id != self._member_id:
+        elif writer is not None:
             log.warning(
                 "another reassignd writes to this cluster; this daemon does not write",
-                writer=self.writer.url,
-                writer_node=self.writer.node_id,
+                writer=writer.url,
+                writer_node=writer.node_id,
                 group=self.group,
             )
         try:
-            await self._on_change(holding, self.writer)
+            await self._on_change(holding, writer)
         except Exception as exc:
             self._reported = None
             log.warning("writer change not yet taken in; retrying", error=repr(exc))

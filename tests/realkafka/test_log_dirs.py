@@ -52,13 +52,15 @@ class Written:
 @dataclass
 class LogDirSampler(Sampler):
     """DescribeLogDirs of some brokers every `interval` s in a thread, by the test: every future log seen
-    (replica -> the largest size it reached) and the log-dir rate of each broker seen during the plan."""
+    (replica -> the largest size it reached), every dir each replica's current log was seen in (in order)
+    and the log-dir rate of each broker seen during the plan."""
 
     probe: ClusterProbe
     topic: str
     brokers: tuple[int, ...]
     interval: float = 0.25
     futures: dict[tuple[int, int, str], int] = field(default_factory=dict)
+    current: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     rates: dict[int, set[str | None]] = field(default_factory=dict)
     samples: int = 0
     errors: list[str] = field(default_factory=list)
@@ -71,6 +73,10 @@ class LogDirSampler(Sampler):
             if topic == self.topic and future:
                 key = (partition, broker, path)
                 self.futures[key] = max(self.futures.get(key, 0), size)
+            elif topic == self.topic:
+                seen = self.current.setdefault((partition, broker), [])
+                if not seen or seen[-1] != path:
+                    seen.append(path)
         for broker, rate in rates.items():
             self.rates.setdefault(broker, set()).add(rate)
         self.samples += 1
@@ -117,20 +123,36 @@ def futures_left(probe: ClusterProbe, topic: str, brokers: tuple[int, ...]) -> l
     return [(p, b, path) for (t, p, b), (path, _s, future) in logs.items() if t == topic and future]
 
 
-def run_plan(
-    cluster: KafkaCluster,
-    tmp_path: Path,
-    plan: dict[str, Any],
-    settings: dict[str, Any],
-    timeout: float = 120,
-) -> tuple[DaemonProcess, dict[str, Any]]:
-    daemon = DaemonProcess(tmp_path / "daemon", cluster.bootstrap_servers, settings).start()
-    try:
-        plan_id = daemon.submit(plan)
-        status = daemon.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, timeout=timeout)
-    finally:
-        daemon.stop()
-    return daemon, status
+def dir_kafka_would_not_pick(
+    cluster: KafkaCluster, probe: ClusterProbe, daemon: DaemonProcess, broker: int
+) -> tuple[str, dict[str, int]]:
+    """The dir of `broker` a replica added there now would not be created in unless told: the one with more
+    logs (LogManager.nextLogDirs picks the dir with the fewest; on a tie, here, the first). Counted once the
+    daemon's writer group has made Kafka create `__consumer_offsets` (its logs count too: counted before
+    it, a tie was broken by one of them and a replica landed in the named dir with the placement turned
+    off); a one-partition topic on `broker` breaks a tie."""
+    wait_for(
+        lambda: (daemon.status().get("writer") or {}).get("self") is True, 30, "the daemon's writer group"
+    )
+    wait_for(
+        lambda: (
+            bool(probe.leaders("__consumer_offsets"))
+            and -1 not in probe.leaders("__consumer_offsets").values()
+        ),
+        30,
+        "__consumer_offsets led",
+    )
+    counts = logs_per_dir(probe, cluster, broker)
+    if len(set(counts.values())) == 1:
+        create_topic(probe, f"ballast-{broker}-{sum(counts.values())}", {0: [broker]})
+        had = sum(counts.values())
+        wait_for(
+            lambda: sum(counts.update(logs_per_dir(probe, cluster, broker)) or counts.values()) > had,
+            15,
+            "the ballast log in DescribeLogDirs",
+        )
+    assert len(set(counts.values())) == 2, counts
+    return max(counts, key=lambda d: counts[d]), counts
 
 
 def test_a_broker_gaining_a_replica_creates_it_in_the_named_dir_and_writes_it_once(
@@ -144,37 +166,39 @@ def test_a_broker_gaining_a_replica_creates_it_in_the_named_dir_and_writes_it_on
     topic, size, gainer = "jbod-gain", 24 * MIB, 3
     create_topic(probe, topic, {0: [1, 2]})
     fill(kafka_cluster.bootstrap_servers, topic, [0], size)
-    counts = logs_per_dir(probe, kafka_cluster, gainer)
-    # LogManager.nextLogDirs: a new replica goes to the dir with the fewest logs (ties: log.dirs order);
-    # the plan names the other one, so the dir cannot be right by chance
-    default = min(counts, key=lambda d: (counts[d], dirs_of(kafka_cluster, gainer).index(d)))
-    named = next(d for d in dirs_of(kafka_cluster, gainer) if d != default)
     throttles_before = probe.throttle_configs([topic])
-    plan = {
-        "version": 1,
-        "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3], "log_dirs": ["any", named]}],
-    }
     node = kafka_cluster.brokers[gainer]
-    before = Written.of(node)
-    with LogDirSampler(probe, topic, (gainer,)) as sampler:
-        daemon, status = run_plan(
-            kafka_cluster,
-            tmp_path,
-            plan,
-            {"log.dir.reassignment.throttled.rate": 8_000_000},
-        )
-        time.sleep(1)  # what the broker writes once the move is over (checkpoints) is in the figure too
+    daemon = DaemonProcess(
+        tmp_path / "daemon",
+        kafka_cluster.bootstrap_servers,
+        {"log.dir.reassignment.throttled.rate": 8_000_000},
+    ).start()
+    try:
+        named, counts = dir_kafka_would_not_pick(kafka_cluster, probe, daemon, gainer)
+        plan = {
+            "version": 1,
+            "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 3], "log_dirs": ["any", named]}],
+        }
+        before = Written.of(node)
+        with LogDirSampler(probe, topic, (gainer,)) as sampler:
+            plan_id = daemon.submit(plan)
+            status = daemon.wait_for_state(plan_id, {"completed", "cancelled", "failed"}, timeout=120)
+            time.sleep(1)  # what the broker writes once the move is over (checkpoints) is in the figure too
+    finally:
+        daemon.stop()
     written = Written.of(node) - before
     print(
         f"\nbroker {gainer} wrote while gaining a {size} B replica: wchar {written.wchar} B "
         f"({written.wchar / size:.2f}x), write_bytes {written.write_bytes} B "
         f"({written.write_bytes / size:.2f}x), cancelled_write_bytes {written.cancelled_write_bytes} B; "
-        f"future logs seen: {sampler.futures}; samples {sampler.samples}"
+        f"future logs seen: {sampler.futures}; its dirs seen: {sampler.current.get((0, gainer))}; "
+        f"logs per dir before: {counts}; samples {sampler.samples}"
     )
     assert status["state"] == "completed", status
     assert daemon.log_records("error") == []
     assert probe.replicas(topic) == {0: [1, 3]}
     assert where(probe, topic, (1, gainer))[(0, gainer)] == (named, False), "in the named dir, no future log"
+    assert sampler.current.get((0, gainer)) == [named], "created in the named dir, never in another first"
     assert sampler.samples >= 3 and not sampler.errors, (sampler.samples, sampler.errors)
     assert sampler.futures == {}, (
         "the replica was copied a second time, from one dir of broker 3 to the other"

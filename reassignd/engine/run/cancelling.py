@@ -81,11 +81,19 @@ def held(cancel: Cancel, found: Reverts, out: Outbox) -> Cancel:
     return replace(cancel, held=found.held)
 
 
-def answered(reverted: tuple[TopicPartition, ...], answer: Answered, out: Outbox) -> None:
-    """A revert Kafka refused is sent again next cycle (one already ended needs none)."""
+def answered(
+    reverted: tuple[TopicPartition, ...], answer: Answered, out: Outbox
+) -> tuple[TopicPartition, ...]:
+    """A revert Kafka refused is sent again next cycle (one already ended needs none). Returns the reverts
+    Kafka accepted: their partitions read back on the step's source are reverted, not Metadata lagging
+    behind the step's start (scheduling.settling)."""
     results = answer.reassign or {}
+    accepted: list[TopicPartition] = []
     for tp in reverted:
         error = results.get(tp)
-        if error is not None and "NO_REASSIGNMENT_IN_PROGRESS" not in str(error):
+        if error is None:
+            accepted.append(tp)
+        elif "NO_REASSIGNMENT_IN_PROGRESS" not in str(error):
             fields = {"plan": out.plan_id, "partition": str(tp), "error": str(error)}
             out.say(Log("warning", "revert refused; retried", fields))
+    return tuple(accepted)

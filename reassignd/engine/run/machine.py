@@ -282,7 +282,10 @@ def answer(run: RunState, answer: Answered, settings: Settings) -> Transition:
         goals=run.cancel.goals,
         held=awaiting.held,
     )
-    cancelling.answered(awaiting.reverts, answer, out)
+    reverted = cancelling.answered(awaiting.reverts, answer, out)
+    if reverted:  # read back on their source, they were reverted: no start recent enough to doubt it
+        started_at = {tp: t for tp, t in schedule.started_at.items() if tp not in reverted}
+        schedule = replace(schedule, started_at=MappingProxyType(started_at))
     dirs = log_dirs.answered(run.log_dirs, awaiting.log_dirs, answer, out)
     outcome = awaiting.written or throttles.answered(awaiting.sync, answer, out)
     run = replace(run, schedule=schedule, log_dirs=dirs, throttles=outcome.book)
