@@ -46,11 +46,23 @@ async def test_approve_without_an_id_or_an_unknown_one_is_refused_naming_it(daem
     assert unknown.code != 0 and "no anomaly 'no-such'" in unknown.err
 
 
+async def _listed(daemon: Daemon, times: int) -> None:
+    """Until the watch has listed the anomalies `times` times more than before this test's changes."""
+
+    def listed() -> int:
+        return sum(1 for call, _ in daemon.fake.calls if call == "anomalies")
+
+    wanted = listed() + times
+    while listed() < wanted:  # noqa: ASYNC110  # the fake counts requests; nothing signals them
+        await asyncio.sleep(0.05)
+
+
 async def _then(daemon: Daemon, anomaly_id: str, final: AnomalyState, reason: str = "") -> None:
-    """While the CLI watches: the operator approves, then the fix ends `final`."""
-    await asyncio.sleep(1.0)
+    """While the CLI watches: the operator approves, then the fix ends `final`, each after the watch has
+    read the state before it (a CLI that takes seconds to start on a loaded machine must still see each)."""
+    await _listed(daemon, 1)
     await daemon.fake.approve_anomaly(anomaly_id)
-    await asyncio.sleep(1.0)
+    await _listed(daemon, 2)
     executing = daemon.fake.anomaly_book.get(anomaly_id)
     assert executing is not None
     book = daemon.fake.anomaly_book.with_anomaly(executing.to(final, executing.last_seen + 1, reason=reason))
