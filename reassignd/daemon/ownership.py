@@ -25,7 +25,7 @@ from reassignd.cluster.api import (
     ConfigOp,
     ConfigSource,
 )
-from reassignd.cluster.errors import ClusterCallError
+from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo
 from reassignd.cluster.marker import AUTHORIZATION_ERRORS, MarkerError
 from reassignd.engine import crosscheck
 from reassignd.engine.crosscheck import ClusterSide, ConfigKey, Marker, StoreSide
@@ -181,7 +181,7 @@ class Ownership:
         if plan.cancel:
             await guard()
             answers = await cluster.alter_partition_reassignments(dict.fromkeys(plan.cancel))
-            errors += [f"{tp.topic}-{tp.partition}: {e}" for tp, e in answers.items() if e is not None]
+            errors += [f"{tp.topic}-{tp.partition}: {e}" for tp, e in answers.items() if _refused(e)]
         for (kind, name), ops in _ops(plan.restore).items():
             await guard()
             try:
@@ -202,6 +202,12 @@ class Ownership:
 
 
 _NOTHING = ClusterSide(frozenset(), {})
+
+
+def _refused(error: KafkaErrorInfo | None) -> bool:
+    """A cancel Kafka refused; NO_REASSIGNMENT_IN_PROGRESS is not one: the move ended (finished, or was
+    cancelled by someone else) between the read and the cancel, and nothing of it is left in flight."""
+    return error is not None and error.name != "NO_REASSIGNMENT_IN_PROGRESS"
 
 
 def _ops(restore: Mapping[ConfigKey, str | None]) -> dict[tuple[str, str], list[ConfigOp]]:
