@@ -61,29 +61,29 @@ def test_the_demo_runs_to_completion_and_stops_what_it_started() -> None:
 )
 def test_ctrl_c_stops_the_simulator_and_the_daemon_and_exits_130(sig: signal.Signals) -> None:
     """Ctrl-C, a closed terminal or a kill: whatever stops the demo stops what it started."""
-    proc = subprocess.Popen(
+    with subprocess.Popen(  # closes its pipe however the test ends (a pipe left open fails a later test)
         [sys.executable, "-m", "reassignd", "demo", "--seconds", "120"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         text=True,
-    )
-    assert proc.stdout is not None
-    seen = []
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            seen.append(line)
-            if "running:" in line:
-                break
-        assert any("running:" in line for line in seen), "".join(seen)
-        proc.send_signal(sig)
-        rest, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    ) as proc:
+        assert proc.stdout is not None
+        seen = []
+        deadline = time.monotonic() + 90
+        try:
+            while time.monotonic() < deadline:
+                line = proc.stdout.readline()
+                seen.append(line)
+                if "running:" in line:
+                    break
+            assert any("running:" in line for line in seen), "".join(seen)
+            proc.send_signal(sig)
+            rest, _ = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     output = "".join(seen) + rest
     assert proc.returncode == 130, output[-2000:]
     assert "interrupted" in output
