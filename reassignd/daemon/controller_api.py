@@ -123,6 +123,8 @@ class ControllerApi(CommandHost):
         if not self.findings:
             raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
         async with self.lock:
+            if not self.findings:  # another `recover` decided while this one waited for the lock
+                raise ServiceError("conflict", "nothing to recover: another `recover` has just decided")
             found, done = self.findings, None
             if mode == "cleanup":
                 done = await self.ownership.cleanup(self.cluster, self.guard)

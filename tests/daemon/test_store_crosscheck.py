@@ -215,3 +215,26 @@ async def test_a_cross_check_that_cannot_read_writes_nothing_and_is_made_again(t
     assert d.throttle_configs() == throttles and sorted(d.reassigning()) == sorted(moving)
     marker.read = read  # type: ignore[method-assign]
     assert await controller.cycle() == HELD  # made again: the older store is found
+
+
+async def test_two_recovers_at_once_the_second_is_refused_not_applied(tmp_path: Path) -> None:
+    """Two operators answer the same finding at once (one `--mode adopt`, one `--mode cleanup`): the first
+    decides, the second waited on the controller's lock and must be told there is nothing left to recover.
+    On main it went on with an empty finding list: its cleanup cancelled the plan the adopt had just let go
+    on (or its adopt re-recorded the originals cleanup had just put back), and both answered success."""
+    import asyncio
+
+    marker = SimMarker()
+    d, _live, plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    store = AsyncStore(SqliteStore(backup))
+    controller = _controller(d, store, marker)
+    await controller.start()
+    assert await controller.cycle() == HELD
+    first = asyncio.ensure_future(controller.recover({"mode": "adopt"}))
+    second = asyncio.ensure_future(controller.recover({"mode": "cleanup"}))
+    results = await asyncio.gather(first, second, return_exceptions=True)
+    assert isinstance(results[0], dict) and results[0]["mode"] == "adopt"
+    assert isinstance(results[1], ServiceError) and results[1].code == "conflict", results[1]
+    assert (await store.get_plan(plan_id)).status is not PlanStatus.CANCELLED  # type: ignore[union-attr]
+    recovered = [e for e in await store.journal(kinds=[EventKind.ERROR]) if "recovered" in e.data]
+    assert [e.data["recovered"] for e in recovered] == ["adopt"]
