@@ -118,6 +118,12 @@ class ControllerApi(CommandHost):
                 (Problem("request", "mode", f"{expected}, got {shown(mode)}"),),
                 details={"field": "mode", "value": mode if isinstance(mode, str | int | float) else None},
             )
+        if unknown := sorted(str(k)[:80] for k in request if k != "mode"):  # as RecoverRequest says
+            raise ServiceError(
+                "invalid_request",
+                f"unknown field(s) {', '.join(unknown)} (known: mode)",
+                tuple(Problem("request", k, "unknown field (known: mode)") for k in unknown),
+            )
         if not self.is_leader:
             raise self._not_leader()
         if not self.findings:

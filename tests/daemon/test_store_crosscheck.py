@@ -238,3 +238,20 @@ async def test_two_recovers_at_once_the_second_is_refused_not_applied(tmp_path: 
     assert (await store.get_plan(plan_id)).status is not PlanStatus.CANCELLED  # type: ignore[union-attr]
     recovered = [e for e in await store.journal(kinds=[EventKind.ERROR]) if "recovered" in e.data]
     assert [e.data["recovered"] for e in recovered] == ["adopt"]
+
+
+async def test_recover_refuses_an_unknown_field_and_does_nothing(tmp_path: Path) -> None:
+    """The OpenAPI document says RecoverRequest has no other field (additionalProperties: false), as
+    every other request refuses unknown fields; on main `{"mode": "cleanup", "dry_run": true}` ran the
+    cleanup for real (reproduced on reassignd sim with `{"mode": "adopt", "extra": 1}`)."""
+    marker = SimMarker()
+    d, _live, _plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    moving, throttles = d.reassigning(), d.throttle_configs()
+    controller = _controller(d, AsyncStore(SqliteStore(backup)), marker)
+    await controller.start()
+    assert await controller.cycle() == HELD
+    with pytest.raises(ServiceError, match="dry_run") as refused:
+        await controller.recover({"mode": "cleanup", "dry_run": True})
+    assert refused.value.code == "invalid_request"
+    assert controller.findings and sorted(d.reassigning()) == sorted(moving)
+    assert d.throttle_configs() == throttles
