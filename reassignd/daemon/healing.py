@@ -181,9 +181,8 @@ class SelfHealing:
             changed = anomaly.to(AnomalyState.IGNORED, now, reason=reason, proposal=proposal)
         else:
             self._plans[anomaly.id] = plan
-            self._basis[anomaly.id] = {
-                tp: tuple(snapshot.partitions[tp].replicas) for tp in plan.targets if tp in snapshot.partitions
-            }
+            known = snapshot.partitions
+            self._basis[anomaly.id] = {tp: tuple(known[tp].replicas) for tp in plan.targets if tp in known}
             changed = anomaly.to(AnomalyState.PROPOSED, now, reason=left, proposal=proposal)
             if self.settings.mode is HealingMode.EXECUTE:
                 changed = changed.to(AnomalyState.APPROVED, now, reason="self.healing.mode = execute")
@@ -248,11 +247,8 @@ class SelfHealing:
         except ClusterCallError as exc:
             raise ServiceError("unavailable", f"the cluster cannot be read: {exc}") from exc
         moving = set(await self.host.cluster.list_partition_reassignments())
-        return [
-            str(tp)
-            for tp, replicas in sorted(basis.items())
-            if tp in moving or tp not in snapshot.partitions or tuple(snapshot.partitions[tp].replicas) != replicas
-        ]
+        now = {tp: tuple(p.replicas) for tp, p in snapshot.partitions.items()}
+        return [str(tp) for tp, replicas in sorted(basis.items()) if tp in moving or now.get(tp) != replicas]
 
     async def _say_changes(self, before: AnomalyBook) -> None:
         """Each state change: a log line, an event, and a journal entry (`reassignd history --kind

@@ -152,8 +152,10 @@ def test_watch_id_survives_a_daemon_restart_mid_fix() -> None:
     the executing fix from its plan. `--watch ID` (a script waiting on the fix) must wait through that,
     not end with `no anomaly` (exit 2) while the fix runs; a non-executing one gone with the restart
     ends the watch with 1, saying so."""
-    executing = _proposed_fix(1000.0).to(AnomalyState.APPROVED, 1001.0).to(
-        AnomalyState.EXECUTING, 1002.0, plan_id="plan-heal"
+    executing = (
+        _proposed_fix(1000.0)
+        .to(AnomalyState.APPROVED, 1001.0)
+        .to(AnomalyState.EXECUTING, 1002.0, plan_id="plan-heal")
     )
     fetch = _fetcher(
         [
