@@ -79,6 +79,7 @@ class ControllerApi(CommandHost):
     async def crosscheck(self) -> str | None:
         """The store against the cluster, once this daemon is the writer and before its first write
         (daemon/ownership.py); a status to end the cycle with when it could not be made."""
+        earlier = self.ownership.found
         try:
             found = await self.ownership.crosscheck(self.cluster)
         except Exception as exc:  # the cluster or the group out of reach: checked again next cycle
@@ -86,8 +87,8 @@ class ControllerApi(CommandHost):
             status = f"held: the store's cross-check cannot read the cluster ({exc})"
             self.publish(status)
             return status
-        if found:
-            self.findings = (*self.findings, *found)
+        if found:  # a check made again (the writer right came back) replaces its own earlier findings
+            self.findings = (*(f for f in self.findings if f not in earlier), *found)
             self.metrics.set_store_findings(len(self.findings))
             self.emit("store.findings", findings=list(found))
             self.publish()

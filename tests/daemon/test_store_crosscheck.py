@@ -255,3 +255,23 @@ async def test_recover_refuses_an_unknown_field_and_does_nothing(tmp_path: Path)
     assert refused.value.code == "invalid_request"
     assert controller.findings and sorted(d.reassigning()) == sorted(moving)
     assert d.throttle_configs() == throttles
+
+
+async def test_regaining_the_writer_right_while_held_does_not_count_the_finding_twice(tmp_path: Path) -> None:
+    """A held daemon that loses the writer right and gets it back (a rebalance, a network blip to the
+    coordinator) checks again, as it must; the marker, left as found, gives the same finding. On main it
+    was appended again: status listed it twice and `reassignd_store_findings` counted 2, 3, ... with each
+    blip (an alert threshold or a dashboard reading the count misled)."""
+    marker = SimMarker()
+    d, _live, _plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    controller = _controller(d, AsyncStore(SqliteStore(backup)), marker)
+    await controller.start()
+    assert await controller.cycle() == HELD
+    found = controller.daemon_status()["store"]["findings"]
+    assert len(found) == 1
+    for _ in range(2):
+        await controller.writer_changed(False, {"node": "other", "url": "http://other:8080"})
+        await controller.writer_changed(True, None)
+        assert await controller.cycle() == HELD
+    assert controller.daemon_status()["store"]["findings"] == found
+    assert controller.metrics["reassignd_store_findings"]._value.get() == 1
