@@ -9,8 +9,9 @@ reads it back and compares it, here, with what its store and the cluster say. Pu
 What is ours: a throttle config the marker names (we recorded its original before writing it), and a
 reassignment in flight on a topic whose throttled-replicas list the marker names (the plan throttled that
 topic) whose partition that list names now (our writes add each moving partition's entries): another
-tool's move of a partition no list names is not ours. A marker too large for Kafka's `offset.metadata.max.bytes` leaves configs out
-and says so (`partial`); cleanup never touches a config it cannot prove is ours.
+tool's move of a partition no list names is not ours. A marker too large for Kafka's
+`offset.metadata.max.bytes` leaves configs out and says so (`partial`); cleanup never touches a config it
+cannot prove is ours.
 """
 
 from __future__ import annotations
@@ -116,23 +117,21 @@ def ours_in_flight(marker: Marker, cluster: ClusterSide) -> tuple[TopicPartition
     throttled-replicas lists now (our writes add every moving partition's entries to what was there). A
     move on a partition no list names is another tool's (`kafka-reassign-partitions` without --throttle,
     say) and is not ours to cancel; a `*` list cannot tell, and counts every move on the topic."""
-    named: dict[str, set[int] | None] = {}
+    named: dict[str, set[int]] = {}
+    wildcard: set[str] = set()
     for (kind, name, _key), value in cluster.configs.items():
-        if kind != "topic" or name not in marker.topics or named.get(name, set()) is None:
+        if kind != "topic" or name not in marker.topics:
             continue
         entries = [e.strip() for e in (value or "").split(",") if e.strip()]
         if "*" in entries:
-            named[name] = None
-            continue
-        partitions = named.setdefault(name, set())
-        assert partitions is not None
-        partitions.update(int(p) for p, _, _b in (e.partition(":") for e in entries) if p.isdigit())
+            wildcard.add(name)
+        partitions = (p for p, _, _b in (e.partition(":") for e in entries))
+        named.setdefault(name, set()).update(int(p) for p in partitions if p.isdigit())
 
     def ours(tp: TopicPartition) -> bool:
         if tp.topic not in marker.topics:
             return False
-        partitions = named.get(tp.topic, set())
-        return partitions is None or tp.partition in partitions
+        return tp.topic in wildcard or tp.partition in named.get(tp.topic, set())
 
     return tuple(sorted(tp for tp in cluster.in_flight if ours(tp)))
 
