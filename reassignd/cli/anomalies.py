@@ -149,19 +149,37 @@ def watch_anomalies(
     that anomaly's only, until it is terminal. The first fetch's failure propagates; later ones are said
     once and retried, so a restarting daemon does not end the watch."""
     seen: dict[str, str] = {}
-    listing, down = fetch(), False
+    last: Mapping[str, Any] | None = None
+    """The watched anomaly as last listed: anomalies are kept in the daemon's memory only, so a restarted
+    daemon lists none until its first check re-adopts an executing fix from its plan."""
+    listing, down, missing = fetch(), False, False
     while True:
         found = [a for a in listing["anomalies"] if anomaly_id in (None, a["id"])]
         if anomaly_id is not None and not found:
-            raise InvalidInputError(
-                "arguments", [Problem("anomalies", "anomaly_id", f"no anomaly {anomaly_id!r}")]
-            )
+            if last is None:
+                raise InvalidInputError(
+                    "arguments", [Problem("anomalies", "anomaly_id", f"no anomaly {anomaly_id!r}")]
+                )
+            if not last.get("plan_id"):
+                out.write(
+                    f"{now():%Y-%m-%dT%H:%M:%SZ} {anomaly_id}: no longer listed (the daemon restarted: "
+                    "anomalies are kept in memory only; a condition that holds is detected anew)\n"
+                )
+                return 1
+            if not missing:
+                out.write(
+                    f"{now():%Y-%m-%dT%H:%M:%SZ} {anomaly_id}: not listed now (the daemon restarted?); "
+                    f"waiting for it to find its plan {last['plan_id']} again\n"
+                )
+            missing = True
+        elif anomaly_id is not None:
+            last, missing = found[0], False
         for anomaly in found:
             if seen.get(anomaly["id"]) != anomaly["state"]:
                 seen[anomaly["id"]] = anomaly["state"]
                 out.write(watch_line(anomaly, now()) + "\n")
                 out.flush()
-        if anomaly_id is not None and found[0]["state"] in TERMINAL:
+        if anomaly_id is not None and found and found[0]["state"] in TERMINAL:
             return TERMINAL[found[0]["state"]]
         sleep(interval)
         try:

@@ -163,10 +163,19 @@ def _since(value: Any, now: datetime | None) -> str:
 
 
 def store_text(status: Status, now: datetime | None = None) -> str | None:
-    """The state store in words while it is unavailable (None while it is fine)."""
+    """The state store in words while it is unavailable or holds every write on its findings (None while
+    it is fine)."""
     store = status.get("store")
-    if not isinstance(store, Mapping) or store.get("available", True):
+    if not isinstance(store, Mapping):
         return None
+    if store.get("available", True):
+        found = store.get("findings") or []
+        if not found:
+            return None
+        return (
+            "HELD: the state store does not explain itself; nothing is written until `reassignd recover` "
+            f"(docs/runbook.md, ReassigndStoreInconsistent): {'; '.join(str(f) for f in found)}"
+        )
     return f"STORE UNAVAILABLE{_since(store.get('since'), now)}: {store.get('error')}; nothing is written"
 
 

@@ -79,6 +79,7 @@ class ControllerApi(CommandHost):
     async def crosscheck(self) -> str | None:
         """The store against the cluster, once this daemon is the writer and before its first write
         (daemon/ownership.py); a status to end the cycle with when it could not be made."""
+        earlier = self.ownership.found
         try:
             found = await self.ownership.crosscheck(self.cluster)
         except Exception as exc:  # the cluster or the group out of reach: checked again next cycle
@@ -86,8 +87,8 @@ class ControllerApi(CommandHost):
             status = f"held: the store's cross-check cannot read the cluster ({exc})"
             self.publish(status)
             return status
-        if found:
-            self.findings = (*self.findings, *found)
+        if found:  # a check made again (the writer right came back) replaces its own earlier findings
+            self.findings = (*(f for f in self.findings if f not in earlier), *found)
             self.metrics.set_store_findings(len(self.findings))
             self.emit("store.findings", findings=list(found))
             self.publish()
@@ -118,11 +119,19 @@ class ControllerApi(CommandHost):
                 (Problem("request", "mode", f"{expected}, got {shown(mode)}"),),
                 details={"field": "mode", "value": mode if isinstance(mode, str | int | float) else None},
             )
+        if unknown := sorted(str(k)[:80] for k in request if k != "mode"):  # as RecoverRequest says
+            raise ServiceError(
+                "invalid_request",
+                f"unknown field(s) {', '.join(unknown)} (known: mode)",
+                tuple(Problem("request", k, "unknown field (known: mode)") for k in unknown),
+            )
         if not self.is_leader:
             raise self._not_leader()
         if not self.findings:
             raise ServiceError("conflict", "nothing to recover: the store found nothing wrong at start")
         async with self.lock:
+            if not self.findings:  # another `recover` decided while this one waited for the lock
+                raise ServiceError("conflict", "nothing to recover: another `recover` has just decided")
             found, done = self.findings, None
             if mode == "cleanup":
                 done = await self.ownership.cleanup(self.cluster, self.guard)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -34,6 +34,7 @@ from reassignd.engine.anomalies import (
     HealingMode,
     HealingSettings,
     adopted,
+    anew,
     fix_ended,
     gate_refusals,
     may_start_fix,
@@ -42,7 +43,7 @@ from reassignd.engine.anomalies import (
 from reassignd.engine.detectors import detect
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
-from reassignd.model import ClusterSnapshot, ReassignmentPlan
+from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
 from reassignd.rehearsal.driver import DEFAULT_MAX_SECONDS, cluster_from_snapshot, rehearse
 from reassignd.store.base import Event, EventKind, StoreError, WriteBatch
 
@@ -65,6 +66,9 @@ class SelfHealing:
         self.book = AnomalyBook()
         self._plans: dict[str, ReassignmentPlan] = {}
         """The proposed fixes' plans, by anomaly id (approved ones are queued from here)."""
+        self._basis: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
+        """Each proposed fix's partitions' replicas when it was planned, rehearsed and gated: a fix whose
+        partitions moved since (another fix, an operator's tool) is stale and never queued."""
 
     def reload(self, settings: HealingSettings, interval: float) -> None:
         """New settings from a config reload; the next check runs at once, not after the old interval."""
@@ -177,6 +181,8 @@ class SelfHealing:
             changed = anomaly.to(AnomalyState.IGNORED, now, reason=reason, proposal=proposal)
         else:
             self._plans[anomaly.id] = plan
+            known = snapshot.partitions
+            self._basis[anomaly.id] = {tp: tuple(known[tp].replicas) for tp in plan.targets if tp in known}
             changed = anomaly.to(AnomalyState.PROPOSED, now, reason=left, proposal=proposal)
             if self.settings.mode is HealingMode.EXECUTE:
                 changed = changed.to(AnomalyState.APPROVED, now, reason="self.healing.mode = execute")
@@ -203,7 +209,16 @@ class SelfHealing:
         if approved is None or not may_start_fix(self.book, host.clock(), self.settings, busy):
             return
         plan = self._plans.pop(approved.id)
+        basis = self._basis.pop(approved.id, {})
         name = fix_name(approved)
+        if moved := await self._moved_since(basis):
+            reason = (
+                f"the cluster changed since the proposal ({', '.join(moved[:6])}"
+                f"{f' and {len(moved) - 6} more' if len(moved) > 6 else ''} moved): its plan, rehearsal and "
+                "gates are stale; proposed anew from the cluster as it is if the condition holds"
+            )
+            self.book = anew(self.book, approved.to(AnomalyState.IGNORED, host.clock(), reason=reason))
+            return
         try:  # checked again as any plan is when queued: the cluster moved on since the proposal
             banned = decommissioned(await host.store.broker_roles())
             await self.plans.checked(plan, dry_run=False, allow_rf_change=False, banned=banned)
@@ -221,6 +236,19 @@ class SelfHealing:
         self.book = self.book.with_anomaly(executing)
         self.book = replace(self.book, last_fix_started=now)
         host.wake()
+
+    async def _moved_since(self, basis: Mapping[TopicPartition, tuple[int, ...]]) -> list[str]:
+        """The fix's partitions whose replicas are not what its proposal was planned on (being moved, or
+        moved since); raises ServiceError when the cluster cannot be read (nothing is queued)."""
+        if not basis:
+            return []
+        try:
+            snapshot = await self.host.cluster.snapshot()
+        except ClusterCallError as exc:
+            raise ServiceError("unavailable", f"the cluster cannot be read: {exc}") from exc
+        moving = set(await self.host.cluster.list_partition_reassignments())
+        now = {tp: tuple(p.replicas) for tp, p in snapshot.partitions.items()}
+        return [str(tp) for tp, replicas in sorted(basis.items()) if tp in moving or now.get(tp) != replicas]
 
     async def _say_changes(self, before: AnomalyBook) -> None:
         """Each state change: a log line, an event, and a journal entry (`reassignd history --kind

@@ -57,6 +57,9 @@ class Ownership:
         """The marker as the last cross-check read it (what cleanup acts on)."""
         self.seen: ClusterSide | None = None
         """What that cross-check read of the cluster."""
+        self.found: tuple[str, ...] = ()
+        """The last cross-check's findings (a check made again when the writer right comes back replaces
+        them, never adds to them)."""
         self.held = False
         """The cross-check found the store older than the marker: the marker is kept as it is (the
         evidence) until an operator decides."""
@@ -141,7 +144,7 @@ class Ownership:
             )
             self.seen = await cluster_side(cluster, marker)
             found = crosscheck.findings(marker, store, self.seen)
-        self.marker, self.due, self.held = marker, False, bool(found)
+        self.marker, self.due, self.held, self.found = marker, False, bool(found), found
         if found:
             log.error(
                 "the state store does not explain the cluster: every cluster write is held until "

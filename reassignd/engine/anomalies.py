@@ -356,6 +356,14 @@ _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
 }
 
 
+def anew(book: AnomalyBook, anomaly: Anomaly) -> AnomalyBook:
+    """`anomaly` (ignored: its fix went stale before it started) kept, and its condition counted anew: a
+    new anomaly, with a fix planned on the cluster as it is then, after its threshold."""
+    book = book.with_anomaly(anomaly)
+    since = {k: t for k, t in book.since.items() if k[:2] != anomaly.key}
+    return replace(book, since=MappingProxyType(since))
+
+
 def fix_ended(book: AnomalyBook, anomaly: Anomaly, now: float, fixed: bool, reason: str = "") -> AnomalyBook:
     """Its fix's plan ended: `fixed` (completed) or ignored (cancelled, failed). A partition-level or
     balance condition that still holds then counts anew (a new anomaly after its threshold, with a new id:

@@ -8,8 +8,10 @@ reads it back and compares it, here, with what its store and the cluster say. Pu
 
 What is ours: a throttle config the marker names (we recorded its original before writing it), and a
 reassignment in flight on a topic whose throttled-replicas list the marker names (the plan throttled that
-topic: its moves are ours). A marker too large for Kafka's `offset.metadata.max.bytes` leaves configs out
-and says so (`partial`); cleanup never touches a config it cannot prove is ours.
+topic) whose partition that list names now (our writes add each moving partition's entries): another
+tool's move of a partition no list names is not ours. A marker too large for Kafka's
+`offset.metadata.max.bytes` leaves configs out and says so (`partial`); cleanup never touches a config it
+cannot prove is ours.
 """
 
 from __future__ import annotations
@@ -111,8 +113,27 @@ class ClusterSide:
 
 
 def ours_in_flight(marker: Marker, cluster: ClusterSide) -> tuple[TopicPartition, ...]:
-    topics = marker.topics
-    return tuple(sorted(tp for tp in cluster.in_flight if tp.topic in topics))
+    """The reassignments in flight on a topic the marker names whose partition is on that topic's
+    throttled-replicas lists now (our writes add every moving partition's entries to what was there). A
+    move on a partition no list names is another tool's (`kafka-reassign-partitions` without --throttle,
+    say) and is not ours to cancel; a `*` list cannot tell, and counts every move on the topic."""
+    named: dict[str, set[int]] = {}
+    wildcard: set[str] = set()
+    for (kind, name, _key), value in cluster.configs.items():
+        if kind != "topic" or name not in marker.topics:
+            continue
+        entries = [e.strip() for e in (value or "").split(",") if e.strip()]
+        if "*" in entries:
+            wildcard.add(name)
+        partitions = (p for p, _, _b in (e.partition(":") for e in entries))
+        named.setdefault(name, set()).update(int(p) for p in partitions if p.isdigit())
+
+    def ours(tp: TopicPartition) -> bool:
+        if tp.topic not in marker.topics:
+            return False
+        return tp.topic in wildcard or tp.partition in named.get(tp.topic, set())
+
+    return tuple(sorted(tp for tp in cluster.in_flight if ours(tp)))
 
 
 def still_set(marker: Marker, cluster: ClusterSide) -> tuple[ConfigKey, ...]:

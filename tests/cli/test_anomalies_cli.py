@@ -133,3 +133,48 @@ def test_watch_every_anomaly_until_ctrl_c_with_a_line_for_each_new_one_and_each_
         "2026-11-27T12:00:00Z rack-spread-cluster-990: 1 partition(s) spanning fewer racks than they could: "
         "detected",
     ]
+
+
+def _fetcher(listings: list[Any]) -> Any:
+    def fetch() -> dict[str, Any]:
+        if not listings:
+            raise AssertionError("the watch should have ended")
+        item = listings.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return {"mode": "propose", "anomalies": [a.to_json() for a in item]}
+
+    return fetch
+
+
+def test_watch_id_survives_a_daemon_restart_mid_fix() -> None:
+    """Anomalies are kept in memory only: a restarted daemon lists none until its first check re-adopts
+    the executing fix from its plan. `--watch ID` (a script waiting on the fix) must wait through that,
+    not end with `no anomaly` (exit 2) while the fix runs; a non-executing one gone with the restart
+    ends the watch with 1, saying so."""
+    executing = (
+        _proposed_fix(1000.0)
+        .to(AnomalyState.APPROVED, 1001.0)
+        .to(AnomalyState.EXECUTING, 1002.0, plan_id="plan-heal")
+    )
+    fetch = _fetcher(
+        [
+            [executing],
+            ApiUnreachable("daemon at http://x not reachable"),
+            [],  # restarted, not yet the writer or not yet checked
+            [],
+            [executing.to(AnomalyState.FIXED, 1010.0)],
+        ]
+    )
+    out = io.StringIO()
+    at = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+    code = watch_anomalies(fetch, executing.id, interval=1.0, out=out, sleep=lambda _: None, now=lambda: at)
+    assert code == 0, out.getvalue()
+    assert out.getvalue().splitlines()[-1].endswith("fixed (plan plan-heal)")
+
+    proposed = _proposed_fix(1000.0)
+    out = io.StringIO()
+    code = watch_anomalies(
+        _fetcher([[proposed], []]), proposed.id, interval=1.0, out=out, sleep=lambda _: None, now=lambda: at
+    )
+    assert code == 1 and "no longer listed" in out.getvalue(), out.getvalue()

@@ -537,6 +537,24 @@ def test_status_says_first_that_the_store_is_unavailable() -> None:
     ) and "database or disk is full; nothing is written; cluster reachable" in cluster_text(status, now)
 
 
+def test_status_says_first_that_every_write_is_held_on_store_findings() -> None:
+    """`reassignd status` is what the runbook (ReassigndStoreInconsistent) and `recover --help` send the
+    operator to for the findings; on main it printed `cluster reachable` / `no plan is running` as if all
+    were well while the daemon held every cluster write."""
+    from reassignd.cli.watch import cluster_text, idle_lines
+
+    finding = "an empty store, but this cluster's ownership marker says the writer's store reached #108"
+    status = {
+        "cluster": {"reachable": True, "since": None, "unreachable_brokers": [], "error": None},
+        "store": {"available": True, "since": None, "error": None, "findings": [finding]},
+        "state": "idle",
+    }
+    text = cluster_text(status)
+    assert text.startswith("HELD: the state store does not explain itself") and finding in text, text
+    assert "reassignd recover" in text and text.endswith("cluster reachable")
+    assert idle_lines(status)[0] == text
+
+
 async def test_recover_takes_a_mode_and_names_a_bad_one(daemon: Daemon) -> None:
     result = await cli(daemon, "recover")
     assert result.code == 2 and "--mode: required: adopt or cleanup" in result.err, result.err

@@ -349,3 +349,33 @@ async def test_under_replicated_partitions_with_their_brokers_online_get_an_elec
     still = d.controller.anomalies()["anomalies"][-1]
     assert still["partitions"] == ["t-0", "urp-0"] and "no fix moves data" in still["reason"], still
     assert "[5] out of sync" in still["reason"] and "throttle" in still["reason"]
+
+
+async def test_a_proposal_the_cluster_moved_past_is_not_queued_on_approval_and_is_proposed_anew() -> None:
+    """A fix is planned, rehearsed and gated on the cluster as it was when proposed; the operator may
+    approve it much later. On reassignd sim a leader-balance fix proposed as `0 B` (a reorder of
+    uneven-2 [1, 2, 4] to [4, 1, 2]) was approved after the rack-spread fix had moved uneven-2 to
+    [1, 7, 4]: the stale target moved 640 MB back and undid the rack-spread fix (a new rack-spread
+    anomaly followed). Here an operator's tool moves the partition a rack-spread fix names between the
+    proposal and the approval: the stale plan must not be queued, and the condition, still there, is
+    proposed anew from the cluster as it is."""
+    d = kinds_daemon({AnomalyKind.RACK_SPREAD}, extra=[SPREAD])
+    await d.controller.start()
+    await d.controller.decommission(BANNED, {})
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert proposed["state"] == "proposed" and proposed["partitions"] == ["spread-0"], proposed
+    await d.admin.alter_partition_reassignments({TopicPartition("spread", 0): [2, 1, 4]})
+    await d.run(lambda: not d.reassigning(), seconds=600)
+    assert d.replicas("spread", 0) == [2, 1, 4]  # still two replicas in /r1: still uneven
+
+    answer = await d.controller.approve_anomaly(proposed["id"])
+    assert answer["state"] == "ignored" and "changed since" in answer["reason"], answer
+    assert d.controller.records == {}  # the stale target was not queued
+    assert d.replicas("spread", 0) == [2, 1, 4]
+
+    await checked_for(d, FAILURE_SECONDS + 10)
+    anew = [a for a in d.controller.anomalies()["anomalies"] if a["id"] != proposed["id"]]
+    assert [a["state"] for a in anew] == ["proposed"], d.controller.anomalies()
+    (row,) = anew[0]["proposal"]["plan"]["partitions"]
+    assert row["replicas"] in ([2, 5, 4], [2, 6, 4]), row  # the last of /r1 moved to /r3, planned on now

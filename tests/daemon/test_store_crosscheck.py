@@ -241,3 +241,63 @@ async def test_cleanup_counts_a_move_that_ended_before_its_cancel_as_done(tmp_pa
     assert answer["errors"] == [], answer
     assert sorted(answer["cancelled"]) == sorted(f"{tp.topic}-{tp.partition}" for tp in moving)
     assert d.reassigning() == [] and d.throttle_configs() == before
+
+
+async def test_two_recovers_at_once_the_second_is_refused_not_applied(tmp_path: Path) -> None:
+    """Two operators answer the same finding at once (one `--mode adopt`, one `--mode cleanup`): the first
+    decides, the second waited on the controller's lock and must be told there is nothing left to recover.
+    On main it went on with an empty finding list: its cleanup cancelled the plan the adopt had just let go
+    on (or its adopt re-recorded the originals cleanup had just put back), and both answered success."""
+    import asyncio
+
+    marker = SimMarker()
+    d, _live, plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    store = AsyncStore(SqliteStore(backup))
+    controller = _controller(d, store, marker)
+    await controller.start()
+    assert await controller.cycle() == HELD
+    first = asyncio.ensure_future(controller.recover({"mode": "adopt"}))
+    second = asyncio.ensure_future(controller.recover({"mode": "cleanup"}))
+    results = await asyncio.gather(first, second, return_exceptions=True)
+    assert isinstance(results[0], dict) and results[0]["mode"] == "adopt"
+    assert isinstance(results[1], ServiceError) and results[1].code == "conflict", results[1]
+    assert (await store.get_plan(plan_id)).status is not PlanStatus.CANCELLED  # type: ignore[union-attr]
+    recovered = [e for e in await store.journal(kinds=[EventKind.ERROR]) if "recovered" in e.data]
+    assert [e.data["recovered"] for e in recovered] == ["adopt"]
+
+
+async def test_recover_refuses_an_unknown_field_and_does_nothing(tmp_path: Path) -> None:
+    """The OpenAPI document says RecoverRequest has no other field (additionalProperties: false), as
+    every other request refuses unknown fields; on main `{"mode": "cleanup", "dry_run": true}` ran the
+    cleanup for real (reproduced on reassignd sim with `{"mode": "adopt", "extra": 1}`)."""
+    marker = SimMarker()
+    d, _live, _plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    moving, throttles = d.reassigning(), d.throttle_configs()
+    controller = _controller(d, AsyncStore(SqliteStore(backup)), marker)
+    await controller.start()
+    assert await controller.cycle() == HELD
+    with pytest.raises(ServiceError, match="dry_run") as refused:
+        await controller.recover({"mode": "cleanup", "dry_run": True})
+    assert refused.value.code == "invalid_request"
+    assert controller.findings and sorted(d.reassigning()) == sorted(moving)
+    assert d.throttle_configs() == throttles
+
+
+async def test_regaining_the_writer_right_while_held_does_not_count_the_finding_twice(tmp_path: Path) -> None:
+    """A held daemon that loses the writer right and gets it back (a rebalance, a network blip to the
+    coordinator) checks again, as it must; the marker, left as found, gives the same finding. On main it
+    was appended again: status listed it twice and `reassignd_store_findings` counted 2, 3, ... with each
+    blip (an alert threshold or a dashboard reading the count misled)."""
+    marker = SimMarker()
+    d, _live, _plan_id, _before, backup = await _mid_plan(tmp_path, marker)
+    controller = _controller(d, AsyncStore(SqliteStore(backup)), marker)
+    await controller.start()
+    assert await controller.cycle() == HELD
+    found = controller.daemon_status()["store"]["findings"]
+    assert len(found) == 1
+    for _ in range(2):
+        await controller.writer_changed(False, {"node": "other", "url": "http://other:8080"})
+        await controller.writer_changed(True, None)
+        assert await controller.cycle() == HELD
+    assert controller.daemon_status()["store"]["findings"] == found
+    assert controller.metrics["reassignd_store_findings"]._value.get() == 1
