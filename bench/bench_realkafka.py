@@ -650,6 +650,11 @@ def run(quick: bool = False) -> dict[str, Any]:
             probe.close()
             cluster.close()
     figures["wall_seconds"] = round(time.monotonic() - started, 1)
+    if quick:
+        print(
+            "   quick: the copies take seconds, so the makespans are mostly start-up (the stock tool's JVMs, "
+            "the daemon's first cycle): its ratios and errors say little; the full run measures"
+        )
     for scenario in scenarios:
         s = figures[scenario]
         print(
