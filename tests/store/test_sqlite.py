@@ -43,11 +43,17 @@ def _run_writer_until_killed(
             else:
                 acked.append(int(line))
         os.kill(proc.pid, signal.SIGKILL)
-        rest, _ = proc.communicate(timeout=30)
+        # read() drains what readline() already buffered; communicate(timeout=...) reads the raw pipe and
+        # dropped it: acknowledged writes then looked like replays (a loaded run failed on it)
+        rest = proc.stdout.read()
+        proc.stdout.close()
+        proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if proc.stdout is not None and not proc.stdout.closed:
+            proc.stdout.close()
     for line in rest.splitlines():  # acknowledged between our last read and the kill
         if line.startswith("replay"):
             replayed.append(int(line.split()[1]))
