@@ -61,13 +61,21 @@ def test_the_demo_runs_to_completion_and_stops_what_it_started() -> None:
 )
 def test_ctrl_c_stops_the_simulator_and_the_daemon_and_exits_130(sig: signal.Signals) -> None:
     """Ctrl-C, a closed terminal or a kill: whatever stops the demo stops what it started."""
-    with subprocess.Popen(  # closes its pipe however the test ends (a pipe left open fails a later test)
-        [sys.executable, "-m", "reassignd", "demo", "--seconds", "120"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    ) as proc:
+    # As a terminal starts it: a runner started in the background (`make test &`) ignores SIGINT, a child
+    # inherits an ignored signal, and Python then leaves Ctrl-C ignored (the test hung 60 s in such a run).
+    # A handled signal is reset to its default across exec.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reassignd", "demo", "--seconds", "120"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with proc:  # closes its pipe however the test ends (a pipe left open fails a later test)
         assert proc.stdout is not None
         seen = []
         deadline = time.monotonic() + 90
