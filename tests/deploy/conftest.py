@@ -42,14 +42,18 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveScrape]:
         try:
             code, body = daemon.request("POST", "/v1/plans", fill_plan(8))
             assert code == 201, body
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 90
             text = _scrape(daemon)
             # Wait until the plan is moving data, so the scrape carries per-broker and per-plan series (the
-            # copy rates need two reads of the copies).
+            # copy rates need two reads of the copies). Seconds on a quiet machine; a loaded fresh-clone run
+            # once had none after 30 s, and every test of the module failed on the scrape, not on this.
             moving = ("reassignd_throttle_rate_bytes_per_second{", "reassignd_reassignment_bytes_per_second{")
             while not all(m in text for m in moving) and time.monotonic() < deadline:
                 time.sleep(0.2)
                 text = _scrape(daemon)
+            assert all(m in text for m in moving), (
+                f"no plan moving after 90 s; daemon log: {daemon.log_tail()}"
+            )
             yield LiveScrape(daemon, text)
         finally:
             daemon.stop()
