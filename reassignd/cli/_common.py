@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -99,3 +100,14 @@ def read_at_line(read_at: float) -> str:
 def utc_seconds(ts: float) -> str:
     """`2026-11-27T14:03:00Z`: an instant as the one-shot commands print it."""
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def poll_interval(text: str) -> float:
+    """`--interval` of the watching commands: seconds between polls."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.05 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"interval must be between 0.05 and 3600 seconds, got {text}")
+    return value

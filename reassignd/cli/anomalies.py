@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from reassignd.cli._common import print_json
+from reassignd.cli._common import poll_interval, print_json
 from reassignd.cli.watch import format_duration
 from reassignd.client import ApiClient, ApiUnreachable
 from reassignd.model import InvalidInputError, Problem
@@ -41,17 +41,7 @@ def add_commands(add: Callable[[str, Handler, str], argparse.ArgumentParser]) ->
         help="a line per state change until Ctrl-C; with an id, until that anomaly is terminal (exit 0 "
         "fixed, 1 ignored or expired)",
     )
-    anomalies.add_argument("--interval", type=_seconds, default=2.0, help="seconds between polls (2)")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0.05 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"interval must be between 0.05 and 3600 seconds, got {text}")
-    return value
+    anomalies.add_argument("--interval", type=poll_interval, default=2.0, help="seconds between polls (2)")
 
 
 def _anomalies(args: argparse.Namespace, client: ApiClient) -> int:

@@ -23,7 +23,7 @@ from typing import Any
 
 from reassignd import config_keys
 from reassignd.cli import anomalies
-from reassignd.cli._common import load_plan, print_json
+from reassignd.cli._common import load_plan, poll_interval, print_json
 from reassignd.cli.watch import (
     UNLIMITED,
     format_duration,
@@ -95,7 +95,7 @@ def register(subparsers: Any) -> None:
     status = add("status", _status, "a plan's progress (the running plan by default)")
     status.add_argument("plan_id", nargs="?", help="plan id (default: the running plan)")
     status.add_argument("--watch", action="store_true", help="follow live until the plan finishes")
-    status.add_argument("--interval", type=_positive_seconds, default=2.0, help="seconds between polls (2)")
+    status.add_argument("--interval", type=poll_interval, default=2.0, help="seconds between polls (2)")
     add("plans", _plans, "list plans, newest first")
     history = add(
         "history",
@@ -288,16 +288,6 @@ def _rate_arg(text: str) -> int | str:
         return parse_rate(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0.05 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"interval must be between 0.05 and 3600 seconds, got {text}")
-    return value
 
 
 def parse_assignments(items: list[str]) -> dict[str, Any]:
