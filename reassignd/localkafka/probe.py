@@ -312,6 +312,7 @@ class CopySampler(Sampler):
     broker: int
     interval: float = 0.2
     samples: list[tuple[float, int | None]] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # per sample: (asked, answered)
     errors: list[str] = field(default_factory=list)
     _started: float = 0.0
     thread_name = "copy-sampler"
@@ -323,9 +324,22 @@ class CopySampler(Sampler):
     def sample_once(self) -> None:
         asked = time.monotonic()
         size = self.probe.replica_size(self.topic, self.partition, self.broker)
+        answered = time.monotonic()
         # the broker read the size between asking and answering: on a loaded box a round trip takes a
         # second or more, and either end alone would shift the copy's timing by it
-        self.samples.append(((asked + time.monotonic()) / 2 - self._started, size))
+        self.spans.append((asked - self._started, answered - self._started))
+        self.samples.append(((asked + answered) / 2 - self._started, size))
+
+    def rate_bounds(self, index: int) -> tuple[float, float]:
+        """The slowest and fastest average rate from the replica's creation to sample `index` that the
+        round trips allow: it was created after the last read that did not find it was asked and before
+        the first that found it answered; sample `index` was read between its ask and its answer."""
+        first = next(i for i, (_, size) in enumerate(self.samples) if size is not None)
+        earliest = self.spans[first - 1][0] if first > 0 else 0.0
+        latest = self.spans[first][1]
+        size = self.samples[index][1] or 0
+        asked, answered = self.spans[index]
+        return size / max(answered - earliest, 1e-3), size / max(asked - latest, 1e-3)
 
     def copy(self, final_size: int) -> Copy:
         """The copy the samples saw: from the first sample that shows the replica on the broker (its log is

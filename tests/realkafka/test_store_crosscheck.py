@@ -28,7 +28,9 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 KAFKA_BROKER_PROPERTIES = SHORT_QUOTA_WINDOW  # copies at 1 MB/s stay in flight for seconds (conftest.py)
 
-RATES = {"leader.reassignment.throttled.rate": 1_000_000, "follower.reassignment.throttled.rate": 1_000_000}
+# 400 kB/s: a 24 MiB copy takes about a minute, so both are still in flight when cleanup runs on a loaded
+# box (at 1 MB/s both had finished once, after the restart, the 10-s session and four CLI starts)
+RATES = {"leader.reassignment.throttled.rate": 400_000, "follower.reassignment.throttled.rate": 400_000}
 UNKNOWN_MEMBER_ID = 25
 
 
@@ -71,7 +73,7 @@ def test_a_daemon_on_an_empty_store_holds_and_cleanup_leaves_no_move_and_no_thro
     targets = {0: [4, 2], 1: [1, 3]}
     create_topic(probe, topic, before)
     for partition in before:
-        fill(kafka_cluster.bootstrap_servers, topic, [partition], 24 * 1024 * 1024)  # 25 s a copy at 1 MB/s
+        fill(kafka_cluster.bootstrap_servers, topic, [partition], 24 * 1024 * 1024)
     throttles_before = probe.throttle_configs([topic])
 
     first = DaemonProcess(tmp_path / "first", kafka_cluster.bootstrap_servers, RATES).start()
