@@ -324,6 +324,11 @@ class ClusterSnapshot:
     def online_broker_ids(self) -> frozenset[int]:
         return frozenset(b.id for b in self.brokers.values() if b.online)
 
+    def is_online(self, broker_id: int) -> bool:
+        """One broker's state without building the set of all (a per-partition question on 1,000 brokers)."""
+        broker = self.brokers.get(broker_id)
+        return broker is not None and broker.online
+
     def topic_config(self, topic: str, key: str) -> str | None:
         info = self.topics.get(topic)
         return info.configs.get(key) if info else None

@@ -353,8 +353,7 @@ def lagging_replicas(snapshot: ClusterSnapshot, move: Move) -> list[int]:
     if state is None:
         return []
     moving = set(move.adding) | set(state.adding) | set(state.removing)
-    online = snapshot.online_broker_ids()
-    return [b for b in state.replicas if b not in state.isr and b not in moving and b in online]
+    return [b for b in state.replicas if b not in state.isr and b not in moving and snapshot.is_online(b)]
 
 
 def _operator_rate(broker_value: str | None, cluster_default: str | None) -> int | None:
