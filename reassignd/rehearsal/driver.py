@@ -104,7 +104,7 @@ class SimModel:
         sim = self.sim
         online = frozenset(b.id for b in sim.brokers.values() if b.online)
         moving_now = {tp for tp, p in self.parts.items() if p.is_reassigning} if self.cached else set()
-        if online != self.online or not self.cached or request.with_sizes is True:
+        if online != self.online or not self.cached or request.full:
             fresh: Collection[TopicPartition] = self.parts
             self.online = online
         else:

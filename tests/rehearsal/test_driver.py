@@ -234,9 +234,9 @@ def test_a_read_of_every_size_reads_the_partitions_that_sit_still(full: bool) ->
     plan = plan_of({0: [3, 2], 1: [4, 2]})
     model = SimModel(sim, plan)
     tps = tuple(plan.targets)
-    first = model.read(ReadRequest(tps, True))
+    first = model.read(ReadRequest(tps, dict.fromkeys(tps, ()), full=True))
     sim.advance(60.0)
-    again = model.read(ReadRequest(tps, True if full else {}))
+    again = model.read(ReadRequest(tps, dict.fromkeys(tps, ()), full=True) if full else ReadRequest(tps, {}))
     waiting = TopicPartition("t", 1)
     grew = again.partitions[waiting].replica_sizes[1] - first.partitions[waiting].replica_sizes[1]
     assert grew == (60 * MB if full else 0)  # between full reads the sizes last read stand in

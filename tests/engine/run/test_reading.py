@@ -93,8 +93,11 @@ def test_which_sizes_a_cycle_reads(cycles: int, started: bool, full: bool) -> No
     sized = Reading(cycles=cycles, sizes={moving: (1000, {})})
     asked = reading.request(sized, plan, execution, {}, SIZE_REFRESH_CYCLES)
     assert asked.partitions == (moving, still)
-    if full:
-        assert asked.with_sizes is True
+    assert asked.full is full
+    if full and not started:
+        assert dict(asked.with_sizes) == {moving: (), still: ()}  # type: ignore[arg-type]  # leaders only
+    elif full:
+        assert dict(asked.with_sizes) == {moving: (3,), still: ()}  # type: ignore[arg-type]
     else:
         assert dict(asked.with_sizes) == {moving: (3,)}  # type: ignore[arg-type]  # the step adds 3 alone
 
