@@ -163,7 +163,7 @@ def test_log_dirs_prefer_the_current_replica_over_a_future_one() -> None:
                 )
             ],
         ),
-        result(error_code=57, log_dir="/broken", topics=[]),  # KAFKA_STORAGE_ERROR: not one of its dirs
+        result(error_code=56, log_dir="/broken", topics=[]),  # KAFKA_STORAGE_ERROR (56): an offline dir
     ]
     replicas, futures, dirs = log_dir_listing(1, results, [TopicPartition("t", 0)])
     assert replicas == {(TopicPartition("t", 0), 1): ReplicaLogDir(50, 2, "/b", False)}
