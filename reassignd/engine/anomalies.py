@@ -205,6 +205,63 @@ class Anomaly:
             "proposal": dict(self.proposal) if self.proposal is not None else None,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Anomaly:
+        """An anomaly as `to_json` wrote it (the state store keeps them: a restart or a failover reads
+        them back; its subject is its broker, or the cluster for a partition-level kind); a ValueError
+        naming the field and its value for anything else."""
+        anomaly_id = data.get("id")
+        if not isinstance(anomaly_id, str) or not anomaly_id:
+            raise ValueError(f"stored anomaly: id must be a non-empty string, got {anomaly_id!r}")
+        try:
+            kind: AnomalyKind = _member(AnomalyKind, data, "kind")
+            brokers = _brokers(data)
+            if not kind.about_partitions and not brokers:
+                raise ValueError(f"brokers must name the broker of a {kind.value} anomaly, got []")
+            return cls(
+                anomaly_id,
+                kind,
+                brokers,
+                _seconds(data, "first_seen"),
+                _seconds(data, "last_seen"),
+                _member(AnomalyState, data, "state"),
+                reason=str(data.get("reason") or ""),
+                proposal=_optional_mapping(data, "proposal"),
+                plan_id=None if data.get("plan_id") is None else str(data["plan_id"]),
+                partitions=tuple(str(p) for p in data.get("partitions") or ()),
+                subject=CLUSTER if kind.about_partitions else str(brokers[0]),
+            )
+        except ValueError as exc:
+            raise ValueError(f"stored anomaly {anomaly_id}: {exc}") from None
+
+
+def _member(enum: type[StrEnum], data: Mapping[str, Any], name: str) -> Any:
+    value = data.get(name)
+    if value not in {m.value for m in enum}:
+        raise ValueError(f"{name} must be one of {[m.value for m in enum]}, got {value!r}")
+    return enum(value)
+
+
+def _brokers(data: Mapping[str, Any]) -> tuple[int, ...]:
+    brokers = data.get("brokers")
+    if not isinstance(brokers, list) or not all(type(b) is int for b in brokers):
+        raise ValueError(f"brokers must be a list of broker ids, got {brokers!r}")
+    return tuple(brokers)
+
+
+def _seconds(data: Mapping[str, Any], name: str) -> float:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} must be a time in seconds, got {value!r}")
+    return float(value)
+
+
+def _optional_mapping(data: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be an object or null, got {value!r}")
+    return value
+
 
 _Key = tuple[str, ...]
 
@@ -249,6 +306,20 @@ class AnomalyBook:
     def with_anomaly(self, anomaly: Anomaly) -> AnomalyBook:
         kept = tuple(a for a in self.anomalies if a.id != anomaly.id)
         return replace(self, anomalies=(*kept, anomaly))
+
+
+def restored(anomalies: Collection[Anomaly], last_fix_started: float | None) -> AnomalyBook:
+    """The book of a daemon that takes over (a restart, a failover) from the anomalies the state store
+    kept: each open anomaly's condition held since its first seen (its listed partitions too, each aged
+    already when listed), so it neither expires nor is made again while the condition lasts. A condition
+    that was not yet an anomaly counts anew from the new daemon's first check."""
+    since: dict[_Key, float] = {}
+    for anomaly in anomalies:
+        if anomaly.state.open:
+            since[anomaly.key] = anomaly.first_seen
+            for partition in anomaly.partitions:
+                since[(*anomaly.key, partition)] = anomaly.first_seen
+    return AnomalyBook(tuple(anomalies), MappingProxyType(since), last_fix_started)
 
 
 def observe(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +24,7 @@ from reassignd.engine.anomalies import (
     gate_refusals,
     may_start_fix,
     observe,
+    restored,
 )
 from reassignd.engine.detectors import (
     SNAPSHOT_KINDS,
@@ -396,3 +398,94 @@ def test_while_a_partition_is_reassigned_the_snapshot_kinds_are_not_judged() -> 
     moving = replace(shot, partitions={tp: replace(p, adding=(3,)) for tp, p in shot.partitions.items()})
     assert detect(shot, (), ALL.detectors, 0.1)[1] == frozenset()
     assert detect(moving, (), ALL.detectors, 0.1) == ([], SNAPSHOT_KINDS)
+
+
+# -- anomalies kept in the state store (a restart or a failover reads them back) ----------------------------
+
+
+def _with_subject(anomaly: Anomaly) -> Anomaly:
+    subject = CLUSTER if anomaly.kind.about_partitions else str(anomaly.brokers[0])
+    return replace(anomaly, subject=subject)
+
+
+anomalies_st = st.builds(
+    Anomaly,
+    id=st.from_regex(r"[a-z-]{1,20}-[0-9]{1,4}-[0-9]{1,10}", fullmatch=True),
+    kind=st.sampled_from(AnomalyKind),
+    brokers=st.lists(st.integers(0, 99), min_size=1, max_size=4).map(tuple),
+    first_seen=st.floats(0, 2e9),
+    last_seen=st.floats(0, 2e9),
+    state=st.sampled_from(AnomalyState),
+    reason=st.text(max_size=20),
+    proposal=st.none() | st.fixed_dictionaries({"plan": st.just({"version": 1, "partitions": []})}),
+    plan_id=st.none() | st.text(min_size=1, max_size=10),
+    partitions=st.lists(st.sampled_from(["t-0", "t-1", "u-0"]), unique=True).map(tuple),
+).map(_with_subject)
+
+
+@given(anomaly=anomalies_st)
+def test_an_anomaly_reads_back_from_its_json_as_it_was(anomaly: Anomaly) -> None:
+    assert Anomaly.from_json(anomaly.to_json()) == anomaly
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"kind": "disk_full"}, "kind"),
+        ({"state": "done"}, "state"),
+        ({"first_seen": "yesterday"}, "first_seen"),
+        ({"brokers": [1, "two"]}, "brokers"),
+        ({"id": ""}, "id"),
+        ({"brokers": []}, "brokers"),
+    ],
+)
+def test_a_bad_stored_anomaly_is_refused_naming_the_field_and_value(
+    change: dict[str, Any], named: str
+) -> None:
+    good = Anomaly("broker-failure-1-10", AnomalyKind.BROKER_FAILURE, (1,), 10.0, 70.0, subject="1").to_json()
+    with pytest.raises(ValueError, match=re.escape(f"{named}") + ".*" + re.escape(repr(change[named]))):
+        Anomaly.from_json({**good, **change})
+
+
+def test_a_restored_book_keeps_each_open_anomaly_and_its_clock_so_it_neither_expires_nor_doubles() -> None:
+    """A daemon that takes over mid-outage: the broker still down, the anomaly stays what it was (its
+    id, first seen, state); one whose condition is gone expires as it would have."""
+    book = observe(AnomalyBook(), [1, 2], 0.0, SETTINGS)
+    book = observe(book, [1, 2], 61.0, SETTINGS)
+    first = {a.brokers[0]: a for a in book.anomalies}
+    proposed = first[1].to(S.PROPOSED, 61.0)
+    stored = [Anomaly.from_json(a.to_json()) for a in (proposed, first[2])]
+    taken_over = restored(stored, last_fix_started=30.0)
+    assert taken_over.last_fix_started == 30.0
+    after = observe(taken_over, [1], 70.0, SETTINGS)
+    by_broker = {a.brokers[0]: a for a in after.anomalies}
+    assert len(after.anomalies) == 2
+    assert (by_broker[1].id, by_broker[1].state, by_broker[1].first_seen) == (proposed.id, S.PROPOSED, 0.0)
+    assert by_broker[2].state is S.EXPIRED  # broker 2 came back during the failover
+
+
+@given(
+    schedule=st.lists(
+        st.tuples(st.integers(1, 40), st.sets(st.sampled_from([1, 2, 3])), st.booleans()), max_size=25
+    )
+)
+def test_whatever_the_schedule_a_failover_keeps_every_anomaly_as_one_daemon_would_have_it(
+    schedule: list[tuple[int, set[int], bool]],
+) -> None:
+    """Observing with the book read back from the store at any check (a failover) keeps every anomaly
+    made before it exactly as a daemon that never stopped has it (id, state, first and last seen).
+    Only a condition not yet an anomaly counts anew from the new daemon's first check."""
+    kept, failed_over, now = AnomalyBook(), AnomalyBook(), 0.0
+    made_before: set[str] = set()
+    for step, offline, failover in schedule:
+        now += step
+        if failover:
+            stored = [Anomaly.from_json(a.to_json()) for a in failed_over.anomalies]
+            failed_over = restored(stored, failed_over.last_fix_started)
+            made_before = {a.id for a in kept.anomalies if failed_over.get(a.id) == a}
+        kept = observe(kept, offline, now, SETTINGS)
+        failed_over = observe(failed_over, offline, now, SETTINGS)
+        for anomaly_id in made_before:
+            assert failed_over.get(anomaly_id) == kept.get(anomaly_id)
+        open_ = [a for a in failed_over.anomalies if not a.state.terminal]
+        assert len({a.key for a in open_}) == len(open_)
