@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
 from reassignd.engine.detectors import balance_loads, eligible_brokers
@@ -379,3 +380,104 @@ async def test_a_proposal_the_cluster_moved_past_is_not_queued_on_approval_and_i
     assert [a["state"] for a in anew] == ["proposed"], d.controller.anomalies()
     (row,) = anew[0]["proposal"]["plan"]["partitions"]
     assert row["replicas"] in ([2, 5, 4], [2, 6, 4]), row  # the last of /r1 moved to /r3, planned on now
+
+
+async def failover(d: InProcessDaemon, standby: Controller | None = None) -> Controller:
+    """The standby on the same store takes over: the old leader loses its leadership, then the standby
+    (a new daemon, whose memory holds none of the old one's anomalies, unless given) wins the election.
+    Returns the old leader, now standing by."""
+    old = d.controller
+    if standby is None:
+        standby = d._new_controller()
+        await standby.leadership_changed(False, "http://leader")
+    await d.controller.leadership_changed(False, "http://standby")
+    await standby.leadership_changed(True)
+    d.controller = standby
+    return old
+
+
+async def test_a_failover_mid_fix_keeps_each_anomaly_and_the_new_leader_carries_on_with_no_second_plan() -> (
+    None
+):
+    """Issue 29: the anomalies are in the state store. A standby that takes over while a fix waits for
+    approval lists the same anomaly (id, state, first seen) and queues the fix on approval; a second
+    failover while the fix runs finds it executing from the store, and the fix ends `fixed` with one
+    plan in all."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert proposed["state"] == "proposed", proposed
+
+    await failover(d)
+    await checked_for(d, 10)
+    after = the_anomaly(d)
+    assert (after["id"], after["state"], after["first_seen"]) == (
+        proposed["id"],
+        "proposed",
+        proposed["first_seen"],
+    )
+    assert after["proposal"] == proposed["proposal"]
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing" and approved["plan_id"], approved
+
+    await d.run(lambda: bool(d.reassigning()), seconds=600)
+    await failover(d)  # mid-fix: its plan is moving
+    await checked_for(d, 10)
+    executing = the_anomaly(d)
+    assert (executing["id"], executing["state"], executing["plan_id"]) == (
+        proposed["id"],
+        "executing",
+        approved["plan_id"],
+    )
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    fixed = the_anomaly(d)
+    assert (fixed["id"], fixed["state"], fixed["first_seen"]) == (
+        proposed["id"],
+        "fixed",
+        proposed["first_seen"],
+    )
+    assert len(d.controller.records) == 1
+    assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
+    journaled = [e.data["state"] for e in await d.journal(EventKind.ANOMALY)]
+    assert journaled == ["proposed", "executing", "fixed"], journaled
+
+
+async def test_a_restart_keeps_an_anomaly_waiting_for_approval() -> None:
+    """kill -9 while a fix waits for approval: the restarted daemon lists it as it was and queues its
+    plan, as proposed, on approval; no second anomaly for the same broker."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    d.crash()
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    assert the_anomaly(d)["id"] == proposed["id"]
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
+    (record,) = d.controller.records.values()
+    plan = proposed["proposal"]["plan"]
+    assert len(plan["partitions"]) == 3 and record.partitions == 3
+
+
+async def test_a_daemon_back_as_leader_reads_the_anomalies_the_other_changed_meanwhile() -> None:
+    """A leads and proposes a fix; B takes over and sees the broker back: the anomaly expires. When A
+    leads again, its memory says `proposed`: it must read the store, and refuse the approval."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    first = await failover(d)
+    d.sim.start_broker(1)
+    await checked_for(d, 10)
+    assert the_anomaly(d)["state"] == "expired"
+    await failover(d, first)
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.approve_anomaly(proposed["id"])
+    assert refused.value.code == "conflict" and "expired" in refused.value.message
+    assert d.controller.records == {}
