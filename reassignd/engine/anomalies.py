@@ -53,6 +53,9 @@ class AnomalyKind(StrEnum):
     `violation_seconds`: its fix is that goal's plan."""
     LEADER_BALANCE = "leader_balance"
     """A broker's preferred-leader count outside the leader-balance goal's band, as above."""
+    BYTE_BALANCE = "byte_balance"
+    """A broker's bytes outside the planner's byte band (its size-aware balance, `byte_balance_threshold`)
+    for `violation_seconds`: its fix is the planner's size-aware replica-balance plan."""
     UNDER_REPLICATED = "under_replicated"
     """Partitions under-replicated for `under_replicated_seconds` with every replica's broker online: its
     fix elects the preferred leader where it is in sync and not leading; else nothing moves."""
@@ -75,6 +78,7 @@ _GOALS: Final = {
     AnomalyKind.RACK_SPREAD: "re-place",
     AnomalyKind.REPLICA_BALANCE: "replica-balance",
     AnomalyKind.LEADER_BALANCE: "leader-balance",
+    AnomalyKind.BYTE_BALANCE: "byte-balance",
     AnomalyKind.UNDER_REPLICATED: "elect",
 }
 CLUSTER: Final = "cluster"
@@ -138,6 +142,8 @@ class HealingSettings:
     """How long a partition stays under-replicated (every replica's broker online) before it counts."""
     balance_threshold: float = 0.10
     """The balance goals' threshold (KIP-166: a share of the average), for the detectors and their fixes."""
+    byte_balance_threshold: float = 0.10
+    """The byte band's threshold (the planner's `byte_threshold`), for `byte_balance` and its fix."""
 
 
 @dataclass(frozen=True)
@@ -415,6 +421,7 @@ _GONE: Final = {
     AnomalyKind.RACK_SPREAD: "every partition spans as many racks as it can now",
     AnomalyKind.REPLICA_BALANCE: "every broker's replica count is within the band now",
     AnomalyKind.LEADER_BALANCE: "every broker's preferred-leader count is within the band now",
+    AnomalyKind.BYTE_BALANCE: "every broker's bytes are within the byte band now",
     AnomalyKind.UNDER_REPLICATED: "no partition stayed under-replicated with its brokers online",
 }
 _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
@@ -423,6 +430,7 @@ _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
     AnomalyKind.RACK_SPREAD: lambda settings: settings.violation_seconds,
     AnomalyKind.REPLICA_BALANCE: lambda settings: settings.violation_seconds,
     AnomalyKind.LEADER_BALANCE: lambda settings: settings.violation_seconds,
+    AnomalyKind.BYTE_BALANCE: lambda settings: settings.violation_seconds,
     AnomalyKind.UNDER_REPLICATED: lambda settings: settings.under_replicated_seconds,
 }
 

@@ -27,10 +27,13 @@ SNAPSHOT_KINDS = frozenset(
         AnomalyKind.RACK_SPREAD,
         AnomalyKind.REPLICA_BALANCE,
         AnomalyKind.LEADER_BALANCE,
+        AnomalyKind.BYTE_BALANCE,
         AnomalyKind.UNDER_REPLICATED,
     }
 )
 """The kinds judged from the partitions of one snapshot (this module)."""
+SIZED_KINDS = frozenset({AnomalyKind.BYTE_BALANCE})
+"""The kinds judged on the partitions' sizes: the snapshot is read with them (DescribeLogDirs)."""
 
 
 def eligible_brokers(snapshot: ClusterSnapshot, banned: Collection[int]) -> frozenset[int]:
@@ -43,8 +46,11 @@ def detect(
     banned: Collection[int],
     kinds: Collection[AnomalyKind],
     threshold: float,
+    *,
+    byte_threshold: float = 0.10,
 ) -> tuple[list[Finding], frozenset[AnomalyKind]]:
-    """(findings, unjudged kinds) for the enabled `kinds` of this module."""
+    """(findings, unjudged kinds) for the enabled `kinds` of this module: the balance goals' bands at
+    `threshold`, the byte band at `byte_threshold`."""
     wanted = frozenset(kinds) & SNAPSHOT_KINDS
     if any(p.is_reassigning for p in snapshot.partitions.values()):
         return [], wanted
@@ -52,9 +58,10 @@ def detect(
     found: list[Finding | None] = []
     if AnomalyKind.RACK_SPREAD in wanted:
         found.append(rack_spread(snapshot, eligible))
-    for kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE):
+    for kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE, AnomalyKind.BYTE_BALANCE):
         if kind in wanted:
-            found.append(unbalanced(snapshot, eligible, kind, threshold))
+            band = byte_threshold if kind is AnomalyKind.BYTE_BALANCE else threshold
+            found.append(unbalanced(snapshot, eligible, kind, band))
     if AnomalyKind.UNDER_REPLICATED in wanted:
         found.append(under_replicated(snapshot))
     return [f for f in found if f is not None], frozenset()
@@ -86,11 +93,26 @@ def balance_loads(snapshot: ClusterSnapshot, eligible: frozenset[int], kind: Ano
     return loads
 
 
+def byte_loads(snapshot: ClusterSnapshot, eligible: frozenset[int]) -> dict[int, int]:
+    """Bytes per eligible broker as the planner's byte goal weighs them: each replica its partition's size
+    (placement/assignment.py, `size_bytes`)."""
+    loads = dict.fromkeys(eligible, 0)
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            if b in loads:
+                loads[b] += p.size_bytes
+    return loads
+
+
 def unbalanced(
     snapshot: ClusterSnapshot, eligible: frozenset[int], kind: AnomalyKind, threshold: float
 ) -> Finding | None:
     """The brokers outside the goal's band, or None when the goal holds."""
-    _, outside = outside_band(balance_loads(snapshot, eligible, kind), threshold)
+    if kind is AnomalyKind.BYTE_BALANCE:
+        loads = byte_loads(snapshot, eligible)
+    else:
+        loads = balance_loads(snapshot, eligible, kind)
+    _, outside = outside_band(loads, threshold)
     return Finding(kind, CLUSTER, tuple(outside)) if outside else None
 
 

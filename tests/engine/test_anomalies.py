@@ -29,6 +29,7 @@ from reassignd.engine.anomalies import (
 from reassignd.engine.detectors import (
     SNAPSHOT_KINDS,
     balance_loads,
+    byte_loads,
     detect,
     elections,
     eligible_brokers,
@@ -489,3 +490,62 @@ def test_whatever_the_schedule_a_failover_keeps_every_anomaly_as_one_daemon_woul
             assert failed_over.get(anomaly_id) == kept.get(anomaly_id)
         open_ = [a for a in failed_over.anomalies if not a.state.terminal]
         assert len({a.key for a in open_}) == len(open_)
+
+
+# -- byte balance: bytes per broker outside the planner's byte band (KIP-166) --------------------------
+
+
+def sized(
+    parts: dict[str, tuple[tuple[int, ...], int]], brokers: tuple[int, ...] = (1, 2, 3)
+) -> ClusterSnapshot:
+    """Partitions with their replicas and size (every replica holds its partition's size, as the
+    planner weighs them)."""
+    shot = snapshot({name: rs for name, (rs, _) in parts.items()}, racks={b: f"/r{b}" for b in brokers})
+    sizes = {
+        TopicPartition(n.rpartition("-")[0], int(n.rpartition("-")[2])): s for n, (_, s) in parts.items()
+    }
+    return replace(shot, partitions={tp: p.with_sizes(sizes[tp], {}) for tp, p in shot.partitions.items()})
+
+
+EVEN = {"t-0": ((1, 2), 100), "t-1": ((2, 3), 100), "t-2": ((3, 1), 100)}
+
+
+@pytest.mark.parametrize(
+    ("parts", "banned", "outside"),
+    [
+        (EVEN, (), []),
+        ({"t-0": ((1, 2), 105), "t-1": ((2, 3), 100), "t-2": ((3, 1), 95)}, (), []),  # 5% off: in the band
+        ({"t-0": ((1, 2), 1000), "t-1": ((2, 3), 10), "t-2": ((3, 1), 10)}, (), [1, 2, 3]),  # counts even
+        ({**EVEN, "t-3": ((4,), 900)}, (4,), []),  # broker 4 decommissioned: neither it nor its bytes judged
+        ({**EVEN, "t-3": ((4,), 900)}, (), [1, 2, 3, 4]),  # 200 each against 900: all outside
+    ],
+)
+def test_byte_balance_finds_the_brokers_outside_the_byte_band(
+    parts: dict[str, tuple[tuple[int, ...], int]], banned: tuple[int, ...], outside: list[int]
+) -> None:
+    shot = sized(parts, brokers=tuple(sorted({b for rs, _ in parts.values() for b in rs})))
+    found = unbalanced(shot, eligible_brokers(shot, banned), AnomalyKind.BYTE_BALANCE, 0.10)
+    assert (list(found.brokers) if found is not None else []) == outside
+    if found is not None:
+        assert (found.kind, found.subject, dict(found.partitions)) == (AnomalyKind.BYTE_BALANCE, CLUSTER, {})
+
+
+@given(
+    assignment=st.lists(
+        st.tuples(st.lists(st.integers(1, 5), min_size=1, max_size=3, unique=True), st.integers(0, 10**9)),
+        min_size=1,
+        max_size=12,
+    ),
+    threshold=st.sampled_from([0.0, 0.05, 0.1, 0.3]),
+)
+def test_byte_balance_is_the_planners_band_over_each_brokers_bytes(
+    assignment: list[tuple[list[int], int]], threshold: float
+) -> None:
+    parts = {f"t-{i}": (tuple(rs), size) for i, (rs, size) in enumerate(assignment)}
+    shot = sized(parts, brokers=(1, 2, 3, 4, 5))
+    loads = {b: sum(size for rs, size in parts.values() if b in rs) for b in range(1, 6)}
+    found = detect(shot, (), {AnomalyKind.BYTE_BALANCE}, 0.5, byte_threshold=threshold)[0]
+    assert [list(f.brokers) for f in found] == (
+        [outside_band(loads, threshold)[1]] if outside_band(loads, threshold)[1] else []
+    )
+    assert byte_loads(shot, frozenset(range(1, 6))) == loads
