@@ -7,6 +7,7 @@ on the snapshot the proposal is made from, nothing ever onto an excluded broker 
 | `new_broker` | the planner's fill of the broker |
 | `rack_spread` | the uneven partitions re-placed (placement/respread.py), the rest of each kept |
 | `replica_balance`, `leader_balance` | that planner goal's plan at `self.healing.balance.threshold` |
+| `byte_balance` | the planner's size-aware replica balance (its byte goal) at the byte threshold |
 | `under_replicated` | a preferred-leader election where the preferred is in sync and not leading; else none |
 
 The election is a plan whose target is the partition's replicas as they are: it moves nothing, and ends
@@ -43,6 +44,12 @@ async def fix_of(
         return Fix(await goal_plan(snapshot, kind.goal, anomaly.brokers[0], excluded))
     if kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE):
         return Fix(await goal_plan(snapshot, kind.goal, None, excluded, settings.balance_threshold))
+    if kind is AnomalyKind.BYTE_BALANCE:  # the planner's byte goal: replica balance, size-aware
+        threshold, byte_threshold = settings.balance_threshold, settings.byte_balance_threshold
+        plan = await goal_plan(
+            snapshot, "replica-balance", None, excluded, threshold, byte_threshold=byte_threshold
+        )
+        return Fix(plan)
     if kind is AnomalyKind.RACK_SPREAD:
         return _respread(anomaly, snapshot, excluded)
     elect, checks = elections(snapshot, anomaly.partitions)

@@ -43,7 +43,7 @@ from reassignd.engine.anomalies import (
     observe,
     restored,
 )
-from reassignd.engine.detectors import detect
+from reassignd.engine.detectors import SIZED_KINDS, detect
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
@@ -134,16 +134,22 @@ class SelfHealing:
             return
         await self._load()
         host = self.host
+        sized = bool(self.settings.detectors & SIZED_KINDS)
         try:
-            snapshot = await host.cluster.snapshot()
+            snapshot = await host.cluster.snapshot(with_sizes=sized)
         except ClusterCallError as exc:
             log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
             return
         offline = [b for b, broker in snapshot.brokers.items() if not broker.online]
         banned = await self._banned()
         empty = self._empty_brokers(snapshot, banned)
+        settings = self.settings
         findings, unjudged = detect(
-            snapshot, banned, self.settings.detectors, self.settings.balance_threshold
+            snapshot,
+            banned,
+            settings.detectors,
+            settings.balance_threshold,
+            byte_threshold=settings.byte_balance_threshold,
         )
         before = self.book
         self.book = observe(

@@ -12,7 +12,7 @@ import pytest
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
-from reassignd.engine.detectors import balance_loads, eligible_brokers
+from reassignd.engine.detectors import balance_loads, byte_loads, eligible_brokers
 from reassignd.model import TopicPartition
 from reassignd.placement.balance import outside_band
 from reassignd.store.base import EventKind, PlanStatus
@@ -480,4 +480,83 @@ async def test_a_daemon_back_as_leader_reads_the_anomalies_the_other_changed_mea
     with pytest.raises(ServiceError) as refused:
         await d.controller.approve_anomaly(proposed["id"])
     assert refused.value.code == "conflict" and "expired" in refused.value.message
+    assert d.controller.records == {}
+
+
+# -- byte balance ------------------------------------------------------------------------------------------
+
+GB = 1000 * MB
+
+
+def bytes_daemon(mode: HealingMode = HealingMode.PROPOSE, **gates: Any) -> InProcessDaemon:
+    """Every broker holds two replicas (the replica band holds), but brokers 1, 3 and 5 hold the big
+    partitions: 1 GB each against 20 MB on 2, 4 and 6, far outside the byte band at 10%."""
+    scenario = {
+        "seed": 5,
+        "brokers": [{"id": b, "rack": r} for b, r in sorted(RACKS.items())],
+        "topics": [
+            {
+                "name": "big",
+                "partitions": 3,
+                "replication_factor": 2,
+                "partition_bytes": 500 * MB,
+                "assignment": [[1, 3], [3, 5], [5, 1]],
+            },
+            {
+                "name": "small",
+                "partitions": 3,
+                "replication_factor": 2,
+                "partition_bytes": 10 * MB,
+                "assignment": [[2, 4], [4, 6], [6, 2]],
+            },
+        ],
+    }
+    settings = HealingSettings(
+        mode,
+        detectors=frozenset({AnomalyKind.BYTE_BALANCE}),
+        violation_seconds=FAILURE_SECONDS,
+        cooldown_seconds=0.0,
+        **gates,
+    )
+    return InProcessDaemon(scenario, LIMITS, healing=settings)
+
+
+def bytes_outside(d: InProcessDaemon) -> list[int]:
+    snapshot = d.sim.to_snapshot()
+    return outside_band(byte_loads(snapshot, eligible_brokers(snapshot, [])), 0.10)[1]
+
+
+async def test_brokers_beyond_the_byte_band_get_the_planners_size_aware_balance_once_approved() -> None:
+    d = bytes_daemon()
+    await d.controller.start()
+    assert bytes_outside(d) == [1, 2, 3, 4, 5, 6]
+    await checked_for(d, FAILURE_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: under the threshold
+    await checked_for(d, 20)
+    proposed = the_anomaly(d)
+    assert (proposed["kind"], proposed["state"], proposed["brokers"]) == (
+        "byte_balance",
+        "proposed",
+        [1, 2, 3, 4, 5, 6],
+    ), proposed
+    assert proposed["proposal"]["rehearsal"]["finished"]
+    assert d.controller.records == {}  # propose: nothing queued before the operator says so
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    assert bytes_outside(d) == []
+    (record,) = d.controller.records.values()
+    assert record.options["name"] == "self-healing: byte-balance"
+    counts = {b: sum(b in d.replicas(t, p) for t in ("big", "small") for p in range(3)) for b in RACKS}
+    assert set(counts.values()) == {2}, counts  # the replica band still holds
+
+
+async def test_a_byte_balance_fix_over_the_bytes_gate_is_not_run_and_says_so() -> None:
+    d = bytes_daemon(HealingMode.EXECUTE, max_bytes=100 * MB)
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    ignored = the_anomaly(d)
+    assert ignored["state"] == "ignored" and "self.healing.max.bytes" in ignored["reason"], ignored
     assert d.controller.records == {}
