@@ -83,6 +83,7 @@ _KINDS = {
     "rack_spread": ("spanning fewer racks than they could", "re-place"),
     "replica_balance": ("outside the replica-balance band", "replica-balance"),
     "leader_balance": ("outside the leader-balance band", "leader-balance"),
+    "byte_balance": ("outside the byte band", "byte-balance"),
     "under_replicated": ("under-replicated, their brokers online", "elect"),
 }
 """kind -> (what the brokers or partitions show, the fix's goal)."""

@@ -29,7 +29,9 @@ from reassignd.config.schema import (
     secret_file_key,
 )
 
-_DETECTORS: Final = "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|under_replicated"
+_DETECTORS: Final = (
+    "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|byte_balance|under_replicated"
+)
 
 #: Section titles in the order the reference documentation presents them.
 SECTIONS: Final = {
@@ -600,7 +602,9 @@ SERVICE_KEYS: Final = (
         "running broker with no replica, not decommissioned, for `self.healing.new.broker.seconds`: filled "
         "with its share), `rack_spread` (partitions spanning fewer racks or data centres than the placer "
         "could give them: re-placed), `replica_balance` and `leader_balance` (a broker outside that goal's "
-        "band at `self.healing.balance.threshold`: that goal's plan), `under_replicated` (partitions "
+        "band at `self.healing.balance.threshold`: that goal's plan), `byte_balance` (a broker's bytes "
+        "outside the planner's byte band at `self.healing.byte.balance.threshold`: the planner's size-aware "
+        "replica balance), `under_replicated` (partitions "
         "under-replicated with every replica's broker online for `self.healing.under.replicated.seconds`: a "
         "preferred-leader election where it helps, else the anomaly says what to check).",
         default=["broker_failure"],
@@ -621,8 +625,9 @@ SERVICE_KEYS: Final = (
         "self.healing",
         config_keys.SELF_HEALING_VIOLATION_SECONDS,
         FLOAT,
-        "How long a rack-spread or balance violation lasts (with `rack_spread`, `replica_balance` or "
-        "`leader_balance` in `self.healing.detectors`) before it is an anomaly; a partition counts from "
+        "How long a rack-spread or balance violation lasts (with `rack_spread`, `replica_balance`, "
+        "`leader_balance` or `byte_balance` in `self.healing.detectors`) before it is an anomaly; a "
+        "partition counts from "
         "when it was first seen uneven. Not judged while a partition is being reassigned.",
         default=600.0,
         validator=greater_than(0, 7 * 24 * _HOUR),
@@ -645,6 +650,19 @@ SERVICE_KEYS: Final = (
         "The balance goals' threshold (KIP-166, a share of the average: 0.10 is 10%) for `replica_balance` "
         "and `leader_balance`: a broker outside the band is an anomaly, and the fix is that goal's plan at "
         "this threshold.",
+        default=0.10,
+        validator=between(0, 0.99),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_BYTE_BALANCE_THRESHOLD,
+        FLOAT,
+        "The byte band's threshold (KIP-166, a share of the average bytes per broker, each replica weighing "
+        "its partition's size) for `byte_balance`: a broker outside it is an anomaly, and the fix is the "
+        "planner's size-aware replica balance (`reassignd plan --goal replica-balance --size-aware`) at "
+        "this byte threshold and `self.healing.balance.threshold`, which keeps every broker in the replica "
+        "band too.",
         default=0.10,
         validator=between(0, 0.99),
         reloadable=True,
