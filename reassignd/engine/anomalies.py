@@ -53,6 +53,10 @@ class AnomalyKind(StrEnum):
     `violation_seconds`: its fix is that goal's plan."""
     LEADER_BALANCE = "leader_balance"
     """A broker's preferred-leader count outside the leader-balance goal's band, as above."""
+    DISK_CAPACITY = "disk_capacity"
+    """Brokers whose log dirs' volumes are used beyond `disk_capacity_threshold` of their total (KIP-827
+    total and usable bytes) for `violation_seconds`: its fix sheds bytes through the planner's hard disk
+    goal, never onto a broker it would take past the threshold."""
     BYTE_BALANCE = "byte_balance"
     """A broker's bytes outside the planner's byte band (its size-aware balance, `byte_balance_threshold`)
     for `violation_seconds`: its fix is the planner's size-aware replica-balance plan."""
@@ -79,6 +83,7 @@ _GOALS: Final = {
     AnomalyKind.REPLICA_BALANCE: "replica-balance",
     AnomalyKind.LEADER_BALANCE: "leader-balance",
     AnomalyKind.BYTE_BALANCE: "byte-balance",
+    AnomalyKind.DISK_CAPACITY: "shed-bytes",
     AnomalyKind.UNDER_REPLICATED: "elect",
 }
 CLUSTER: Final = "cluster"
@@ -144,6 +149,9 @@ class HealingSettings:
     """The balance goals' threshold (KIP-166: a share of the average), for the detectors and their fixes."""
     byte_balance_threshold: float = 0.10
     """The byte band's threshold (the planner's `byte_threshold`), for `byte_balance` and its fix."""
+    disk_capacity_threshold: float = 0.80
+    """The share of a broker's log-dir volumes used past which `disk_capacity` makes an anomaly, and up to
+    which its fix fills the others."""
 
 
 @dataclass(frozen=True)
@@ -422,6 +430,7 @@ _GONE: Final = {
     AnomalyKind.REPLICA_BALANCE: "every broker's replica count is within the band now",
     AnomalyKind.LEADER_BALANCE: "every broker's preferred-leader count is within the band now",
     AnomalyKind.BYTE_BALANCE: "every broker's bytes are within the byte band now",
+    AnomalyKind.DISK_CAPACITY: "no broker's log dirs are used beyond the threshold now",
     AnomalyKind.UNDER_REPLICATED: "no partition stayed under-replicated with its brokers online",
 }
 _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
@@ -431,6 +440,7 @@ _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
     AnomalyKind.REPLICA_BALANCE: lambda settings: settings.violation_seconds,
     AnomalyKind.LEADER_BALANCE: lambda settings: settings.violation_seconds,
     AnomalyKind.BYTE_BALANCE: lambda settings: settings.violation_seconds,
+    AnomalyKind.DISK_CAPACITY: lambda settings: settings.violation_seconds,
     AnomalyKind.UNDER_REPLICATED: lambda settings: settings.under_replicated_seconds,
 }
 

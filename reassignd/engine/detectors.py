@@ -28,11 +28,12 @@ SNAPSHOT_KINDS = frozenset(
         AnomalyKind.REPLICA_BALANCE,
         AnomalyKind.LEADER_BALANCE,
         AnomalyKind.BYTE_BALANCE,
+        AnomalyKind.DISK_CAPACITY,
         AnomalyKind.UNDER_REPLICATED,
     }
 )
 """The kinds judged from the partitions of one snapshot (this module)."""
-SIZED_KINDS = frozenset({AnomalyKind.BYTE_BALANCE})
+SIZED_KINDS = frozenset({AnomalyKind.BYTE_BALANCE, AnomalyKind.DISK_CAPACITY})
 """The kinds judged on the partitions' sizes: the snapshot is read with them (DescribeLogDirs)."""
 
 
@@ -48,9 +49,10 @@ def detect(
     threshold: float,
     *,
     byte_threshold: float = 0.10,
+    disk_threshold: float = 0.80,
 ) -> tuple[list[Finding], frozenset[AnomalyKind]]:
     """(findings, unjudged kinds) for the enabled `kinds` of this module: the balance goals' bands at
-    `threshold`, the byte band at `byte_threshold`."""
+    `threshold`, the byte band at `byte_threshold`, the volumes' use at `disk_threshold`."""
     wanted = frozenset(kinds) & SNAPSHOT_KINDS
     if any(p.is_reassigning for p in snapshot.partitions.values()):
         return [], wanted
@@ -62,6 +64,8 @@ def detect(
         if kind in wanted:
             band = byte_threshold if kind is AnomalyKind.BYTE_BALANCE else threshold
             found.append(unbalanced(snapshot, eligible, kind, band))
+    if AnomalyKind.DISK_CAPACITY in wanted:
+        found.append(disk_capacity(snapshot, disk_threshold))
     if AnomalyKind.UNDER_REPLICATED in wanted:
         found.append(under_replicated(snapshot))
     return [f for f in found if f is not None], frozenset()
@@ -114,6 +118,38 @@ def unbalanced(
         loads = balance_loads(snapshot, eligible, kind)
     _, outside = outside_band(loads, threshold)
     return Finding(kind, CLUSTER, tuple(outside)) if outside else None
+
+
+def volumes(snapshot: ClusterSnapshot) -> dict[int, tuple[int, int]]:
+    """(total, used) bytes of each online broker's log-dir volumes, summed, where the broker said."""
+    online = snapshot.online_broker_ids()
+    out: dict[int, tuple[int, int]] = {}
+    for (broker, _), (total, usable) in snapshot.dir_volumes.items():
+        if broker in online and total > 0 and usable >= 0:
+            had_total, had_used = out.get(broker, (0, 0))
+            out[broker] = (had_total + total, had_used + total - usable)
+    return out
+
+
+def disk_capacity(snapshot: ClusterSnapshot, threshold: float) -> Finding | None:
+    """The online brokers whose volumes are used beyond `threshold` of their total, or None."""
+    over = tuple(sorted(b for b, (total, used) in volumes(snapshot).items() if used > threshold * total))
+    return Finding(AnomalyKind.DISK_CAPACITY, CLUSTER, over) if over else None
+
+
+def disk_limits(snapshot: ClusterSnapshot, threshold: float) -> dict[int, float]:
+    """The bytes of replicas each broker may hold, as the planner counts them (its partitions' sizes), so
+    that its volumes stay within `threshold`: the threshold's share of the total less the other data on
+    them (what is used beyond the replicas the planner counts: other topics' logs, files)."""
+    counted = dict.fromkeys(volumes(snapshot), 0)
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            if b in counted:
+                counted[b] += p.size_bytes
+    return {
+        b: max(0.0, threshold * total - max(0, used - counted[b]))
+        for b, (total, used) in volumes(snapshot).items()
+    }
 
 
 def under_replicated(snapshot: ClusterSnapshot) -> Finding | None:

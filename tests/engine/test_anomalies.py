@@ -31,6 +31,8 @@ from reassignd.engine.detectors import (
     balance_loads,
     byte_loads,
     detect,
+    disk_capacity,
+    disk_limits,
     elections,
     eligible_brokers,
     rack_spread,
@@ -549,3 +551,60 @@ def test_byte_balance_is_the_planners_band_over_each_brokers_bytes(
         [outside_band(loads, threshold)[1]] if outside_band(loads, threshold)[1] else []
     )
     assert byte_loads(shot, frozenset(range(1, 6))) == loads
+
+
+# -- disk capacity: a broker's log dirs fuller than the threshold (KIP-827 total and usable bytes) -----------
+
+GIB = 1024**3
+
+
+def with_volumes(shot: ClusterSnapshot, volumes: dict[tuple[int, str], tuple[int, int]]) -> ClusterSnapshot:
+    return replace(shot, dir_volumes=volumes)
+
+
+@pytest.mark.parametrize(
+    ("volumes", "over"),
+    [
+        ({(1, "/d"): (100 * GIB, 20 * GIB)}, [1]),  # 80% used
+        ({(1, "/d"): (100 * GIB, 30 * GIB)}, []),  # 70% used: at the threshold is not over
+        ({(1, "/a"): (100 * GIB, 0), (1, "/b"): (100 * GIB, 100 * GIB)}, []),  # one full dir of two: 50%
+        ({(1, "/d"): (100 * GIB, 20 * GIB), (2, "/d"): (100 * GIB, 10 * GIB)}, [1, 2]),
+        ({(4, "/d"): (100 * GIB, 0)}, []),  # broker 4 offline: its drain is broker_failure's
+        ({}, []),  # no broker said (Kafka before 3.3 answers -1): not judged
+    ],
+)
+def test_disk_capacity_finds_the_brokers_whose_log_dirs_are_fuller_than_the_threshold(
+    volumes: dict[tuple[int, str], tuple[int, int]], over: list[int]
+) -> None:
+    shot = with_volumes(snapshot({"t-0": (1, 2, 3)}, offline=(4,)), volumes)
+    found = disk_capacity(shot, 0.70)
+    assert (list(found.brokers) if found is not None else []) == over
+    if found is not None:
+        assert (found.kind, found.subject) == (AnomalyKind.DISK_CAPACITY, CLUSTER)
+    assert [f.brokers for f in detect(shot, (), {AnomalyKind.DISK_CAPACITY}, 0.1, disk_threshold=0.7)[0]] == (
+        [tuple(over)] if over else []
+    )
+
+
+def test_the_planners_disk_limits_leave_a_brokers_other_data_where_it_is() -> None:
+    """Broker 1: 100 GiB, 20 GiB usable, of the 80 used 30 are the replicas the planner counts (its
+    partitions' sizes) and 50 other data: at 0.70 the replicas may hold 70 - 50 = 20 GiB."""
+    shot = snapshot({"t-0": (1, 2)}, racks={1: "/r1", 2: "/r2"})
+    shot = replace(shot, partitions={tp: p.with_sizes(30 * GIB, {}) for tp, p in shot.partitions.items()})
+    shot = with_volumes(shot, {(1, "/d"): (100 * GIB, 20 * GIB), (2, "/d"): (100 * GIB, 60 * GIB)})
+    limits = disk_limits(shot, 0.70)
+    assert limits == {1: pytest.approx(20 * GIB), 2: pytest.approx(60 * GIB)}  # 2: 70 - (40 - 30) other
+
+
+@given(
+    used=st.dictionaries(st.integers(1, 5), st.floats(0.0, 1.0), min_size=1),
+    threshold=st.floats(0.05, 0.95),
+)
+def test_disk_capacity_is_exactly_the_online_brokers_used_beyond_the_threshold(
+    used: dict[int, float], threshold: float
+) -> None:
+    shot = snapshot({"t-0": (1, 2)}, racks={b: f"/r{b}" for b in range(1, 6)})
+    volumes = {(b, "/d"): (1000 * GIB, round((1 - u) * 1000 * GIB)) for b, u in used.items()}
+    found = disk_capacity(with_volumes(shot, volumes), threshold)
+    expected = sorted(b for b, (t, u) in ((b, volumes[(b, "/d")]) for b in used) if (t - u) / t > threshold)
+    assert (list(found.brokers) if found is not None else []) == expected
