@@ -150,6 +150,7 @@ class SelfHealing:
             settings.detectors,
             settings.balance_threshold,
             byte_threshold=settings.byte_balance_threshold,
+            disk_threshold=settings.disk_capacity_threshold,
         )
         before = self.book
         self.book = observe(

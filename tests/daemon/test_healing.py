@@ -560,3 +560,80 @@ async def test_a_byte_balance_fix_over_the_bytes_gate_is_not_run_and_says_so() -
     ignored = the_anomaly(d)
     assert ignored["state"] == "ignored" and "self.healing.max.bytes" in ignored["reason"], ignored
     assert d.controller.records == {}
+
+
+# -- disk capacity ---------------------------------------------------------------------------------------
+
+VOLUME = 2000 * MB
+DISK_THRESHOLD = 0.5
+
+
+def disk_daemon(mode: HealingMode = HealingMode.PROPOSE, **gates: Any) -> InProcessDaemon:
+    """Every broker has one 2 GB volume; broker 1 holds three 400 MB replicas (60% used), the others one
+    each (20%): over a 50% threshold only broker 1 is."""
+    scenario = {
+        "seed": 9,
+        "brokers": [
+            {"id": b, "rack": r, "log_dirs": [{"path": "/var/lib/kafka", "total_bytes": VOLUME}]}
+            for b, r in sorted(RACKS.items())
+        ],
+        "topics": [
+            {
+                "name": "big",
+                "partitions": 4,
+                "replication_factor": 2,
+                "partition_bytes": 400 * MB,
+                "assignment": [[1, 3], [1, 5], [4, 1], [2, 6]],
+            },
+        ],
+    }
+    settings = HealingSettings(
+        mode,
+        detectors=frozenset({AnomalyKind.DISK_CAPACITY}),
+        violation_seconds=FAILURE_SECONDS,
+        disk_capacity_threshold=DISK_THRESHOLD,
+        cooldown_seconds=0.0,
+        **gates,
+    )
+    return InProcessDaemon(scenario, LIMITS, healing=settings)
+
+
+async def disk_used(d: InProcessDaemon) -> dict[int, float]:
+    snapshot = await d.admin.snapshot(with_sizes=True)
+    used: dict[int, list[int]] = {}
+    for (broker, _), (total, usable) in snapshot.dir_volumes.items():
+        used.setdefault(broker, [0, 0])
+        used[broker][0] += total - usable
+        used[broker][1] += total
+    return {b: u / t for b, (u, t) in sorted(used.items())}
+
+
+async def test_a_broker_fuller_than_the_disk_threshold_sheds_bytes_onto_brokers_that_stay_under_it() -> None:
+    d = disk_daemon()
+    await d.controller.start()
+    assert [b for b, u in (await disk_used(d)).items() if u > DISK_THRESHOLD] == [1]
+    await checked_for(d, FAILURE_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: under the threshold
+    await checked_for(d, 20)
+    proposed = the_anomaly(d)
+    assert (proposed["kind"], proposed["state"], proposed["brokers"]) == ("disk_capacity", "proposed", [1])
+    assert proposed["proposal"]["rehearsal"]["finished"]
+    assert d.controller.records == {}
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    used = await disk_used(d)
+    assert max(used.values()) <= DISK_THRESHOLD, used
+    (record,) = d.controller.records.values()
+    assert record.options["name"] == "self-healing: shed-bytes"
+
+
+async def test_a_disk_capacity_fix_over_the_partitions_gate_is_not_run() -> None:
+    d = disk_daemon(HealingMode.EXECUTE, max_partitions=0)
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    ignored = the_anomaly(d)
+    assert ignored["state"] == "ignored" and "self.healing.max.partitions" in ignored["reason"], ignored
+    assert d.controller.records == {}
