@@ -84,6 +84,7 @@ _KINDS = {
     "replica_balance": ("outside the replica-balance band", "replica-balance"),
     "leader_balance": ("outside the leader-balance band", "leader-balance"),
     "byte_balance": ("outside the byte band", "byte-balance"),
+    "disk_capacity": ("with log dirs used beyond the threshold", "shed-bytes"),
     "under_replicated": ("under-replicated, their brokers online", "elect"),
 }
 """kind -> (what the brokers or partitions show, the fix's goal)."""

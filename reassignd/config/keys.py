@@ -30,7 +30,8 @@ from reassignd.config.schema import (
 )
 
 _DETECTORS: Final = (
-    "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|byte_balance|under_replicated"
+    "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|byte_balance|disk_capacity"
+    "|under_replicated"
 )
 
 #: Section titles in the order the reference documentation presents them.
@@ -604,7 +605,9 @@ SERVICE_KEYS: Final = (
         "could give them: re-placed), `replica_balance` and `leader_balance` (a broker outside that goal's "
         "band at `self.healing.balance.threshold`: that goal's plan), `byte_balance` (a broker's bytes "
         "outside the planner's byte band at `self.healing.byte.balance.threshold`: the planner's size-aware "
-        "replica balance), `under_replicated` (partitions "
+        "replica balance), `disk_capacity` (a broker's log-dir volumes used beyond "
+        "`self.healing.disk.capacity.threshold` of their total: bytes shed by the planner's hard disk goal), "
+        "`under_replicated` (partitions "
         "under-replicated with every replica's broker online for `self.healing.under.replicated.seconds`: a "
         "preferred-leader election where it helps, else the anomaly says what to check).",
         default=["broker_failure"],
@@ -625,8 +628,9 @@ SERVICE_KEYS: Final = (
         "self.healing",
         config_keys.SELF_HEALING_VIOLATION_SECONDS,
         FLOAT,
-        "How long a rack-spread or balance violation lasts (with `rack_spread`, `replica_balance`, "
-        "`leader_balance` or `byte_balance` in `self.healing.detectors`) before it is an anomaly; a "
+        "How long a rack-spread, balance or disk-capacity violation lasts (with `rack_spread`, "
+        "`replica_balance`, `leader_balance`, `byte_balance` or `disk_capacity` in "
+        "`self.healing.detectors`) before it is an anomaly; a "
         "partition counts from "
         "when it was first seen uneven. Not judged while a partition is being reassigned.",
         default=600.0,
@@ -665,6 +669,19 @@ SERVICE_KEYS: Final = (
         "band too.",
         default=0.10,
         validator=between(0, 0.99),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_DISK_CAPACITY_THRESHOLD,
+        FLOAT,
+        "For `disk_capacity`: the share of a broker's log-dir volumes (summed over its dirs; their total and "
+        "usable bytes as DescribeLogDirs gives them from Kafka 3.3, KIP-827) used past which it is an "
+        "anomaly. Its fix is the planner's hard disk goal at this share: bytes moved off the broker until it "
+        "is under, none onto a broker they would take past it (a broker that does not say its volumes is "
+        "not bounded).",
+        default=0.80,
+        validator=between(0.01, 0.99),
         reloadable=True,
     ),
     _k(
