@@ -279,6 +279,11 @@ class ClusterSnapshot:
     )
     """(partition, broker) -> the log dir a future log is being copied to (AlterReplicaLogDirs in flight)."""
     broker_dirs: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    dir_volumes: Mapping[tuple[int, str], tuple[int, int]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """(broker, log dir) -> (total bytes, usable bytes) of the dir's volume, where the broker said (KIP-827,
+    DescribeLogDirs v4: Kafka 3.3 and later; read with sizes)."""
     read_at: float | None = None
     """When the cluster was read (Unix seconds), if its reader said: how old the sizes and rates are."""
     """The log dirs of each broker whose log dirs were read (DescribeLogDirs lists every one)."""
@@ -295,6 +300,7 @@ class ClusterSnapshot:
             "replica_dirs",
             "future_dirs",
             "broker_dirs",
+            "dir_volumes",
         ):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):

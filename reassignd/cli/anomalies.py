@@ -83,6 +83,8 @@ _KINDS = {
     "rack_spread": ("spanning fewer racks than they could", "re-place"),
     "replica_balance": ("outside the replica-balance band", "replica-balance"),
     "leader_balance": ("outside the leader-balance band", "leader-balance"),
+    "byte_balance": ("outside the byte band", "byte-balance"),
+    "disk_capacity": ("with log dirs used beyond the threshold", "shed-bytes"),
     "under_replicated": ("under-replicated, their brokers online", "elect"),
 }
 """kind -> (what the brokers or partitions show, the fix's goal)."""
@@ -140,8 +142,8 @@ def watch_anomalies(
     once and retried, so a restarting daemon does not end the watch."""
     seen: dict[str, str] = {}
     last: Mapping[str, Any] | None = None
-    """The watched anomaly as last listed: anomalies are kept in the daemon's memory only, so a restarted
-    daemon lists none until its first check re-adopts an executing fix from its plan."""
+    """The watched anomaly as last listed: a restarted daemon, or the standby that takes over, lists
+    none until its first check reads them from the state store."""
     listing, down, missing = fetch(), False, False
     while True:
         found = [a for a in listing["anomalies"] if anomaly_id in (None, a["id"])]
@@ -150,16 +152,10 @@ def watch_anomalies(
                 raise InvalidInputError(
                     "arguments", [Problem("anomalies", "anomaly_id", f"no anomaly {anomaly_id!r}")]
                 )
-            if not last.get("plan_id"):
-                out.write(
-                    f"{now():%Y-%m-%dT%H:%M:%SZ} {anomaly_id}: no longer listed (the daemon restarted: "
-                    "anomalies are kept in memory only; a condition that holds is detected anew)\n"
-                )
-                return 1
             if not missing:
                 out.write(
-                    f"{now():%Y-%m-%dT%H:%M:%SZ} {anomaly_id}: not listed now (the daemon restarted?); "
-                    f"waiting for it to find its plan {last['plan_id']} again\n"
+                    f"{now():%Y-%m-%dT%H:%M:%SZ} {anomaly_id}: not listed now (the daemon restarted, or "
+                    "another took over?); waiting for its first check to read it from the state store\n"
                 )
             missing = True
         elif anomaly_id is not None:

@@ -205,6 +205,8 @@ class LogDirsResult:
     """The dir each future log (a move between log dirs in flight) is being copied to."""
     dirs: Mapping[int, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """Each answering broker's log dirs."""
+    volumes: Mapping[tuple[int, str], tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))
+    """(broker, dir) -> (total, usable) bytes of the dir's volume, where the broker said (KIP-827)."""
 
 
 @dataclass(frozen=True, slots=True)

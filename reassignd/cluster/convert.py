@@ -149,6 +149,17 @@ def log_dir_listing(
     return out, futures, dirs
 
 
+def log_dir_volumes(broker: int, results: Iterable[Any]) -> dict[tuple[int, str], tuple[int, int]]:
+    """One broker's DescribeLogDirs results -> (broker, dir) -> (total bytes, usable bytes) of each dir's
+    volume (KIP-827, v4 on: Kafka 3.3); a dir in error, or that says -1 (not known), is left out."""
+    out: dict[tuple[int, str], tuple[int, int]] = {}
+    for log_dir in results:
+        total, usable = getattr(log_dir, "total_bytes", -1), getattr(log_dir, "usable_bytes", -1)
+        if not log_dir.error_code and total > 0 and usable >= 0:
+            out[(broker, str(log_dir.log_dir))] = (int(total), int(usable))
+    return out
+
+
 def reassignment(entry: Mapping[str, Any]) -> Reassignment:
     return Reassignment(
         replicas=tuple(int(b) for b in entry.get("replicas", ())),
@@ -188,6 +199,7 @@ def build_snapshot(
     sizes: Mapping[tuple[TopicPartition, int], ReplicaLogDir],
     future_dirs: Mapping[tuple[TopicPartition, int], str] | None = None,
     broker_dirs: Mapping[int, tuple[str, ...]] | None = None,
+    dir_volumes: Mapping[tuple[int, str], tuple[int, int]] | None = None,
     broker_configs: Mapping[int, ConfigDescription],
     topic_configs: Mapping[str, ConfigDescription],
     deleted_topics: frozenset[str] = frozenset(),
@@ -269,6 +281,7 @@ def build_snapshot(
         replica_dirs=MappingProxyType({key: r.log_dir for key, r in sizes.items() if not r.is_future}),
         future_dirs=future_dirs or {},
         broker_dirs=broker_dirs or {},
+        dir_volumes=dir_volumes or {},
     )
 
 

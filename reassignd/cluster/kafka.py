@@ -58,9 +58,13 @@ from reassignd.model import ClusterSnapshot, PartitionState, TopicPartition
 
 log = structlog.get_logger("reassignd.cluster")
 Listing = tuple[
-    dict[tuple[TopicPartition, int], ReplicaLogDir], dict[tuple[TopicPartition, int], str], list[str]
+    dict[tuple[TopicPartition, int], ReplicaLogDir],
+    dict[tuple[TopicPartition, int], str],
+    list[str],
+    dict[tuple[int, str], tuple[int, int]],
 ]
-"""One broker's DescribeLogDirs: current logs, future logs' dirs, its log dirs (convert.log_dir_listing)."""
+"""One broker's DescribeLogDirs: current logs, future logs' dirs, its log dirs (convert.log_dir_listing),
+its dirs' volumes (convert.log_dir_volumes)."""
 
 _OP_TYPES = {
     0: AlterConfigOpType.SET,
@@ -277,6 +281,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             sizes=sizes.replicas,
             future_dirs=sizes.futures,
             broker_dirs=sizes.dirs,
+            dir_volumes=sizes.volumes,
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
             deleted_topics=deleted,
@@ -334,6 +339,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             errors={**sizes.errors, **extra.errors},
             futures={**sizes.futures, **extra.futures},
             dirs={**sizes.dirs, **extra.dirs},
+            volumes={**sizes.volumes, **extra.volumes},
         )
 
     async def _reassignments_or_empty(
@@ -471,12 +477,14 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             code = getattr(response, "error_code", 0)
             if code:
                 raise ClusterCallError("describe_log_dirs", error_for_code(code))
-            return convert.log_dir_listing(broker, response.results, hosts[broker])
+            listed = convert.log_dir_listing(broker, response.results, hosts[broker])
+            return (*listed, convert.log_dir_volumes(broker, response.results))
 
         outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
         futures: dict[tuple[TopicPartition, int], str] = {}
         dirs: dict[int, tuple[str, ...]] = {}
+        volumes: dict[tuple[int, str], tuple[int, int]] = {}
         errors: dict[int, KafkaErrorInfo] = {}
         for broker, outcome in outcomes:
             if isinstance(outcome, KafkaErrorInfo):
@@ -485,7 +493,8 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 replicas.update(outcome[0])
                 futures.update(outcome[1])
                 dirs[broker] = tuple(outcome[2])
-        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs)
+                volumes.update(outcome[3])
+        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs, volumes=volumes)
 
     async def alter_replica_log_dirs(
         self, moves: Mapping[tuple[TopicPartition, int], str]

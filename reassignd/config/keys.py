@@ -29,7 +29,10 @@ from reassignd.config.schema import (
     secret_file_key,
 )
 
-_DETECTORS: Final = "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|under_replicated"
+_DETECTORS: Final = (
+    "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|byte_balance|disk_capacity"
+    "|under_replicated"
+)
 
 #: Section titles in the order the reference documentation presents them.
 SECTIONS: Final = {
@@ -600,7 +603,11 @@ SERVICE_KEYS: Final = (
         "running broker with no replica, not decommissioned, for `self.healing.new.broker.seconds`: filled "
         "with its share), `rack_spread` (partitions spanning fewer racks or data centres than the placer "
         "could give them: re-placed), `replica_balance` and `leader_balance` (a broker outside that goal's "
-        "band at `self.healing.balance.threshold`: that goal's plan), `under_replicated` (partitions "
+        "band at `self.healing.balance.threshold`: that goal's plan), `byte_balance` (a broker's bytes "
+        "outside the planner's byte band at `self.healing.byte.balance.threshold`: the planner's size-aware "
+        "replica balance), `disk_capacity` (a broker's log-dir volumes used beyond "
+        "`self.healing.disk.capacity.threshold` of their total: bytes shed by the planner's hard disk goal), "
+        "`under_replicated` (partitions "
         "under-replicated with every replica's broker online for `self.healing.under.replicated.seconds`: a "
         "preferred-leader election where it helps, else the anomaly says what to check).",
         default=["broker_failure"],
@@ -621,8 +628,10 @@ SERVICE_KEYS: Final = (
         "self.healing",
         config_keys.SELF_HEALING_VIOLATION_SECONDS,
         FLOAT,
-        "How long a rack-spread or balance violation lasts (with `rack_spread`, `replica_balance` or "
-        "`leader_balance` in `self.healing.detectors`) before it is an anomaly; a partition counts from "
+        "How long a rack-spread, balance or disk-capacity violation lasts (with `rack_spread`, "
+        "`replica_balance`, `leader_balance`, `byte_balance` or `disk_capacity` in "
+        "`self.healing.detectors`) before it is an anomaly; a "
+        "partition counts from "
         "when it was first seen uneven. Not judged while a partition is being reassigned.",
         default=600.0,
         validator=greater_than(0, 7 * 24 * _HOUR),
@@ -647,6 +656,32 @@ SERVICE_KEYS: Final = (
         "this threshold.",
         default=0.10,
         validator=between(0, 0.99),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_BYTE_BALANCE_THRESHOLD,
+        FLOAT,
+        "The byte band's threshold (KIP-166, a share of the average bytes per broker, each replica weighing "
+        "its partition's size) for `byte_balance`: a broker outside it is an anomaly, and the fix is the "
+        "planner's size-aware replica balance (`reassignd plan --goal replica-balance --size-aware`) at "
+        "this byte threshold and `self.healing.balance.threshold`, which keeps every broker in the replica "
+        "band too.",
+        default=0.10,
+        validator=between(0, 0.99),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_DISK_CAPACITY_THRESHOLD,
+        FLOAT,
+        "For `disk_capacity`: the share of a broker's log-dir volumes (summed over its dirs; their total and "
+        "usable bytes as DescribeLogDirs gives them from Kafka 3.3, KIP-827) used past which it is an "
+        "anomaly. Its fix is the planner's hard disk goal at this share: bytes moved off the broker until it "
+        "is under, none onto a broker they would take past it (a broker that does not say its volumes is "
+        "not bounded).",
+        default=0.80,
+        validator=between(0.01, 0.99),
         reloadable=True,
     ),
     _k(

@@ -85,6 +85,8 @@ def healing_settings_from(config: Config) -> HealingSettings:
         violation_seconds=float(config[config_keys.SELF_HEALING_VIOLATION_SECONDS]),
         under_replicated_seconds=float(config[config_keys.SELF_HEALING_UNDER_REPLICATED_SECONDS]),
         balance_threshold=float(config[config_keys.SELF_HEALING_BALANCE_THRESHOLD]),
+        byte_balance_threshold=float(config[config_keys.SELF_HEALING_BYTE_BALANCE_THRESHOLD]),
+        disk_capacity_threshold=float(config[config_keys.SELF_HEALING_DISK_CAPACITY_THRESHOLD]),
     )
 
 

@@ -200,6 +200,7 @@ class Controller(ControllerApi):
         async with self.lock:
             authority.is_leader, authority.leader_address = is_leader, None if is_leader else leader_address
             self.run, self.idle = None, None
+            self.healing.forget()  # another daemon may have changed the anomalies: read from the store
             self.ownership.due = self.ownership.due or is_leader
             self.metrics.set_leader(is_leader)
             await self.refresh_records()

@@ -7,6 +7,8 @@ on the snapshot the proposal is made from, nothing ever onto an excluded broker 
 | `new_broker` | the planner's fill of the broker |
 | `rack_spread` | the uneven partitions re-placed (placement/respread.py), the rest of each kept |
 | `replica_balance`, `leader_balance` | that planner goal's plan at `self.healing.balance.threshold` |
+| `byte_balance` | the planner's size-aware replica balance (its byte goal) at the byte threshold |
+| `disk_capacity` | the planner's hard disk goal at the disk threshold (its replica band the widest) |
 | `under_replicated` | a preferred-leader election where the preferred is in sync and not leading; else none |
 
 The election is a plan whose target is the partition's replicas as they are: it moves nothing, and ends
@@ -20,9 +22,13 @@ from dataclasses import dataclass
 
 from reassignd.daemon.roles import drain_plan, goal_plan
 from reassignd.engine.anomalies import Anomaly, AnomalyKind, HealingSettings
-from reassignd.engine.detectors import elections, urp_advice
+from reassignd.engine.detectors import disk_limits, elections, urp_advice
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from reassignd.placement.respread import respread_targets
+
+WIDEST_BAND = 0.99
+"""The replica goal's threshold in the disk-capacity fix: the planner's hard disk goal sheds the bytes,
+and the replica balance after it moves nothing a band this wide allows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,16 @@ async def fix_of(
         return Fix(await goal_plan(snapshot, kind.goal, anomaly.brokers[0], excluded))
     if kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE):
         return Fix(await goal_plan(snapshot, kind.goal, None, excluded, settings.balance_threshold))
+    if kind is AnomalyKind.BYTE_BALANCE:  # the planner's byte goal: replica balance, size-aware
+        threshold, byte_threshold = settings.balance_threshold, settings.byte_balance_threshold
+        plan = await goal_plan(
+            snapshot, "replica-balance", None, excluded, threshold, byte_threshold=byte_threshold
+        )
+        return Fix(plan)
+    if kind is AnomalyKind.DISK_CAPACITY:  # the hard disk goal; the replica goal's band at its widest
+        limits = disk_limits(snapshot, settings.disk_capacity_threshold)
+        plan = await goal_plan(snapshot, "replica-balance", None, excluded, WIDEST_BAND, disk_limits=limits)
+        return Fix(plan)
     if kind is AnomalyKind.RACK_SPREAD:
         return _respread(anomaly, snapshot, excluded)
     elect, checks = elections(snapshot, anomaly.partitions)

@@ -9,7 +9,9 @@ copy of the cluster before anything runs, and refused when the rehearsal breaks 
 gates. `propose` waits for `reassignd anomalies
 approve ID`; `execute` submits on its own. Either way a fix is only ever queued while no plan is queued or
 running, and a cool-down passes between two fixes. A fix's plan carries its anomaly's id, so a restarted or
-newly elected daemon knows the fix it finds running and proposes no second one.
+newly elected daemon knows the fix it finds running and proposes no second one. Every anomaly is kept in
+the state store as it changes, with the journal entry of its change: a restarted or newly elected daemon
+reads them back before its first check (each one's id, state, first and last seen, its proposed fix).
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from reassignd.engine.anomalies import (
     gate_refusals,
     may_start_fix,
     observe,
+    restored,
 )
-from reassignd.engine.detectors import detect
+from reassignd.engine.detectors import SIZED_KINDS, detect
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
@@ -69,6 +72,10 @@ class SelfHealing:
         self._basis: dict[str, dict[TopicPartition, tuple[int, ...]]] = {}
         """Each proposed fix's partitions' replicas when it was planned, rehearsed and gated: a fix whose
         partitions moved since (another fix, an operator's tool) is stale and never queued."""
+        self._loaded = False
+        """The book was read from the store since this daemon became the writer."""
+        self._unsaved: set[str] = set()
+        """Anomalies changed since the store last kept them (a commit failed): put with the next."""
 
     def reload(self, settings: HealingSettings, interval: float) -> None:
         """New settings from a config reload; the next check runs at once, not after the old interval."""
@@ -82,23 +89,68 @@ class SelfHealing:
                 await self._reloaded.wait()
         self._reloaded.clear()
 
+    # -- the store ---------------------------------------------------------------------------------
+
+    def forget(self) -> None:
+        """This daemon's role changed: what it holds of the anomalies may be stale (another daemon wrote
+        while it stood by), so the book is read from the store again before the next check."""
+        self._loaded = False
+
+    async def _load(self) -> None:
+        """The anomalies the store keeps, as the daemon that wrote them last had them (a restart, a
+        failover); an anomaly whose record cannot be read is left out, said in the log."""
+        if self._loaded:
+            return
+        anomalies: list[Anomaly] = []
+        self._plans, self._basis, self._unsaved = {}, {}, set()
+        for anomaly_id, record in (await self.host.store.anomalies()).items():
+            try:
+                anomaly = Anomaly.from_json(record)
+                plan, basis = _proposed_fix(anomaly, record)
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("a stored anomaly cannot be read; left out", anomaly=anomaly_id, error=str(exc))
+                continue
+            anomalies.append(anomaly)
+            if plan is not None:
+                self._plans[anomaly.id], self._basis[anomaly.id] = plan, basis
+        started = [r.submitted_at for r in self.host.view.records.values() if ANOMALY_OPTION in r.options]
+        self.book = restored(anomalies, max(started, default=None))
+        self._loaded = True
+
+    def _record(self, anomaly: Anomaly) -> dict[str, Any]:
+        """What the store keeps of an anomaly: its JSON and, for a fix not yet queued, the replicas its
+        plan was made on (a fix whose partitions moved since is stale on any daemon)."""
+        record = anomaly.to_json()
+        basis = self._basis.get(anomaly.id)
+        if basis is not None:
+            record["basis"] = [[tp.topic, tp.partition, list(r)] for tp, r in sorted(basis.items())]
+        return record
+
     # -- the check ---------------------------------------------------------------------------------
 
     async def check(self) -> None:
         """One pass: detect, propose, start, follow. Reads the cluster; writes only through a queued plan."""
         if self.settings.mode is HealingMode.OFF:
             return
+        await self._load()
         host = self.host
+        sized = bool(self.settings.detectors & SIZED_KINDS)
         try:
-            snapshot = await host.cluster.snapshot()
+            snapshot = await host.cluster.snapshot(with_sizes=sized)
         except ClusterCallError as exc:
             log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
             return
         offline = [b for b, broker in snapshot.brokers.items() if not broker.online]
         banned = await self._banned()
         empty = self._empty_brokers(snapshot, banned)
+        settings = self.settings
         findings, unjudged = detect(
-            snapshot, banned, self.settings.detectors, self.settings.balance_threshold
+            snapshot,
+            banned,
+            settings.detectors,
+            settings.balance_threshold,
+            byte_threshold=settings.byte_balance_threshold,
+            disk_threshold=settings.disk_capacity_threshold,
         )
         before = self.book
         self.book = observe(
@@ -208,8 +260,12 @@ class SelfHealing:
         busy = any(r.status is PlanStatus.QUEUED or r.status.active for r in host.view.records.values())
         if approved is None or not may_start_fix(self.book, host.clock(), self.settings, busy):
             return
-        plan = self._plans.pop(approved.id)
+        plan = self._plans.pop(approved.id, None)
         basis = self._basis.pop(approved.id, {})
+        if plan is None:
+            reason = "its fix's plan was not kept; proposed anew if the condition holds"
+            self.book = anew(self.book, approved.to(AnomalyState.IGNORED, host.clock(), reason=reason))
+            return
         name = fix_name(approved)
         if moved := await self._moved_since(basis):
             reason = (
@@ -252,10 +308,13 @@ class SelfHealing:
 
     async def _say_changes(self, before: AnomalyBook) -> None:
         """Each state change: a log line, an event, and a journal entry (`reassignd history --kind
-        anomaly`); a store that cannot commit loses the entry, not the check (its own health says so)."""
+        anomaly`), committed with the anomalies that changed; a store that cannot commit loses the entry,
+        not the check (its own health says so), and the anomalies go with the next commit."""
         batch = WriteBatch()
         for anomaly in self.book.anomalies:
             old = before.get(anomaly.id)
+            if old != anomaly:
+                self._unsaved.add(anomaly.id)
             if old is not None and old.state is anomaly.state:
                 continue
             fields: dict[str, Any] = {
@@ -274,11 +333,15 @@ class SelfHealing:
             getattr(log, level)(f"anomaly {anomaly.state.value}", **fields)
             self.host.emit(f"anomaly.{anomaly.state.value}", **fields)
             batch.append(Event(EventKind.ANOMALY, anomaly.plan_id, data=fields))
+        for changed in [a for a in self.book.anomalies if a.id in self._unsaved]:
+            batch.put_anomaly(changed.id, self._record(changed))
         if batch:
             try:
                 await self.host.store.commit(batch)
             except StoreError as exc:
                 log.warning("anomaly changes not journaled", error=str(exc))
+                return
+        self._unsaved.clear()
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -291,6 +354,7 @@ class SelfHealing:
     async def approve(self, anomaly_id: str) -> JSON:
         """`propose` mode: the operator's go for a proposed fix (queued at the next check that may)."""
         await self.host.require_writer()
+        await self._load()
         anomaly = self.book.get(anomaly_id)
         if anomaly is None:
             raise ServiceError("not_found", f"no anomaly {anomaly_id!r}")
@@ -311,6 +375,20 @@ class SelfHealing:
             key = (anomaly.kind.value, anomaly.state.value)
             out[key] = out.get(key, 0) + 1
         return out
+
+
+def _proposed_fix(
+    anomaly: Anomaly, record: Mapping[str, Any]
+) -> tuple[ReassignmentPlan | None, dict[TopicPartition, tuple[int, ...]]]:
+    """A stored anomaly's fix not yet queued (proposed, approved): its plan and the replicas it was
+    made on; (None, {}) for any other."""
+    if anomaly.state not in (AnomalyState.PROPOSED, AnomalyState.APPROVED) or anomaly.proposal is None:
+        return None, {}
+    plan = ReassignmentPlan.from_dict(anomaly.proposal["plan"])
+    basis = {
+        TopicPartition(str(t), int(p)): tuple(int(b) for b in r) for t, p, r in record.get("basis") or ()
+    }
+    return plan, basis
 
 
 def without_lost(

@@ -193,11 +193,17 @@ async def goal_plan(
     broker: int | None,
     excluded: Collection[int],
     threshold: float = 0.10,
+    *,
+    byte_threshold: float | None = None,
+    disk_limits: Mapping[int, float] | None = None,
 ) -> ReassignmentPlan | None:
     """The planner's plan for `goal` (drain: empty `broker`; fill: give it its share; replica-balance or
     leader-balance: every broker into the band at `threshold`, `broker` None), nothing onto `excluded`;
-    None when nothing moves."""
+    with `byte_threshold`, size-aware: every broker's bytes into the byte band too (the planner's byte
+    goal); with `disk_limits` (bytes per broker), the planner's hard disk goal first: bytes shed from a
+    broker above its limit, none onto a broker it would take past its own. None when nothing moves."""
     from reassignd.placement.assignment import ClusterInput
+    from reassignd.placement.capacity import Capacities, Capacity
     from reassignd.placement.goals import PlanRequest
     from reassignd.placement.optimizer import optimise
 
@@ -209,6 +215,13 @@ async def goal_plan(
         leader_threshold=threshold if goal == "leader-balance" else 0.0,
         brokers=brokers,
         exclude_brokers=tuple(sorted(set(excluded) & known - set(brokers))),
+        size_aware=byte_threshold is not None,
+        byte_threshold=0.10 if byte_threshold is None else byte_threshold,
+        capacities=None
+        if disk_limits is None
+        else Capacities(
+            brokers={b: Capacity(disk=limit) for b, limit in disk_limits.items()}, thresholds={"disk": 1.0}
+        ),
     )
     try:
         result = await asyncio.to_thread(optimise, ClusterInput.from_snapshot(snapshot), request)

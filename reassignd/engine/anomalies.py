@@ -53,6 +53,13 @@ class AnomalyKind(StrEnum):
     `violation_seconds`: its fix is that goal's plan."""
     LEADER_BALANCE = "leader_balance"
     """A broker's preferred-leader count outside the leader-balance goal's band, as above."""
+    DISK_CAPACITY = "disk_capacity"
+    """Brokers whose log dirs' volumes are used beyond `disk_capacity_threshold` of their total (KIP-827
+    total and usable bytes) for `violation_seconds`: its fix sheds bytes through the planner's hard disk
+    goal, never onto a broker it would take past the threshold."""
+    BYTE_BALANCE = "byte_balance"
+    """A broker's bytes outside the planner's byte band (its size-aware balance, `byte_balance_threshold`)
+    for `violation_seconds`: its fix is the planner's size-aware replica-balance plan."""
     UNDER_REPLICATED = "under_replicated"
     """Partitions under-replicated for `under_replicated_seconds` with every replica's broker online: its
     fix elects the preferred leader where it is in sync and not leading; else nothing moves."""
@@ -75,6 +82,8 @@ _GOALS: Final = {
     AnomalyKind.RACK_SPREAD: "re-place",
     AnomalyKind.REPLICA_BALANCE: "replica-balance",
     AnomalyKind.LEADER_BALANCE: "leader-balance",
+    AnomalyKind.BYTE_BALANCE: "byte-balance",
+    AnomalyKind.DISK_CAPACITY: "shed-bytes",
     AnomalyKind.UNDER_REPLICATED: "elect",
 }
 CLUSTER: Final = "cluster"
@@ -138,6 +147,11 @@ class HealingSettings:
     """How long a partition stays under-replicated (every replica's broker online) before it counts."""
     balance_threshold: float = 0.10
     """The balance goals' threshold (KIP-166: a share of the average), for the detectors and their fixes."""
+    byte_balance_threshold: float = 0.10
+    """The byte band's threshold (the planner's `byte_threshold`), for `byte_balance` and its fix."""
+    disk_capacity_threshold: float = 0.80
+    """The share of a broker's log-dir volumes used past which `disk_capacity` makes an anomaly, and up to
+    which its fix fills the others."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +219,63 @@ class Anomaly:
             "proposal": dict(self.proposal) if self.proposal is not None else None,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Anomaly:
+        """An anomaly as `to_json` wrote it (the state store keeps them: a restart or a failover reads
+        them back; its subject is its broker, or the cluster for a partition-level kind); a ValueError
+        naming the field and its value for anything else."""
+        anomaly_id = data.get("id")
+        if not isinstance(anomaly_id, str) or not anomaly_id:
+            raise ValueError(f"stored anomaly: id must be a non-empty string, got {anomaly_id!r}")
+        try:
+            kind: AnomalyKind = _member(AnomalyKind, data, "kind")
+            brokers = _brokers(data)
+            if not kind.about_partitions and not brokers:
+                raise ValueError(f"brokers must name the broker of a {kind.value} anomaly, got []")
+            return cls(
+                anomaly_id,
+                kind,
+                brokers,
+                _seconds(data, "first_seen"),
+                _seconds(data, "last_seen"),
+                _member(AnomalyState, data, "state"),
+                reason=str(data.get("reason") or ""),
+                proposal=_optional_mapping(data, "proposal"),
+                plan_id=None if data.get("plan_id") is None else str(data["plan_id"]),
+                partitions=tuple(str(p) for p in data.get("partitions") or ()),
+                subject=CLUSTER if kind.about_partitions else str(brokers[0]),
+            )
+        except ValueError as exc:
+            raise ValueError(f"stored anomaly {anomaly_id}: {exc}") from None
+
+
+def _member(enum: type[StrEnum], data: Mapping[str, Any], name: str) -> Any:
+    value = data.get(name)
+    if value not in {m.value for m in enum}:
+        raise ValueError(f"{name} must be one of {[m.value for m in enum]}, got {value!r}")
+    return enum(value)
+
+
+def _brokers(data: Mapping[str, Any]) -> tuple[int, ...]:
+    brokers = data.get("brokers")
+    if not isinstance(brokers, list) or not all(type(b) is int for b in brokers):
+        raise ValueError(f"brokers must be a list of broker ids, got {brokers!r}")
+    return tuple(brokers)
+
+
+def _seconds(data: Mapping[str, Any], name: str) -> float:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} must be a time in seconds, got {value!r}")
+    return float(value)
+
+
+def _optional_mapping(data: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be an object or null, got {value!r}")
+    return value
+
 
 _Key = tuple[str, ...]
 
@@ -249,6 +320,20 @@ class AnomalyBook:
     def with_anomaly(self, anomaly: Anomaly) -> AnomalyBook:
         kept = tuple(a for a in self.anomalies if a.id != anomaly.id)
         return replace(self, anomalies=(*kept, anomaly))
+
+
+def restored(anomalies: Collection[Anomaly], last_fix_started: float | None) -> AnomalyBook:
+    """The book of a daemon that takes over (a restart, a failover) from the anomalies the state store
+    kept: each open anomaly's condition held since its first seen (its listed partitions too, each aged
+    already when listed), so it neither expires nor is made again while the condition lasts. A condition
+    that was not yet an anomaly counts anew from the new daemon's first check."""
+    since: dict[_Key, float] = {}
+    for anomaly in anomalies:
+        if anomaly.state.open:
+            since[anomaly.key] = anomaly.first_seen
+            for partition in anomaly.partitions:
+                since[(*anomaly.key, partition)] = anomaly.first_seen
+    return AnomalyBook(tuple(anomalies), MappingProxyType(since), last_fix_started)
 
 
 def observe(
@@ -344,6 +429,8 @@ _GONE: Final = {
     AnomalyKind.RACK_SPREAD: "every partition spans as many racks as it can now",
     AnomalyKind.REPLICA_BALANCE: "every broker's replica count is within the band now",
     AnomalyKind.LEADER_BALANCE: "every broker's preferred-leader count is within the band now",
+    AnomalyKind.BYTE_BALANCE: "every broker's bytes are within the byte band now",
+    AnomalyKind.DISK_CAPACITY: "no broker's log dirs are used beyond the threshold now",
     AnomalyKind.UNDER_REPLICATED: "no partition stayed under-replicated with its brokers online",
 }
 _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
@@ -352,6 +439,8 @@ _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
     AnomalyKind.RACK_SPREAD: lambda settings: settings.violation_seconds,
     AnomalyKind.REPLICA_BALANCE: lambda settings: settings.violation_seconds,
     AnomalyKind.LEADER_BALANCE: lambda settings: settings.violation_seconds,
+    AnomalyKind.BYTE_BALANCE: lambda settings: settings.violation_seconds,
+    AnomalyKind.DISK_CAPACITY: lambda settings: settings.violation_seconds,
     AnomalyKind.UNDER_REPLICATED: lambda settings: settings.under_replicated_seconds,
 }
 

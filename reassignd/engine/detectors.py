@@ -27,10 +27,14 @@ SNAPSHOT_KINDS = frozenset(
         AnomalyKind.RACK_SPREAD,
         AnomalyKind.REPLICA_BALANCE,
         AnomalyKind.LEADER_BALANCE,
+        AnomalyKind.BYTE_BALANCE,
+        AnomalyKind.DISK_CAPACITY,
         AnomalyKind.UNDER_REPLICATED,
     }
 )
 """The kinds judged from the partitions of one snapshot (this module)."""
+SIZED_KINDS = frozenset({AnomalyKind.BYTE_BALANCE, AnomalyKind.DISK_CAPACITY})
+"""The kinds judged on the partitions' sizes: the snapshot is read with them (DescribeLogDirs)."""
 
 
 def eligible_brokers(snapshot: ClusterSnapshot, banned: Collection[int]) -> frozenset[int]:
@@ -43,8 +47,12 @@ def detect(
     banned: Collection[int],
     kinds: Collection[AnomalyKind],
     threshold: float,
+    *,
+    byte_threshold: float = 0.10,
+    disk_threshold: float = 0.80,
 ) -> tuple[list[Finding], frozenset[AnomalyKind]]:
-    """(findings, unjudged kinds) for the enabled `kinds` of this module."""
+    """(findings, unjudged kinds) for the enabled `kinds` of this module: the balance goals' bands at
+    `threshold`, the byte band at `byte_threshold`, the volumes' use at `disk_threshold`."""
     wanted = frozenset(kinds) & SNAPSHOT_KINDS
     if any(p.is_reassigning for p in snapshot.partitions.values()):
         return [], wanted
@@ -52,9 +60,12 @@ def detect(
     found: list[Finding | None] = []
     if AnomalyKind.RACK_SPREAD in wanted:
         found.append(rack_spread(snapshot, eligible))
-    for kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE):
+    for kind in (AnomalyKind.REPLICA_BALANCE, AnomalyKind.LEADER_BALANCE, AnomalyKind.BYTE_BALANCE):
         if kind in wanted:
-            found.append(unbalanced(snapshot, eligible, kind, threshold))
+            band = byte_threshold if kind is AnomalyKind.BYTE_BALANCE else threshold
+            found.append(unbalanced(snapshot, eligible, kind, band))
+    if AnomalyKind.DISK_CAPACITY in wanted:
+        found.append(disk_capacity(snapshot, disk_threshold))
     if AnomalyKind.UNDER_REPLICATED in wanted:
         found.append(under_replicated(snapshot))
     return [f for f in found if f is not None], frozenset()
@@ -86,12 +97,59 @@ def balance_loads(snapshot: ClusterSnapshot, eligible: frozenset[int], kind: Ano
     return loads
 
 
+def byte_loads(snapshot: ClusterSnapshot, eligible: frozenset[int]) -> dict[int, int]:
+    """Bytes per eligible broker as the planner's byte goal weighs them: each replica its partition's size
+    (placement/assignment.py, `size_bytes`)."""
+    loads = dict.fromkeys(eligible, 0)
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            if b in loads:
+                loads[b] += p.size_bytes
+    return loads
+
+
 def unbalanced(
     snapshot: ClusterSnapshot, eligible: frozenset[int], kind: AnomalyKind, threshold: float
 ) -> Finding | None:
     """The brokers outside the goal's band, or None when the goal holds."""
-    _, outside = outside_band(balance_loads(snapshot, eligible, kind), threshold)
+    if kind is AnomalyKind.BYTE_BALANCE:
+        loads = byte_loads(snapshot, eligible)
+    else:
+        loads = balance_loads(snapshot, eligible, kind)
+    _, outside = outside_band(loads, threshold)
     return Finding(kind, CLUSTER, tuple(outside)) if outside else None
+
+
+def volumes(snapshot: ClusterSnapshot) -> dict[int, tuple[int, int]]:
+    """(total, used) bytes of each online broker's log-dir volumes, summed, where the broker said."""
+    online = snapshot.online_broker_ids()
+    out: dict[int, tuple[int, int]] = {}
+    for (broker, _), (total, usable) in snapshot.dir_volumes.items():
+        if broker in online and total > 0 and usable >= 0:
+            had_total, had_used = out.get(broker, (0, 0))
+            out[broker] = (had_total + total, had_used + total - usable)
+    return out
+
+
+def disk_capacity(snapshot: ClusterSnapshot, threshold: float) -> Finding | None:
+    """The online brokers whose volumes are used beyond `threshold` of their total, or None."""
+    over = tuple(sorted(b for b, (total, used) in volumes(snapshot).items() if used > threshold * total))
+    return Finding(AnomalyKind.DISK_CAPACITY, CLUSTER, over) if over else None
+
+
+def disk_limits(snapshot: ClusterSnapshot, threshold: float) -> dict[int, float]:
+    """The bytes of replicas each broker may hold, as the planner counts them (its partitions' sizes), so
+    that its volumes stay within `threshold`: the threshold's share of the total less the other data on
+    them (what is used beyond the replicas the planner counts: other topics' logs, files)."""
+    counted = dict.fromkeys(volumes(snapshot), 0)
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            if b in counted:
+                counted[b] += p.size_bytes
+    return {
+        b: max(0.0, threshold * total - max(0, used - counted[b]))
+        for b, (total, used) in volumes(snapshot).items()
+    }
 
 
 def under_replicated(snapshot: ClusterSnapshot) -> Finding | None:

@@ -198,8 +198,18 @@ class SimClusterAdmin(SnapshotFromResult):
                 b: tuple(d.path for d in sim.brokers[b].log_dirs)
                 for b in sorted({b for _, b in replica_dirs})
             },
+            dir_volumes=self._volumes(online) if with_sizes else {},
         )
         return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
+
+    def _volumes(self, online: Collection[int]) -> dict[tuple[int, str], tuple[int, int]]:
+        """Each online broker's log dirs' total and usable bytes, as DescribeLogDirs v4 answers them."""
+        return {
+            (b, d.path): (d.total_bytes, d.usable_bytes)
+            for b in sorted(online)
+            if b in self.sim.brokers
+            for d in self.sim.log_dir_descriptions(b, [])
+        }
 
     @staticmethod
     def _sizes(

@@ -188,6 +188,9 @@ class AsyncStore:
     async def broker_roles(self) -> dict[int, BrokerRole]:
         return await self._call("broker_roles", self.store.broker_roles)
 
+    async def anomalies(self) -> dict[str, Mapping[str, Any]]:
+        return await self._call("anomalies", self.store.anomalies)
+
     async def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         return await self._call("prune", self.store.prune, before, keep_plans, limit)
 

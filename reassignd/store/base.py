@@ -14,6 +14,7 @@ event; one the table does not list raises `IllegalTransitionError` and writes no
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -219,6 +220,15 @@ def check_role(broker: int, role: str | None) -> None:
         raise StoreError(f"broker {broker}: role must be one of {list(BROKER_ROLES)}, got {role!r}")
 
 
+ANOMALY_ID: Final = re.compile(r"[A-Za-z0-9._-]{1,200}")
+"""What an anomaly id may be (self-healing makes `<kind>-<subject>-<first seen>`): a name in every store."""
+
+
+def check_anomaly_id(anomaly_id: object) -> None:
+    if not isinstance(anomaly_id, str) or not ANOMALY_ID.fullmatch(anomaly_id):
+        raise StoreError(f"anomaly id must be 1 to 200 letters, digits, '.', '_' or '-', got {anomaly_id!r}")
+
+
 class SettingsConflict(StoreError):
     """The settings record changed since it was read: nothing was written."""
 
@@ -269,6 +279,14 @@ class WriteBatch:
     written: dict[tuple[ConfigResource, str], tuple[str | None, ...]] = field(default_factory=dict)
     new_settings: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
     broker_roles: dict[int, tuple[str | None, str]] = field(default_factory=dict)
+    anomalies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def put_anomaly(self, anomaly_id: str, record: Mapping[str, Any]) -> WriteBatch:
+        """Keep self-healing's anomaly `anomaly_id` as `record` (replacing what was kept of it): what a
+        restart or the standby that takes over reads back (`StateStore.anomalies`)."""
+        check_anomaly_id(anomaly_id)
+        self.anomalies[anomaly_id] = record
+        return self
 
     def set_broker_role(self, broker: int, role: str | None, reason: str = "") -> WriteBatch:
         """Give `broker` a lasting role (`DECOMMISSIONED`), or take its role away (None); the store stamps
@@ -336,6 +354,7 @@ class WriteBatch:
                 self.written,
                 self.new_settings,
                 self.broker_roles,
+                self.anomalies,
             )
         )
 
@@ -390,6 +409,10 @@ class StateStore(abc.ABC):
     @abc.abstractmethod
     def broker_roles(self) -> dict[int, BrokerRole]:
         """Every broker with a lasting role, by id (empty before the first)."""
+
+    @abc.abstractmethod
+    def anomalies(self) -> dict[str, Mapping[str, Any]]:
+        """Self-healing's anomalies as last put, by id (empty before the first)."""
 
     @abc.abstractmethod
     def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:

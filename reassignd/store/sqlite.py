@@ -69,7 +69,7 @@ from reassignd.store.wal import WalReport, inspect_wal
 
 __all__ = ["DB_FILE_NAME", "SqliteStore", "WalReport", "inspect_wal"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 #: Statements that take a database from the version before each to it.
 _JOURNAL_DELETE_GUARD: Final = """
 CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal
@@ -93,6 +93,7 @@ _MIGRATIONS: Final = {
         "CREATE TABLE broker_roles (broker INTEGER PRIMARY KEY, role TEXT NOT NULL, since REAL NOT NULL, "
         "data_json TEXT NOT NULL)",
     ),
+    4: ("CREATE TABLE anomalies (id TEXT PRIMARY KEY, updated_at REAL NOT NULL, data_json TEXT NOT NULL)",),
 }
 DB_FILE_NAME: Final = "reassignd.db"
 
@@ -123,6 +124,11 @@ CREATE TABLE broker_roles (
     broker INTEGER PRIMARY KEY,
     role TEXT NOT NULL,
     since REAL NOT NULL,
+    data_json TEXT NOT NULL
+);
+CREATE TABLE anomalies (
+    id TEXT PRIMARY KEY,
+    updated_at REAL NOT NULL,
     data_json TEXT NOT NULL
 );
 CREATE TABLE partition_states (
@@ -313,6 +319,11 @@ class SqliteStore(StateStore):
             recorded = self._write_originals(batch, now)
             for broker, (role, reason) in batch.broker_roles.items():
                 self._write_role(broker, role, reason, now)
+            for anomaly_id, record in batch.anomalies.items():
+                self._db.execute(
+                    "INSERT OR REPLACE INTO anomalies (id, updated_at, data_json) VALUES (?, ?, ?)",
+                    (anomaly_id, now, _dumps(record, f"anomaly {anomaly_id}")),
+                )
             seqs = tuple(self._insert_event(event, now) for event in batch.events)
         return CommitResult(seqs, recorded)
 
@@ -505,6 +516,10 @@ class SqliteStore(StateStore):
     def broker_roles(self) -> dict[int, BrokerRole]:
         rows = self._query("SELECT data_json FROM broker_roles ORDER BY broker")
         return {(r := BrokerRole.from_json(json.loads(row[0]))).broker: r for row in rows}
+
+    def anomalies(self) -> dict[str, Mapping[str, Any]]:
+        rows = self._query("SELECT id, data_json FROM anomalies ORDER BY id")
+        return {anomaly_id: json.loads(data) for anomaly_id, data in rows}
 
     def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         ended = tuple(s.value for s in PlanStatus if s.terminal)

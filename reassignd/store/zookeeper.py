@@ -5,6 +5,7 @@ Layout under the store's root (one per cluster, `<ha.zookeeper.path>/<cluster>/s
     head                        {"epoch", "seq", "ordinal"}: rewritten by every commit (version-checked)
     settings                    {"version", "document"}: the runtime settings record (compare and set)
     brokers                     {"roles": {id: role record}}: the brokers' lasting roles (decommissioned)
+    anomalies/<id>              self-healing's anomaly records, each as last put (JSON, zlib-compressed)
     plans/<plan>                the plan's record (status, times, error, ordinal, partitions, summary); small
     plandata/<plan>             the submitted plan JSON, zlib-compressed; immutable (cached by readers)
     states/<plan>/b<NN>         partition states of the plan, hashed into 32 buckets, zlib-compressed JSON
@@ -201,7 +202,7 @@ class ZooKeeperStore(StateStore):
         self._lock = threading.Lock()
         self._plan_bodies: LruCache[str, Mapping[str, Any]] = LruCache(BODY_CACHE)
         self._entries: LruCache[int, JournalEntry] = LruCache(ENTRY_CACHE)
-        for child in ("plans", "plandata", "states", "originals", "journal", "steps"):
+        for child in ("plans", "plandata", "states", "originals", "journal", "steps", "anomalies"):
             client.ensure_path(f"{self.root}/{child}")
         with contextlib.suppress(NodeExistsError):
             client.create(
@@ -245,6 +246,7 @@ class ZooKeeperStore(StateStore):
         self._stage_partition_states(c.tx, batch, c.record, new_plan_ids)
         recorded = self._stage_originals(c.tx, batch, c.now)
         self._stage_roles(c, batch)
+        self._stage_anomalies(c.tx, batch)
         seqs = [c.journal(event) for event in batch.events]
         new_head = {"epoch": max(epoch, head["epoch"]), "seq": c.seq, "ordinal": c.ordinal}
         c.tx.ops[head_op] = ("set", self._p("head"), _dumps(new_head, "head").encode(), stat.version)
@@ -351,6 +353,16 @@ class ZooKeeperStore(StateStore):
             c.journal(role_event(broker, role, reason))
         data = _dumps({"roles": roles}, "broker roles").encode()
         c.tx.add("set", self._p("brokers"), data, stat.version)
+
+    def _stage_anomalies(self, tx: _Tx, batch: WriteBatch) -> None:
+        """Each anomaly's node created or replaced whole (its proposal may hold a plan: compressed)."""
+        if not batch.anomalies:
+            return
+        paths = {anomaly_id: self._p("anomalies", node_name(anomaly_id)) for anomaly_id in batch.anomalies}
+        stored = self._get_many(list(paths.values()))
+        for (anomaly_id, record), old in zip(batch.anomalies.items(), stored, strict=True):
+            data = zlib.compress(_dumps(record, f"anomaly {anomaly_id}").encode())
+            tx.add("create" if old is None else "set", paths[anomaly_id], data)
 
     def _stage_settings(self, tx: _Tx, batch: WriteBatch) -> None:
         for read_version, document in batch.new_settings:
@@ -521,6 +533,18 @@ class ZooKeeperStore(StateStore):
             return {}
         roles = (BrokerRole.from_json(r) for r in (json.loads(raw).get("roles") or {}).values())
         return {r.broker: r for r in sorted(roles, key=lambda r: r.broker)}
+
+    def anomalies(self) -> dict[str, Mapping[str, Any]]:
+        try:
+            names = sorted(self.client.get_children(self._p("anomalies")))
+        except NoNodeError:
+            return {}
+        raws = self._get_many([self._p("anomalies", name) for name in names])
+        return {
+            unquote(name): json.loads(zlib.decompress(raw))
+            for name, raw in zip(names, raws, strict=True)
+            if raw is not None
+        }
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         base = self._p("states", node_name(plan_id))

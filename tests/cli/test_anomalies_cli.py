@@ -148,10 +148,10 @@ def _fetcher(listings: list[Any]) -> Any:
 
 
 def test_watch_id_survives_a_daemon_restart_mid_fix() -> None:
-    """Anomalies are kept in memory only: a restarted daemon lists none until its first check re-adopts
-    the executing fix from its plan. `--watch ID` (a script waiting on the fix) must wait through that,
-    not end with `no anomaly` (exit 2) while the fix runs; a non-executing one gone with the restart
-    ends the watch with 1, saying so."""
+    """A restarted daemon, or the standby that takes over, lists no anomaly until its first check reads
+    them from the state store. `--watch ID` (a script waiting on the fix) must wait through that, not
+    end with `no anomaly` (exit 2) while the fix runs, nor while a proposed one waits for approval: the
+    anomaly comes back as it was."""
     executing = (
         _proposed_fix(1000.0)
         .to(AnomalyState.APPROVED, 1001.0)
@@ -174,7 +174,9 @@ def test_watch_id_survives_a_daemon_restart_mid_fix() -> None:
 
     proposed = _proposed_fix(1000.0)
     out = io.StringIO()
+    listings = [[proposed], [], [proposed], [proposed.to(AnomalyState.EXPIRED, 1020.0)]]
     code = watch_anomalies(
-        _fetcher([[proposed], []]), proposed.id, interval=1.0, out=out, sleep=lambda _: None, now=lambda: at
+        _fetcher(listings), proposed.id, interval=1.0, out=out, sleep=lambda _: None, now=lambda: at
     )
-    assert code == 1 and "no longer listed" in out.getvalue(), out.getvalue()
+    assert code == 1 and ": expired" in out.getvalue().splitlines()[-1], out.getvalue()
+    assert "not listed now" in out.getvalue() and "state store" in out.getvalue(), out.getvalue()

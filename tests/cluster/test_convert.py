@@ -12,6 +12,7 @@ from reassignd.cluster.convert import (
     RawTopic,
     build_snapshot,
     log_dir_listing,
+    log_dir_volumes,
 )
 from reassignd.model import NO_LEADER, Broker, TopicPartition
 
@@ -177,3 +178,15 @@ def _log_dir_classes() -> tuple[Any, Any, Any]:
     """kafka-python's DescribeLogDirs result classes: what the adapter reads, field by field."""
     result = DescribeLogDirsResponse.DescribeLogDirsResult
     return result, result.DescribeLogDirsTopic, result.DescribeLogDirsTopic.DescribeLogDirsPartition
+
+
+def test_log_dir_volumes_are_the_total_and_usable_bytes_each_dir_said() -> None:
+    """KIP-827 (DescribeLogDirs v4, Kafka 3.3): each dir's volume; -1 (an older broker, or a field it
+    cannot fill) and a dir in error are not known, so not judged."""
+    result, _, _ = _log_dir_classes()
+    results = [
+        result(error_code=0, log_dir="/a", topics=[], total_bytes=1000, usable_bytes=250),
+        result(error_code=0, log_dir="/b", topics=[], total_bytes=-1, usable_bytes=-1),
+        result(error_code=56, log_dir="/broken", topics=[], total_bytes=1000, usable_bytes=0),
+    ]
+    assert log_dir_volumes(3, results) == {(3, "/a"): (1000, 250)}

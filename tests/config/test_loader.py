@@ -320,16 +320,22 @@ def test_self_healing_keys_make_its_settings(tmp_path: Path) -> None:
 
     text = BASE + textwrap.dedent(
         """
-        self.healing.detectors = ["rack_spread", "replica_balance", "leader_balance", "under_replicated"]
+        self.healing.detectors = [
+            "rack_spread", "replica_balance", "leader_balance", "byte_balance", "disk_capacity",
+            "under_replicated"
+        ]
         self.healing.violation.seconds = 120
         self.healing.under.replicated.seconds = 90
         self.healing.balance.threshold = 0.2
+        self.healing.byte.balance.threshold = 0.3
+        self.healing.disk.capacity.threshold = 0.75
         """
     )
     settings = healing_settings_from(load_config(write(tmp_path, text)))
     assert settings.detectors == frozenset(AnomalyKind) - {AnomalyKind.BROKER_FAILURE, AnomalyKind.NEW_BROKER}
     assert (settings.violation_seconds, settings.under_replicated_seconds) == (120.0, 90.0)
-    assert settings.balance_threshold == 0.2
+    assert (settings.balance_threshold, settings.byte_balance_threshold) == (0.2, 0.3)
+    assert settings.disk_capacity_threshold == 0.75
     bad = write(tmp_path, BASE + 'self.healing.detectors = ["disk_failure"]\n', "bad.toml")
     (problem,) = problems_of(bad)
     assert "rack_spread" in problem[2] and "disk_failure" in problem[2]

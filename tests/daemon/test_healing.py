@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
-from reassignd.engine.detectors import balance_loads, eligible_brokers
+from reassignd.engine.detectors import balance_loads, byte_loads, eligible_brokers
 from reassignd.model import TopicPartition
 from reassignd.placement.balance import outside_band
 from reassignd.store.base import EventKind, PlanStatus
@@ -379,3 +380,260 @@ async def test_a_proposal_the_cluster_moved_past_is_not_queued_on_approval_and_i
     assert [a["state"] for a in anew] == ["proposed"], d.controller.anomalies()
     (row,) = anew[0]["proposal"]["plan"]["partitions"]
     assert row["replicas"] in ([2, 5, 4], [2, 6, 4]), row  # the last of /r1 moved to /r3, planned on now
+
+
+async def failover(d: InProcessDaemon, standby: Controller | None = None) -> Controller:
+    """The standby on the same store takes over: the old leader loses its leadership, then the standby
+    (a new daemon, whose memory holds none of the old one's anomalies, unless given) wins the election.
+    Returns the old leader, now standing by."""
+    old = d.controller
+    if standby is None:
+        standby = d._new_controller()
+        await standby.leadership_changed(False, "http://leader")
+    await d.controller.leadership_changed(False, "http://standby")
+    await standby.leadership_changed(True)
+    d.controller = standby
+    return old
+
+
+async def test_a_failover_mid_fix_keeps_each_anomaly_and_the_new_leader_carries_on_with_no_second_plan() -> (
+    None
+):
+    """Issue 29: the anomalies are in the state store. A standby that takes over while a fix waits for
+    approval lists the same anomaly (id, state, first seen) and queues the fix on approval; a second
+    failover while the fix runs finds it executing from the store, and the fix ends `fixed` with one
+    plan in all."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert proposed["state"] == "proposed", proposed
+
+    await failover(d)
+    await checked_for(d, 10)
+    after = the_anomaly(d)
+    assert (after["id"], after["state"], after["first_seen"]) == (
+        proposed["id"],
+        "proposed",
+        proposed["first_seen"],
+    )
+    assert after["proposal"] == proposed["proposal"]
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing" and approved["plan_id"], approved
+
+    await d.run(lambda: bool(d.reassigning()), seconds=600)
+    await failover(d)  # mid-fix: its plan is moving
+    await checked_for(d, 10)
+    executing = the_anomaly(d)
+    assert (executing["id"], executing["state"], executing["plan_id"]) == (
+        proposed["id"],
+        "executing",
+        approved["plan_id"],
+    )
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    fixed = the_anomaly(d)
+    assert (fixed["id"], fixed["state"], fixed["first_seen"]) == (
+        proposed["id"],
+        "fixed",
+        proposed["first_seen"],
+    )
+    assert len(d.controller.records) == 1
+    assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
+    journaled = [e.data["state"] for e in await d.journal(EventKind.ANOMALY)]
+    assert journaled == ["proposed", "executing", "fixed"], journaled
+
+
+async def test_a_restart_keeps_an_anomaly_waiting_for_approval() -> None:
+    """kill -9 while a fix waits for approval: the restarted daemon lists it as it was and queues its
+    plan, as proposed, on approval; no second anomaly for the same broker."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    d.crash()
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    assert the_anomaly(d)["id"] == proposed["id"]
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
+    (record,) = d.controller.records.values()
+    plan = proposed["proposal"]["plan"]
+    assert len(plan["partitions"]) == 3 and record.partitions == 3
+
+
+async def test_a_daemon_back_as_leader_reads_the_anomalies_the_other_changed_meanwhile() -> None:
+    """A leads and proposes a fix; B takes over and sees the broker back: the anomaly expires. When A
+    leads again, its memory says `proposed`: it must read the store, and refuse the approval."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    first = await failover(d)
+    d.sim.start_broker(1)
+    await checked_for(d, 10)
+    assert the_anomaly(d)["state"] == "expired"
+    await failover(d, first)
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.approve_anomaly(proposed["id"])
+    assert refused.value.code == "conflict" and "expired" in refused.value.message
+    assert d.controller.records == {}
+
+
+# -- byte balance ------------------------------------------------------------------------------------------
+
+GB = 1000 * MB
+
+
+def bytes_daemon(mode: HealingMode = HealingMode.PROPOSE, **gates: Any) -> InProcessDaemon:
+    """Every broker holds two replicas (the replica band holds), but brokers 1, 3 and 5 hold the big
+    partitions: 1 GB each against 20 MB on 2, 4 and 6, far outside the byte band at 10%."""
+    scenario = {
+        "seed": 5,
+        "brokers": [{"id": b, "rack": r} for b, r in sorted(RACKS.items())],
+        "topics": [
+            {
+                "name": "big",
+                "partitions": 3,
+                "replication_factor": 2,
+                "partition_bytes": 500 * MB,
+                "assignment": [[1, 3], [3, 5], [5, 1]],
+            },
+            {
+                "name": "small",
+                "partitions": 3,
+                "replication_factor": 2,
+                "partition_bytes": 10 * MB,
+                "assignment": [[2, 4], [4, 6], [6, 2]],
+            },
+        ],
+    }
+    settings = HealingSettings(
+        mode,
+        detectors=frozenset({AnomalyKind.BYTE_BALANCE}),
+        violation_seconds=FAILURE_SECONDS,
+        cooldown_seconds=0.0,
+        **gates,
+    )
+    return InProcessDaemon(scenario, LIMITS, healing=settings)
+
+
+def bytes_outside(d: InProcessDaemon) -> list[int]:
+    snapshot = d.sim.to_snapshot()
+    return outside_band(byte_loads(snapshot, eligible_brokers(snapshot, [])), 0.10)[1]
+
+
+async def test_brokers_beyond_the_byte_band_get_the_planners_size_aware_balance_once_approved() -> None:
+    d = bytes_daemon()
+    await d.controller.start()
+    assert bytes_outside(d) == [1, 2, 3, 4, 5, 6]
+    await checked_for(d, FAILURE_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: under the threshold
+    await checked_for(d, 20)
+    proposed = the_anomaly(d)
+    assert (proposed["kind"], proposed["state"], proposed["brokers"]) == (
+        "byte_balance",
+        "proposed",
+        [1, 2, 3, 4, 5, 6],
+    ), proposed
+    assert proposed["proposal"]["rehearsal"]["finished"]
+    assert d.controller.records == {}  # propose: nothing queued before the operator says so
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    assert bytes_outside(d) == []
+    (record,) = d.controller.records.values()
+    assert record.options["name"] == "self-healing: byte-balance"
+    counts = {b: sum(b in d.replicas(t, p) for t in ("big", "small") for p in range(3)) for b in RACKS}
+    assert set(counts.values()) == {2}, counts  # the replica band still holds
+
+
+async def test_a_byte_balance_fix_over_the_bytes_gate_is_not_run_and_says_so() -> None:
+    d = bytes_daemon(HealingMode.EXECUTE, max_bytes=100 * MB)
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    ignored = the_anomaly(d)
+    assert ignored["state"] == "ignored" and "self.healing.max.bytes" in ignored["reason"], ignored
+    assert d.controller.records == {}
+
+
+# -- disk capacity ---------------------------------------------------------------------------------------
+
+VOLUME = 2000 * MB
+DISK_THRESHOLD = 0.5
+
+
+def disk_daemon(mode: HealingMode = HealingMode.PROPOSE, **gates: Any) -> InProcessDaemon:
+    """Every broker has one 2 GB volume; broker 1 holds three 400 MB replicas (60% used), the others one
+    each (20%): over a 50% threshold only broker 1 is."""
+    scenario = {
+        "seed": 9,
+        "brokers": [
+            {"id": b, "rack": r, "log_dirs": [{"path": "/var/lib/kafka", "total_bytes": VOLUME}]}
+            for b, r in sorted(RACKS.items())
+        ],
+        "topics": [
+            {
+                "name": "big",
+                "partitions": 4,
+                "replication_factor": 2,
+                "partition_bytes": 400 * MB,
+                "assignment": [[1, 3], [1, 5], [4, 1], [2, 6]],
+            },
+        ],
+    }
+    settings = HealingSettings(
+        mode,
+        detectors=frozenset({AnomalyKind.DISK_CAPACITY}),
+        violation_seconds=FAILURE_SECONDS,
+        disk_capacity_threshold=DISK_THRESHOLD,
+        cooldown_seconds=0.0,
+        **gates,
+    )
+    return InProcessDaemon(scenario, LIMITS, healing=settings)
+
+
+async def disk_used(d: InProcessDaemon) -> dict[int, float]:
+    snapshot = await d.admin.snapshot(with_sizes=True)
+    used: dict[int, list[int]] = {}
+    for (broker, _), (total, usable) in snapshot.dir_volumes.items():
+        used.setdefault(broker, [0, 0])
+        used[broker][0] += total - usable
+        used[broker][1] += total
+    return {b: u / t for b, (u, t) in sorted(used.items())}
+
+
+async def test_a_broker_fuller_than_the_disk_threshold_sheds_bytes_onto_brokers_that_stay_under_it() -> None:
+    d = disk_daemon()
+    await d.controller.start()
+    assert [b for b, u in (await disk_used(d)).items() if u > DISK_THRESHOLD] == [1]
+    await checked_for(d, FAILURE_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: under the threshold
+    await checked_for(d, 20)
+    proposed = the_anomaly(d)
+    assert (proposed["kind"], proposed["state"], proposed["brokers"]) == ("disk_capacity", "proposed", [1])
+    assert proposed["proposal"]["rehearsal"]["finished"]
+    assert d.controller.records == {}
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    used = await disk_used(d)
+    assert max(used.values()) <= DISK_THRESHOLD, used
+    (record,) = d.controller.records.values()
+    assert record.options["name"] == "self-healing: shed-bytes"
+
+
+async def test_a_disk_capacity_fix_over_the_partitions_gate_is_not_run() -> None:
+    d = disk_daemon(HealingMode.EXECUTE, max_partitions=0)
+    await d.controller.start()
+    await checked_for(d, FAILURE_SECONDS + 10)
+    ignored = the_anomaly(d)
+    assert ignored["state"] == "ignored" and "self.healing.max.partitions" in ignored["reason"], ignored
+    assert d.controller.records == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -23,11 +24,15 @@ from reassignd.engine.anomalies import (
     gate_refusals,
     may_start_fix,
     observe,
+    restored,
 )
 from reassignd.engine.detectors import (
     SNAPSHOT_KINDS,
     balance_loads,
+    byte_loads,
     detect,
+    disk_capacity,
+    disk_limits,
     elections,
     eligible_brokers,
     rack_spread,
@@ -396,3 +401,210 @@ def test_while_a_partition_is_reassigned_the_snapshot_kinds_are_not_judged() -> 
     moving = replace(shot, partitions={tp: replace(p, adding=(3,)) for tp, p in shot.partitions.items()})
     assert detect(shot, (), ALL.detectors, 0.1)[1] == frozenset()
     assert detect(moving, (), ALL.detectors, 0.1) == ([], SNAPSHOT_KINDS)
+
+
+# -- anomalies kept in the state store (a restart or a failover reads them back) ----------------------------
+
+
+def _with_subject(anomaly: Anomaly) -> Anomaly:
+    subject = CLUSTER if anomaly.kind.about_partitions else str(anomaly.brokers[0])
+    return replace(anomaly, subject=subject)
+
+
+anomalies_st = st.builds(
+    Anomaly,
+    id=st.from_regex(r"[a-z-]{1,20}-[0-9]{1,4}-[0-9]{1,10}", fullmatch=True),
+    kind=st.sampled_from(AnomalyKind),
+    brokers=st.lists(st.integers(0, 99), min_size=1, max_size=4).map(tuple),
+    first_seen=st.floats(0, 2e9),
+    last_seen=st.floats(0, 2e9),
+    state=st.sampled_from(AnomalyState),
+    reason=st.text(max_size=20),
+    proposal=st.none() | st.fixed_dictionaries({"plan": st.just({"version": 1, "partitions": []})}),
+    plan_id=st.none() | st.text(min_size=1, max_size=10),
+    partitions=st.lists(st.sampled_from(["t-0", "t-1", "u-0"]), unique=True).map(tuple),
+).map(_with_subject)
+
+
+@given(anomaly=anomalies_st)
+def test_an_anomaly_reads_back_from_its_json_as_it_was(anomaly: Anomaly) -> None:
+    assert Anomaly.from_json(anomaly.to_json()) == anomaly
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"kind": "disk_full"}, "kind"),
+        ({"state": "done"}, "state"),
+        ({"first_seen": "yesterday"}, "first_seen"),
+        ({"brokers": [1, "two"]}, "brokers"),
+        ({"id": ""}, "id"),
+        ({"brokers": []}, "brokers"),
+    ],
+)
+def test_a_bad_stored_anomaly_is_refused_naming_the_field_and_value(
+    change: dict[str, Any], named: str
+) -> None:
+    good = Anomaly("broker-failure-1-10", AnomalyKind.BROKER_FAILURE, (1,), 10.0, 70.0, subject="1").to_json()
+    with pytest.raises(ValueError, match=re.escape(f"{named}") + ".*" + re.escape(repr(change[named]))):
+        Anomaly.from_json({**good, **change})
+
+
+def test_a_restored_book_keeps_each_open_anomaly_and_its_clock_so_it_neither_expires_nor_doubles() -> None:
+    """A daemon that takes over mid-outage: the broker still down, the anomaly stays what it was (its
+    id, first seen, state); one whose condition is gone expires as it would have."""
+    book = observe(AnomalyBook(), [1, 2], 0.0, SETTINGS)
+    book = observe(book, [1, 2], 61.0, SETTINGS)
+    first = {a.brokers[0]: a for a in book.anomalies}
+    proposed = first[1].to(S.PROPOSED, 61.0)
+    stored = [Anomaly.from_json(a.to_json()) for a in (proposed, first[2])]
+    taken_over = restored(stored, last_fix_started=30.0)
+    assert taken_over.last_fix_started == 30.0
+    after = observe(taken_over, [1], 70.0, SETTINGS)
+    by_broker = {a.brokers[0]: a for a in after.anomalies}
+    assert len(after.anomalies) == 2
+    assert (by_broker[1].id, by_broker[1].state, by_broker[1].first_seen) == (proposed.id, S.PROPOSED, 0.0)
+    assert by_broker[2].state is S.EXPIRED  # broker 2 came back during the failover
+
+
+@given(
+    schedule=st.lists(
+        st.tuples(st.integers(1, 40), st.sets(st.sampled_from([1, 2, 3])), st.booleans()), max_size=25
+    )
+)
+def test_whatever_the_schedule_a_failover_keeps_every_anomaly_as_one_daemon_would_have_it(
+    schedule: list[tuple[int, set[int], bool]],
+) -> None:
+    """Observing with the book read back from the store at any check (a failover) keeps every anomaly
+    made before it exactly as a daemon that never stopped has it (id, state, first and last seen).
+    Only a condition not yet an anomaly counts anew from the new daemon's first check."""
+    kept, failed_over, now = AnomalyBook(), AnomalyBook(), 0.0
+    made_before: set[str] = set()
+    for step, offline, failover in schedule:
+        now += step
+        if failover:
+            stored = [Anomaly.from_json(a.to_json()) for a in failed_over.anomalies]
+            failed_over = restored(stored, failed_over.last_fix_started)
+            made_before = {a.id for a in kept.anomalies if failed_over.get(a.id) == a}
+        kept = observe(kept, offline, now, SETTINGS)
+        failed_over = observe(failed_over, offline, now, SETTINGS)
+        for anomaly_id in made_before:
+            assert failed_over.get(anomaly_id) == kept.get(anomaly_id)
+        open_ = [a for a in failed_over.anomalies if not a.state.terminal]
+        assert len({a.key for a in open_}) == len(open_)
+
+
+# -- byte balance: bytes per broker outside the planner's byte band (KIP-166) --------------------------
+
+
+def sized(
+    parts: dict[str, tuple[tuple[int, ...], int]], brokers: tuple[int, ...] = (1, 2, 3)
+) -> ClusterSnapshot:
+    """Partitions with their replicas and size (every replica holds its partition's size, as the
+    planner weighs them)."""
+    shot = snapshot({name: rs for name, (rs, _) in parts.items()}, racks={b: f"/r{b}" for b in brokers})
+    sizes = {
+        TopicPartition(n.rpartition("-")[0], int(n.rpartition("-")[2])): s for n, (_, s) in parts.items()
+    }
+    return replace(shot, partitions={tp: p.with_sizes(sizes[tp], {}) for tp, p in shot.partitions.items()})
+
+
+EVEN = {"t-0": ((1, 2), 100), "t-1": ((2, 3), 100), "t-2": ((3, 1), 100)}
+
+
+@pytest.mark.parametrize(
+    ("parts", "banned", "outside"),
+    [
+        (EVEN, (), []),
+        ({"t-0": ((1, 2), 105), "t-1": ((2, 3), 100), "t-2": ((3, 1), 95)}, (), []),  # 5% off: in the band
+        ({"t-0": ((1, 2), 1000), "t-1": ((2, 3), 10), "t-2": ((3, 1), 10)}, (), [1, 2, 3]),  # counts even
+        ({**EVEN, "t-3": ((4,), 900)}, (4,), []),  # broker 4 decommissioned: neither it nor its bytes judged
+        ({**EVEN, "t-3": ((4,), 900)}, (), [1, 2, 3, 4]),  # 200 each against 900: all outside
+    ],
+)
+def test_byte_balance_finds_the_brokers_outside_the_byte_band(
+    parts: dict[str, tuple[tuple[int, ...], int]], banned: tuple[int, ...], outside: list[int]
+) -> None:
+    shot = sized(parts, brokers=tuple(sorted({b for rs, _ in parts.values() for b in rs})))
+    found = unbalanced(shot, eligible_brokers(shot, banned), AnomalyKind.BYTE_BALANCE, 0.10)
+    assert (list(found.brokers) if found is not None else []) == outside
+    if found is not None:
+        assert (found.kind, found.subject, dict(found.partitions)) == (AnomalyKind.BYTE_BALANCE, CLUSTER, {})
+
+
+@given(
+    assignment=st.lists(
+        st.tuples(st.lists(st.integers(1, 5), min_size=1, max_size=3, unique=True), st.integers(0, 10**9)),
+        min_size=1,
+        max_size=12,
+    ),
+    threshold=st.sampled_from([0.0, 0.05, 0.1, 0.3]),
+)
+def test_byte_balance_is_the_planners_band_over_each_brokers_bytes(
+    assignment: list[tuple[list[int], int]], threshold: float
+) -> None:
+    parts = {f"t-{i}": (tuple(rs), size) for i, (rs, size) in enumerate(assignment)}
+    shot = sized(parts, brokers=(1, 2, 3, 4, 5))
+    loads = {b: sum(size for rs, size in parts.values() if b in rs) for b in range(1, 6)}
+    found = detect(shot, (), {AnomalyKind.BYTE_BALANCE}, 0.5, byte_threshold=threshold)[0]
+    assert [list(f.brokers) for f in found] == (
+        [outside_band(loads, threshold)[1]] if outside_band(loads, threshold)[1] else []
+    )
+    assert byte_loads(shot, frozenset(range(1, 6))) == loads
+
+
+# -- disk capacity: a broker's log dirs fuller than the threshold (KIP-827 total and usable bytes) -----------
+
+GIB = 1024**3
+
+
+def with_volumes(shot: ClusterSnapshot, volumes: dict[tuple[int, str], tuple[int, int]]) -> ClusterSnapshot:
+    return replace(shot, dir_volumes=volumes)
+
+
+@pytest.mark.parametrize(
+    ("volumes", "over"),
+    [
+        ({(1, "/d"): (100 * GIB, 20 * GIB)}, [1]),  # 80% used
+        ({(1, "/d"): (100 * GIB, 30 * GIB)}, []),  # 70% used: at the threshold is not over
+        ({(1, "/a"): (100 * GIB, 0), (1, "/b"): (100 * GIB, 100 * GIB)}, []),  # one full dir of two: 50%
+        ({(1, "/d"): (100 * GIB, 20 * GIB), (2, "/d"): (100 * GIB, 10 * GIB)}, [1, 2]),
+        ({(4, "/d"): (100 * GIB, 0)}, []),  # broker 4 offline: its drain is broker_failure's
+        ({}, []),  # no broker said (Kafka before 3.3 answers -1): not judged
+    ],
+)
+def test_disk_capacity_finds_the_brokers_whose_log_dirs_are_fuller_than_the_threshold(
+    volumes: dict[tuple[int, str], tuple[int, int]], over: list[int]
+) -> None:
+    shot = with_volumes(snapshot({"t-0": (1, 2, 3)}, offline=(4,)), volumes)
+    found = disk_capacity(shot, 0.70)
+    assert (list(found.brokers) if found is not None else []) == over
+    if found is not None:
+        assert (found.kind, found.subject) == (AnomalyKind.DISK_CAPACITY, CLUSTER)
+    assert [f.brokers for f in detect(shot, (), {AnomalyKind.DISK_CAPACITY}, 0.1, disk_threshold=0.7)[0]] == (
+        [tuple(over)] if over else []
+    )
+
+
+def test_the_planners_disk_limits_leave_a_brokers_other_data_where_it_is() -> None:
+    """Broker 1: 100 GiB, 20 GiB usable, of the 80 used 30 are the replicas the planner counts (its
+    partitions' sizes) and 50 other data: at 0.70 the replicas may hold 70 - 50 = 20 GiB."""
+    shot = snapshot({"t-0": (1, 2)}, racks={1: "/r1", 2: "/r2"})
+    shot = replace(shot, partitions={tp: p.with_sizes(30 * GIB, {}) for tp, p in shot.partitions.items()})
+    shot = with_volumes(shot, {(1, "/d"): (100 * GIB, 20 * GIB), (2, "/d"): (100 * GIB, 60 * GIB)})
+    limits = disk_limits(shot, 0.70)
+    assert limits == {1: pytest.approx(20 * GIB), 2: pytest.approx(60 * GIB)}  # 2: 70 - (40 - 30) other
+
+
+@given(
+    used=st.dictionaries(st.integers(1, 5), st.floats(0.0, 1.0), min_size=1),
+    threshold=st.floats(0.05, 0.95),
+)
+def test_disk_capacity_is_exactly_the_online_brokers_used_beyond_the_threshold(
+    used: dict[int, float], threshold: float
+) -> None:
+    shot = snapshot({"t-0": (1, 2)}, racks={b: f"/r{b}" for b in range(1, 6)})
+    volumes = {(b, "/d"): (1000 * GIB, round((1 - u) * 1000 * GIB)) for b, u in used.items()}
+    found = disk_capacity(with_volumes(shot, volumes), threshold)
+    expected = sorted(b for b, (t, u) in ((b, volumes[(b, "/d")]) for b in used) if (t - u) / t > threshold)
+    assert (list(found.brokers) if found is not None else []) == expected

@@ -322,3 +322,31 @@ def test_a_cancel_sends_an_unfinished_move_back_to_the_dir_of_its_current_log(
     assert current_dirs(probe, topic, (broker,)) == {(0, broker): start}, "back where its current log was"
     assert futures_left(probe, topic, (broker,)) == []
     assert probe.throttle_configs([topic]) == throttles_before
+
+
+def test_a_snapshot_with_sizes_carries_each_log_dirs_volume_as_the_broker_says_it(
+    kafka_cluster: KafkaCluster, probe_of: Any
+) -> None:
+    """KIP-827 (DescribeLogDirs v4, Kafka 3.3 on): the snapshot self-healing's `disk_capacity` judges
+    carries each log dir's total and usable bytes, as the broker's own volume says them."""
+    import asyncio
+    import shutil
+
+    from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+
+    create_topic(probe_of(kafka_cluster), "volumes", {0: [1, 2]})
+
+    async def read() -> Any:
+        admin = KafkaClusterAdmin(AdminSettings({"bootstrap.servers": kafka_cluster.bootstrap_servers}))
+        try:
+            return await admin.snapshot(with_sizes=True)
+        finally:
+            await admin.close()
+
+    snapshot = asyncio.run(read())
+    said = {(b, d) for b, d in snapshot.dir_volumes if b in (1, 2)}
+    assert said == {(b, d) for b in (1, 2) for d in dirs_of(kafka_cluster, b)}, snapshot.dir_volumes
+    for (_, path), (total, usable) in snapshot.dir_volumes.items():
+        disk = shutil.disk_usage(path)
+        assert total == disk.total, (path, total, disk)
+        assert 0 <= usable <= total

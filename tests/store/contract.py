@@ -8,6 +8,7 @@ restart, or a second daemon). See tests/store/conftest.py for the parametrised i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -149,6 +150,41 @@ class StateStoreContract:
     def test_a_bad_role_is_refused_naming_it(self, make_store: MakeStore, broker: int, role: str) -> None:
         with pytest.raises(StoreError, match=repr(role) if role == "gone" else "broker id"):
             WriteBatch().set_broker_role(broker, role)
+
+    def test_anomalies_last_across_a_reopen_and_a_change_replaces_the_record(
+        self, make_store: MakeStore
+    ) -> None:
+        """Self-healing's anomalies (issue 29): a restart or the standby that takes over reads each back
+        as it was written, with the batch that journaled its change."""
+        store = make_store()
+        assert store.anomalies() == {}
+        proposed = {
+            "id": "broker-failure-1-100",
+            "state": "proposed",
+            "first_seen": 100.0,
+            "last_seen": 160.0,
+        }
+        other = {"id": "rack-spread-cluster-90", "state": "detected", "first_seen": 90.0, "last_seen": 160.0}
+        batch = WriteBatch().put_anomaly(proposed["id"], proposed).put_anomaly(other["id"], other)
+        store.commit(batch.append(Event(EventKind.ANOMALY, data={"anomaly": proposed["id"]})))
+        reopened = make_store()
+        assert reopened.anomalies() == {proposed["id"]: proposed, other["id"]: other}
+        executing = {**proposed, "state": "executing", "last_seen": 200.0, "plan_id": "p"}
+        reopened.commit(WriteBatch().put_anomaly(proposed["id"], executing))
+        assert make_store().anomalies() == {proposed["id"]: executing, other["id"]: other}
+
+    def test_a_failing_batch_writes_no_anomaly(self, make_store: MakeStore) -> None:
+        store = make_store()
+        with pytest.raises(UnknownPlanError):
+            store.commit(
+                WriteBatch().put_anomaly("a-1-1", {"id": "a-1-1"}).set_status("nope", PlanStatus.RUNNING)
+            )
+        assert store.anomalies() == {}
+
+    @pytest.mark.parametrize("anomaly_id", ["", 7, "a/b"])
+    def test_a_bad_anomaly_id_is_refused_naming_it(self, make_store: MakeStore, anomaly_id: Any) -> None:
+        with pytest.raises(StoreError, match="anomaly id"):
+            WriteBatch().put_anomaly(anomaly_id, {"id": anomaly_id})
 
     def test_retention_prunes_ended_plans_whole_and_never_an_unfinished_one(
         self, make_store: MakeStore

@@ -14,7 +14,7 @@ import pytest
 
 from reassignd.model import TopicPartition
 from reassignd.store import Event, EventKind, SqliteStore, StepReplayError, StoreError, replayed_steps
-from reassignd.store.base import PlanStatus
+from reassignd.store.base import PlanStatus, WriteBatch
 from tests.store.crash_writer import PARTITIONS, PLAN_ID
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,4 +192,7 @@ def test_a_version_1_database_is_migrated_in_place(tmp_path: Path) -> None:
     assert (original.value, original.written) == (None, None)
     assert [e.kind.value for e in store.journal()] == ["plan.submitted"]
     assert store.broker_roles() == {}  # version 3: the brokers' lasting roles
+    assert store.anomalies() == {}  # version 4: self-healing's anomalies
+    store.commit(WriteBatch().put_anomaly("broker-failure-1-1", {"id": "broker-failure-1-1"}))
+    assert list(store.anomalies()) == ["broker-failure-1-1"]
     store.close()
