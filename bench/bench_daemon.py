@@ -167,6 +167,24 @@ def _advance(control: str, seconds: float) -> None:
         response.read()
 
 
+def daemon_parts(bootstrap: str, workdir: Path) -> tuple[KafkaClusterAdmin, AsyncStore, Controller]:
+    """The daemon's side as `reassignd run` wires it: the real cluster adapter, a SQLite store, the
+    controller with the benchmark's limits."""
+    settings = AdminSettings(client={"bootstrap.servers": bootstrap}, request_timeout=60)
+    admin = KafkaClusterAdmin(settings)
+    (workdir / "state").mkdir(parents=True, exist_ok=True)
+    store = AsyncStore(SqliteStore(workdir / "state"))
+    limits = Limits.from_mapping(
+        {
+            "reassignment.max.incoming.replica.movements.per.broker": 10,
+            "reassignment.max.outgoing.replica.movements.per.broker": 10,
+            "leader.reassignment.throttled.rate": 50_000_000,
+            "follower.reassignment.throttled.rate": 50_000_000,
+        }
+    )
+    return admin, store, Controller(admin, store, limits)
+
+
 MOVING_CYCLES = 12
 ADVANCE_SECONDS = 1.0  # virtual seconds per moving cycle: every partition is 50 MB at ~5 MB/s per copy
 
@@ -182,18 +200,7 @@ async def measure(
 ) -> dict[str, Any]:
     """`sim_pid`: the simulator's process, whose CPU time per phase says how much of a wall figure is the
     simulated cluster answering rather than the daemon working."""
-    admin = KafkaClusterAdmin(AdminSettings(client={"bootstrap.servers": bootstrap}, request_timeout=60))
-    (workdir / "state").mkdir(parents=True, exist_ok=True)
-    store = AsyncStore(SqliteStore(workdir / "state"))
-    limits = Limits.from_mapping(
-        {
-            "reassignment.max.incoming.replica.movements.per.broker": 10,
-            "reassignment.max.outgoing.replica.movements.per.broker": 10,
-            "leader.reassignment.throttled.rate": 50_000_000,
-            "follower.reassignment.throttled.rate": 50_000_000,
-        }
-    )
-    controller = Controller(admin, store, limits)
+    admin, store, controller = daemon_parts(bootstrap, workdir)
     cycle = Pacer().paced(controller.cycle)  # as `reassignd run` drives it (daemon/app.py)
     started, sim_started = time.perf_counter(), _cpu_seconds(sim_pid)
     await controller.submit_plan(plan)
