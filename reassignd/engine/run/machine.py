@@ -18,6 +18,7 @@ not a plan's: it is the daemon's link (reachability.py), and a cycle whose read 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -174,7 +175,7 @@ def _restarted(run: RunState, sight: Sight, limits: Limits) -> RunState:
 
 def _decided(run: RunState, sight: Sight, limits: Limits, out: Outbox) -> tuple[RunState, Decided]:
     """This cycle's decisions, under the ordering in force: the cancel's first ones when it starts now."""
-    sized = reading.every_size(run.reading, sight)
+    sized = functools.partial(reading.every_size, run.reading, sight)
     run = replace(run, schedule=scheduling.reordered(run.schedule, tuple(limits.ordering), sized))
     opening = None
     if run.status is PlanStatus.CANCELLING and run.cancel.goals is None:

