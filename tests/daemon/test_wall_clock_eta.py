@@ -66,7 +66,8 @@ def test_the_eta_at_ten_percent_is_the_wall_time_the_plan_then_takes(tmp_path: P
     taken = ended - at_ten[0]
     error = (at_ten[1] - taken) / taken
     print(
-        f"at {scale:g}x: ETA at 10% {at_ten[1]:.1f} s, took {taken:.1f} s ({error:+.1%}), rate <= {fastest:,.0f} B/s"
+        f"at {scale:g}x: ETA at 10% {at_ten[1]:.1f} s, took {taken:.1f} s ({error:+.1%}), "
+        f"rate <= {fastest:,.0f} B/s"
     )
     assert abs(error) <= 0.25, (at_ten[1], taken)
     # seven receivers at most, each under its follower throttle: a rate on the daemon's clock read the scale
