@@ -14,6 +14,10 @@ LEADER_REPLICATION_THROTTLED_RATE: Final = "leader.replication.throttled.rate"
 FOLLOWER_REPLICATION_THROTTLED_RATE: Final = "follower.replication.throttled.rate"
 REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND: Final = "replica.alter.log.dirs.io.max.bytes.per.second"
 
+# the simulator's clock: its brokers answer it as read-only configs asked by name (engine/cluster_clock.py)
+SIM_CLOCK_SECONDS: Final = "reassignd.sim.clock.seconds"
+SIM_TIME_SCALE: Final = "reassignd.sim.time.scale"
+
 # the reassignment limits (engine/limits.py)
 REASSIGNMENT_PARALLEL_REPLICA_COUNT: Final = "reassignment.parallel.replica.count"
 REASSIGNMENT_PARALLEL_PARTITION_COUNT: Final = "reassignment.parallel.partition.count"

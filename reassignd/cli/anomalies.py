@@ -115,7 +115,7 @@ def anomaly_lines(anomaly: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"  fix: {goal}, {figures.get('partitions', 0)} partition(s), "
             f"{format_bytes(figures.get('bytes_to_move', 0))}, rehearsed "
-            f"{format_duration(figures.get('predicted_duration_seconds'))}"
+            f"{format_duration(figures.get('predicted_duration_seconds'))} of cluster time"
         )
     if anomaly["state"] == "proposed":
         lines.append(f"  `reassignd anomalies approve {anomaly['id']}` runs it")

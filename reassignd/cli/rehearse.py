@@ -125,13 +125,16 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 async def _read_live(config: Any, seconds: float) -> tuple[ClusterSnapshot, ClusterSnapshot, float]:
+    """Two snapshots `seconds` apart, and the seconds between them on the cluster's clock (the simulator's
+    runs faster than the wall clock: engine/cluster_clock.py)."""
     from reassignd.cluster.api import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
     from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+    from reassignd.engine.cluster_clock import CLOCK_KEYS, read, without_clock
 
     admin = KafkaClusterAdmin(AdminSettings.from_config(config))
     keys: dict[str, Any] = {
         "with_sizes": True,
-        "broker_config_keys": (*BROKER_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
+        "broker_config_keys": (*BROKER_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS, *CLOCK_KEYS),
         "topic_config_keys": (*TOPIC_THROTTLE_KEYS, config_keys.MIN_INSYNC_REPLICAS),
     }
     try:
@@ -143,7 +146,10 @@ async def _read_live(config: Any, seconds: float) -> tuple[ClusterSnapshot, Clus
         await asyncio.sleep(seconds)
         begun = time.monotonic()
         second = await admin.snapshot(None, **keys)
-        return first, second, (begun + time.monotonic()) / 2 - first_at
+        second_at = (begun + time.monotonic()) / 2
+        first_clock = read(first, first_at, None)
+        elapsed = read(second, second_at, first_clock).now - first_clock.now
+        return without_clock(first), without_clock(second), elapsed
     finally:
         await admin.close()
 

@@ -45,6 +45,16 @@ class Estimate:
     (`never at this rate: ...` when producers outpace the copies)."""
 
 
+NEVER = "never at this rate"
+"""How a reason without an estimate begins when producers outpace the copies at the rates in force: the plan
+never finishes at them (the rehearsal stops on it, status shows it as it is)."""
+
+
+def never_finishes(reason: str | None) -> bool:
+    """Whether an estimate's `bottleneck` says the copies never catch up at the rates in force."""
+    return bool(reason) and str(reason).startswith(NEVER)
+
+
 Rate = Callable[[int], float | None]
 Sizes = Mapping[TopicPartition, tuple[int, Mapping[int, int]]]
 
@@ -200,7 +210,7 @@ def _term(
     fastest = min((r for r in (rate_in(copies[0]), rate_out(source)) if r), default=None)
     if fastest and fastest <= produce:
         return (
-            f"never at this rate: producers write {format_rate(produce)} into {tp}, its copy into broker "
+            f"{NEVER}: producers write {format_rate(produce)} into {tp}, its copy into broker "
             f"{copies[0]} gets at most {format_rate(fastest)}"
         )
     if fastest:
@@ -365,7 +375,7 @@ _MAX_GROWTH = 20.0
 def _never(word: str, broker: int, absorbed: float, capacity: float) -> str:
     copies = "the copies entering" if word == "into" else "the copies served by"
     return (
-        f"never at this rate: producers write {format_rate(absorbed)} into {copies} broker {broker} at "
+        f"{NEVER}: producers write {format_rate(absorbed)} into {copies} broker {broker} at "
         f"once, which get {format_rate(capacity)}"
     )
 
@@ -373,7 +383,7 @@ def _never(word: str, broker: int, absorbed: float, capacity: float) -> str:
 def _never_waiting(word: str, broker: int, load: Load, capacity: float) -> str:
     copies = "the copies entering" if word == "into" else "the copies served by"
     return (
-        f"never at this rate: producers write {format_rate(load.produce)} into {copies} broker {broker} "
+        f"{NEVER}: producers write {format_rate(load.produce)} into {copies} broker {broker} "
         f"({load.copies} copies), which grow faster while they wait than {format_rate(capacity)} copies them"
     )
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from reassignd.engine import Limits, Status
 from reassignd.engine.drive import cycle
+from reassignd.engine.eta import never_finishes
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.engine.run import AutoThrottle, ReadRequest, RunState, Settings, new_run
 from reassignd.engine.run.effects import Elect, MoveLogDirs, Persist, Reassign, WriteThrottles
@@ -225,6 +226,14 @@ def _why_ended(state: ExecutionState) -> str:
     return f"blocked: {state.counts[Status.BLOCKED]} partition(s) cannot start ({', '.join(reasons)})"
 
 
+def _never_held(settings: Settings) -> float:
+    """How long the live ETA must say the plan never finishes at the rates in force, with no step finishing
+    meanwhile, for the rehearsal to stop on it: a stall window, as the daemon judges a stalled move (two
+    with auto-throttle, which may raise the rates over one)."""
+    windows = 1 if settings.auto_throttle is None else 2
+    return windows * settings.limits.stall_window_seconds
+
+
 def _in_force(settings: Settings, changes: Sequence[tuple[float, Limits]], elapsed: float) -> Settings:
     """The settings with the last of `changes` due by `elapsed` (the same object while none is)."""
     due = [limits for at, limits in changes if at <= elapsed]
@@ -250,7 +259,9 @@ def rehearse(
 
     `cycle_interval` is the daemon's `controller.cycle.interval.seconds` in simulated seconds (times the
     time scale when comparing with a time-scaled simulator). Ends when the plan completes, when nothing
-    can progress any more (moves that never converge), or after `max_seconds` of virtual time. `on_run`
+    can progress any more (moves that never converge), when the run's own ETA has said it never finishes
+    at the rates in force for a stall window with no step finishing (`_never_held`), or after
+    `max_seconds` of virtual time. `on_run`
     sees the machine's state after every cycle (with the seconds elapsed), e.g. to compare its ETA;
     `every_cycle` steps through idle cycles too, as the daemon does, instead of jumping to the next event.
     `limit_changes`: (seconds elapsed, limits in force from then on), as an operator's `reassignd limits`
@@ -270,11 +281,13 @@ def rehearse(
     cycles = steps = 0
     ended = ""
     idle_since: float | None = None
+    never_since: float | None = None
     while True:
         cycles += 1
         settings = _in_force(settings, limit_changes, sim.now - start)
         done = cycle(run, model, settings, sim.now)
         run = done.run
+        finishing = False
         for effect in done.effects:
             if not isinstance(effect, Persist):
                 continue
@@ -282,6 +295,7 @@ def rehearse(
                 if event.kind == "step.started" and "adding" in event.data:
                     steps += 1
                 elif event.kind == "step.finished":
+                    finishing = True
                     size = int(event.data["bytes"]) // max(1, len(event.data["adding"]))
                     for broker in event.data["adding"]:
                         bytes_in[broker] = bytes_in.get(broker, 0) + size
@@ -300,6 +314,14 @@ def rehearse(
             on_run(run, sim.now - start)
         if run.ended:
             ended = "completed"
+            break
+        reason = run.progress.tracking.eta_reason
+        if finishing or not never_finishes(reason):
+            never_since = None
+        elif never_since is None:
+            never_since = sim.now
+        if never_since is not None and sim.now - never_since >= _never_held(settings):
+            ended = str(reason)
             break
         elapsed = sim.now - start
         if elapsed >= max_seconds:

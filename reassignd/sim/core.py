@@ -100,6 +100,9 @@ class ClusterCore:
         if not math.isfinite(metadata_delay) or metadata_delay < 0:
             raise ValueError(f"metadata_delay must be a finite, non-negative number, got {metadata_delay}")
         self.metadata_delay = metadata_delay
+        self.time_scale = 1.0
+        """Simulated seconds per wall second, as the process serving the model advances it (runner.py): its
+        brokers answer it with the clock (views.py `clock_entries`), so a client can convert."""
         self._clock = Clock()
         self.brokers: dict[int, SimBroker] = {}
         self.topics: dict[str, SimTopic] = {}

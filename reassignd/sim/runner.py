@@ -46,6 +46,7 @@ class SimRuntime:
         self.cluster = cluster
         self.host = host
         self.time_scale = float(time_scale)
+        cluster.time_scale = self.time_scale  # answered to clients with the clock (views.clock_entries)
         self.listeners = BrokerListeners(
             kafka_protocol(getattr(cluster, "kafka", DEFAULT_KAFKA)), cluster, host
         )
@@ -100,6 +101,7 @@ class SimRuntime:
         if scale < 0:
             raise ValueError(f"time scale must be >= 0, got {scale}")
         self.time_scale = float(scale)
+        self.cluster.time_scale = self.time_scale
 
     def advance(self, seconds: float) -> None:
         self.cluster.advance(seconds)

@@ -99,8 +99,34 @@ def describe_configs(
                 ConfigEntry(key.name, value, not key.dynamic, source, False, tuple(synonyms), key.type)
             )
         entries += _custom_broker_entries(sim, broker_id, wanted)
+        if broker_id is not None and wanted is not None:
+            entries += clock_entries(sim, wanted)
         return entries
     raise KafkaError(errors.INVALID_REQUEST, f"Unsupported resource type {resource_type}")
+
+
+def clock_entries(sim: ClusterCore, wanted: set[str]) -> list[ConfigEntry]:
+    """The simulated clock and how fast it runs against the wall clock, as read-only broker configs, only
+    for a client that names them: rates measured on the wall clock against a time-scaled simulator are
+    off by the scale, and no Kafka API says what time it is on a broker. A real broker answers nothing for
+    these names (DescribeConfigs skips unknown ones), and its clock is the wall clock."""
+    values = {
+        config_keys.SIM_CLOCK_SECONDS: repr(float(sim.now)),
+        config_keys.SIM_TIME_SCALE: repr(float(sim.time_scale)),
+    }
+    return [
+        ConfigEntry(
+            name,
+            value,
+            True,
+            cfg.SOURCE_DYNAMIC_BROKER,
+            False,
+            ((name, value, cfg.SOURCE_DYNAMIC_BROKER),),
+            "DOUBLE",
+        )
+        for name, value in values.items()
+        if name in wanted
+    ]
 
 
 def _custom_broker_entries(

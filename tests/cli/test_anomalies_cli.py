@@ -28,7 +28,7 @@ async def test_list_approve_and_a_second_approval_refused(daemon: Daemon) -> Non
     anomaly_id = lines[1].split(":")[0]
     assert lines[0] == "self-healing: propose; 1 anomaly"
     assert lines[1] == f"{anomaly_id}: broker 4 offline too long: proposed"
-    assert lines[2] == "  fix: drain, 1 partition(s), 1.0 MB, rehearsed 1m35s"
+    assert lines[2] == "  fix: drain, 1 partition(s), 1.0 MB, rehearsed 1m35s of cluster time"
     assert lines[3] == f"  `reassignd anomalies approve {anomaly_id}` runs it"
     approved = await cli(daemon, "anomalies", "approve", anomaly_id)
     assert approved.code == 0, approved.err

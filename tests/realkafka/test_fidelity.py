@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from reassignd.cluster._kafka_python import KafkaAdminClient, KpTopicPartition, send_each
+from reassignd.engine.cluster_clock import CLOCK_KEYS
 from reassignd.localkafka.cluster import RACKS, KafkaCluster
 from reassignd.localkafka.load import RateProducer, fill
 from reassignd.localkafka.probe import ClusterProbe
@@ -276,6 +277,23 @@ def _described(cluster: Backend, name: str, keys: list[str] | None) -> tuple[Any
         for e in result.configs
     }
     return (result.error_code, result.error_message), entries
+
+
+def test_the_simulated_clock_is_answered_only_when_named_and_a_real_broker_answers_nothing(
+    cluster: Backend,
+) -> None:
+    """The daemon asks every broker for the simulator's clock each cycle (engine/cluster_clock.py): a real
+    broker must answer the rest of the request as before and nothing for those names."""
+    status, entries = _described(cluster, "1", [*CLOCK_KEYS, RATE_KEYS[0]])
+    assert status == (0, "")
+    if cluster.name == "kafka":
+        assert entries == {}
+    else:
+        assert set(entries) == set(CLOCK_KEYS)
+        assert float(entries[CLOCK_KEYS[0]][0]) > 0 and float(entries[CLOCK_KEYS[1]][0]) == 1.0
+        assert all(entry[2] for entry in entries.values()), "read-only"
+    _status, every = _described(cluster, "1", None)
+    assert not set(CLOCK_KEYS) & set(every)
 
 
 def test_a_throttle_rate_is_described_only_where_a_level_sets_it(cluster: Backend) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -240,3 +242,31 @@ def test_a_read_of_every_size_reads_the_partitions_that_sit_still(full: bool) ->
     waiting = TopicPartition("t", 1)
     grew = again.partitions[waiting].replica_sizes[1] - first.partitions[waiting].replica_sizes[1]
     assert grew == (60 * MB if full else 0)  # between full reads the sizes last read stand in
+
+
+def test_a_plan_the_live_eta_says_never_finishes_at_this_throttle_ends_the_rehearsal_early() -> None:
+    """The guide's drain with the produce rates a live measurement reads against the simulator at 20x:
+    producers' traffic alone overfills brokers' links, followers fall out of the ISR and back, and the
+    throttles change every cycle, so the driver stepped through every cycle to --max-days (1 day: 57 s of
+    CPU, 30 days: half an hour). The daemon's own ETA says the plan never finishes at this throttle:
+    held for a stall window with no step finishing, that ends the rehearsal, with its words."""
+    from reassignd.demo import drain_plan
+
+    sim = SimCluster.from_scenario(load_scenario(Path(__file__).parents[2] / "examples" / "guide.json"))
+    for topic in sim.topics.values():
+        for p in topic.partitions:
+            sim.set_produce_rate(topic.name, p.index, 20 * p.produce_bytes_per_sec)
+    plan = drain_plan(sim.to_snapshot(), (12,))
+    rates_in_force = limits(
+        50 * MB,
+        **{
+            "reassignment.max.incoming.replica.movements.per.broker": 2,
+            "reassignment.max.outgoing.replica.movements.per.broker": 2,
+        },
+    )
+    began = time.perf_counter()
+    result = rehearse(sim, plan, rates_in_force, cycle_interval=10.0, max_seconds=6 * 3600.0)
+    assert not result.finished
+    assert result.ended_because.startswith("never at this rate: producers write "), result.ended_because
+    assert result.duration_seconds < 3 * 3600.0
+    assert time.perf_counter() - began < 15.0

@@ -223,7 +223,7 @@ def _progressed(run: RunState, sight: Sight, decided: Decided, settings: Setting
         settings.limits,
         out,
         auto=settings.auto_throttle,
-        now=sight.now,
+        now=sight.clock.now,
     )
     seen = reading.seen(run.reading, sight, run.plan, decided.changed)
     return replace(run, reading=seen, progress=tracked, boosts=boosts)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reassignd import config_keys
+from reassignd.engine.cluster_clock import ClusterTime
 from reassignd.engine.eta import EtaTerms, Sizes, estimate
 from reassignd.engine.journal import Event, EventKind
 from reassignd.engine.limits import Limits
@@ -55,7 +56,7 @@ def observed(
     before = progress.tracking
     tracking = observe(
         before,
-        sight.now,
+        sight.clock.now,
         sight.full,
         plan.targets if counting else state.plan.targets,
         watched=[tp for tp, _ in state.in_flight()],
@@ -83,8 +84,19 @@ def observed(
             previous=progress.eta_terms,
             candidates=candidates,
         )
+        tracking = _on_wall_clock(tracking, sight.clock)
     _journal_stalls(tracking, before, out)
     return replace(progress, tracking=tracking, eta_terms=eta_terms)
+
+
+def _on_wall_clock(tracking: Tracking, clock: ClusterTime) -> Tracking:
+    """The ETA, counted in the cluster's seconds, in wall-clock seconds (cluster_clock.py)."""
+    if tracking.eta is None or clock.scale == 1.0:
+        return tracking
+    wall = clock.to_wall(tracking.eta)
+    if wall is None:
+        return replace(tracking, eta=None, eta_reason="the cluster's clock stands still (simulator paused)")
+    return replace(tracking, eta=wall)
 
 
 def _journal_stalls(tracking: Tracking, before: Tracking, out: Outbox) -> None:

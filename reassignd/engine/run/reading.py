@@ -16,6 +16,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from reassignd import config_keys
+from reassignd.engine import cluster_clock
+from reassignd.engine.cluster_clock import CLOCK_KEYS, ClusterTime
 from reassignd.engine.decide import changed_partitions
 from reassignd.engine.progress import source_size
 from reassignd.engine.run.effects import Log
@@ -40,7 +42,7 @@ class ReadRequest:
     """True: every replica's size; a mapping: the leader's and these brokers' only (copies in flight)."""
     full: bool = False
     """Every partition's size is read (each from its leader): a full read, every `size_refresh_cycles`."""
-    broker_config_keys: tuple[str, ...] = BROKER_KEYS
+    broker_config_keys: tuple[str, ...] = (*BROKER_KEYS, *CLOCK_KEYS)
     topic_config_keys: tuple[str, ...] = SNAPSHOT_TOPIC_KEYS
     min_insync_topics: tuple[str, ...] = ()
     """Topics whose effective min.insync.replicas (static broker configs included) is still unknown."""
@@ -74,6 +76,8 @@ class Reading:
     replicas_now: Mapping[TopicPartition, Replicas] = field(default_factory=lambda: _EMPTY)
     """Each plan partition's replica list at the last read."""
     under_min_isr: frozenset[TopicPartition] = frozenset()
+    clock: ClusterTime | None = None
+    """The cluster's clock at the last read (cluster_clock.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,8 @@ class Sight:
     """Partitions whose view changed since the last one (None: all of them, e.g. at the first)."""
     full_read: bool
     """Every size was read this cycle."""
+    clock: ClusterTime
+    """The cluster's clock at this read: rates are measured on it (`now` is the wall clock's stamp)."""
 
 
 def request(
@@ -141,7 +147,9 @@ def observed(
     """What the snapshot shows, with the sizes kept where it carries none; `moving`: the partitions in
     flight before this observation; `first`: no execution state yet (everything counts as changed)."""
     min_insync = {**reading.min_insync, **event.min_insync}
-    snapshot = _with_min_insync(stopped_out_of_sync(event.snapshot), min_insync)
+    clock = cluster_clock.read(event.snapshot, event.now, reading.clock)
+    read = cluster_clock.without_clock(event.snapshot)
+    snapshot = _with_min_insync(stopped_out_of_sync(read), min_insync)
     deleted = reading.deleted_topics
     if snapshot.deleted_topics - deleted:
         deleted = deleted | snapshot.deleted_topics
@@ -151,7 +159,8 @@ def observed(
     full_read = event.request.full
     fresh = frozenset(plan.targets) if full_read else moving
     reading = replace(
-        _sizes_read(reading, snapshot, fresh, event.now, full_read=full_read),
+        _sizes_read(reading, snapshot, fresh, clock.now, full_read=full_read),
+        clock=clock,
         min_insync=MappingProxyType(min_insync),
         deleted_topics=deleted,
         fresh=fresh,
@@ -161,7 +170,7 @@ def observed(
     last = reading.last_view
     changed = None if first or last is None else changed_partitions(last, view)
     full = snapshot if full_read else sized(view, reading, changed)
-    return reading, Sight(event.now, event.snapshot, view, full, changed, full_read)
+    return reading, Sight(event.now, read, view, full, changed, full_read, clock)
 
 
 def stopped_out_of_sync(snapshot: ClusterSnapshot) -> ClusterSnapshot:
