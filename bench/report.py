@@ -91,6 +91,18 @@ def bounds_table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _daemon_row(label: str, f: dict[str, Any]) -> str:
+    moving = (
+        f"{f['moving_cycle_median_seconds']} / {f['moving_cycle_max_seconds']}"
+        if "moving_cycle_median_seconds" in f
+        else "-"
+    )
+    return (
+        f"| {label} | {f['submit_seconds']} | {f['first_cycle_seconds']} | {f['cycle_median_seconds']} | "
+        f"{f['cycle_cpu_median_seconds']} | {moving} | {f.get('peak_rss_mb', '-')} |"
+    )
+
+
 def readme_table(strategies: dict[str, Any], daemon: dict[str, Any] | None, others: dict[str, Any]) -> str:
     """Makespan / lower bound per scenario, then the control plane's cost."""
     figures = strategies["figures"]
@@ -124,17 +136,11 @@ def readme_table(strategies: dict[str, Any], daemon: dict[str, Any] | None, othe
             "cycle CPU, median (s) | moving cycle wall, median / max (s) | daemon peak RSS (MiB) |",
             "|--:|--:|--:|--:|--:|--:|--:|",
         ]
-        for size, f in daemon["figures"]["plans"].items():
-            moving = (
-                f"{f['moving_cycle_median_seconds']} / {f['moving_cycle_max_seconds']}"
-                if "moving_cycle_median_seconds" in f
-                else "-"
-            )
-            lines.append(
-                f"| {int(size):,} | {f['submit_seconds']} | {f['first_cycle_seconds']} | "
-                f"{f['cycle_median_seconds']} | {f['cycle_cpu_median_seconds']} | {moving} | "
-                f"{f.get('peak_rss_mb', '-')} |"
-            )
+        rows = [(f"{int(size):,}", f) for size, f in daemon["figures"]["plans"].items()]
+        million = daemon["figures"].get("million")
+        if million is not None:
+            rows.append((f"{million['plan_partitions']:,}, on {million['cluster_partitions']:,}", million))
+        lines += [_daemon_row(label, f) for label, f in rows]
         lines += [
             "",
             "Steady: nothing changed since the last cycle; moving: the simulator's clock advanced 1 s "
