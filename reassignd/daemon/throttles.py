@@ -45,11 +45,14 @@ async def write_throttles(
 
     for kind in sorted({kind for kind, _ in grouped}):
         # a task group: anything but a cluster error (a lost lease, a crash, a cancel) stops every write
-        # of the batch with it, none goes on alone
-        async with asyncio.TaskGroup() as writing:
-            for resource in sorted(grouped):
-                if resource[0] == kind:
-                    writing.create_task(write_one(resource, grouped[resource]))
+        # of the batch with it, none goes on alone; raised as itself, the runtime tells a fence by its class
+        try:
+            async with asyncio.TaskGroup() as writing:
+                for resource in sorted(grouped):
+                    if resource[0] == kind:
+                        writing.create_task(write_one(resource, grouped[resource]))
+        except BaseExceptionGroup as stopped:
+            raise stopped.exceptions[0] from None
     return dict(sorted(failed.items()))
 
 
