@@ -246,6 +246,9 @@ def test_a_move_between_the_dirs_of_a_broker_ends_in_the_named_dir_at_the_rate_s
                 30,
                 "the operator's rate plus ours on broker 2",
             )
+            # and broker 1's, seen by the sampler: the two are written at once, and a sampler that read
+            # broker 1 just before the write and broker 2 just after missed it once
+            wait_for(lambda: str(first) in sampler.rates.get(1, ()), 30, "our rate on broker 1, sampled")
             code, answer = daemon.request(
                 "PATCH", "/v1/throttles", {"log.dir.reassignment.throttled.rate": second}
             )

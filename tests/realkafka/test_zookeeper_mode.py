@@ -83,8 +83,18 @@ def test_cancel_inside_a_step_in_zookeeper_mode_ends_each_partition_on_its_pre_p
         assert replicas[partition] in (assignment[partition], target), (partition, replicas[partition])
     for partition in set(assignment) - set(targets):
         assert replicas[partition] == assignment[partition], f"untouched partition {partition}"
-    for partition in copying:  # a step copying at the cancel holds less of its target: it goes back
-        assert replicas[partition] == assignment[partition], (partition, replicas[partition], copying)
+    # a step copying at the cancel holds less of its target: it goes back, unless its copy ended before the
+    # daemon's cycle saw the cancel (the daemon then logs its step finished before it opens the cancel:
+    # under load once, partition 10 of `copying` finished in the second the request took)
+    records = daemon.log_records()
+    opened = next(i for i, r in enumerate(records) if r["event"].startswith("cancelling:"))
+    ended_first = {
+        (r["partition"], tuple(r["target"])) for r in records[:opened] if r["event"] == "step finished"
+    }
+    for partition in copying:
+        on_target_first = (f"{topic}-{partition}", tuple(targets[partition])) in ended_first
+        expected = targets[partition] if on_target_first else assignment[partition]
+        assert replicas[partition] == expected, (partition, replicas[partition], copying, ended_first)
     on_pre_plan = [p for p in targets if replicas[p] == assignment[p]]
     counts = status["progress"]["outcome"]["counts"]
     assert counts["pre_plan"] + counts["unchanged"] == len(on_pre_plan), (counts, on_pre_plan)
