@@ -126,7 +126,7 @@ class ClientCalls:
         log.debug("cluster admin created", settings=shown)
         self._live: tuple[int, ...] = ()  # the brokers DescribeCluster listed last
         self._answering: int | None = None  # where requests any broker answers go (_any_broker)
-        self._live_asked: tuple[float, asyncio.Future[convert.ClusterView] | None] = (0.0, None)
+        self._live_at: float | None = None  # when DescribeCluster last answered (time.monotonic)
         self._steer_controller = False  # the next kafka-python client starts on _answering (_on_controller)
 
     def _poll_events(self) -> None:
@@ -407,6 +407,7 @@ class ClientCalls:
             result = await asyncio.wrap_future(self._ck.describe_cluster(request_timeout=self._timeout))
             controller = result.controller
             self._live = tuple(sorted(int(n.id) for n in result.nodes))
+            self._live_at = time.monotonic()
             return convert.ClusterView(
                 cluster_id=result.cluster_id,
                 controller_id=None if controller is None or controller.id < 0 else int(controller.id),
@@ -446,19 +447,14 @@ class ClientCalls:
             self._answering = self._live[(self._live.index(broker) + 1) % len(self._live)]
 
     async def _live_brokers(self) -> frozenset[int]:
-        """The brokers DescribeCluster lists, asked at most once per `LIVE_BROKERS_FOR` seconds: a cycle
-        that writes the throttles of 1,000 brokers asked it before each write (10 s of a first cycle on
-        bench_daemon's million cluster). A broker stopped within that second fails its write as any
-        unreachable broker does, after the request timeout, and the next cycle sees it gone."""
-        asked_at, answer = self._live_asked
-        if (
-            answer is None
-            or time.monotonic() - asked_at > LIVE_BROKERS_FOR
-            or (answer.done() and answer.exception() is not None)
-        ):
-            answer = asyncio.ensure_future(self._describe_cluster())
-            self._live_asked = (time.monotonic(), answer)
-        return frozenset((await asyncio.shield(answer)).racks)
+        """The brokers DescribeCluster listed, asked again only when its last answer (the snapshot's
+        included) is older than `LIVE_BROKERS_FOR` seconds: a cycle that writes the throttles of 1,000
+        brokers asked it before each write (10 s of a first cycle on bench_daemon's million cluster). A
+        broker stopped within that second fails its write as any unreachable broker does, after the
+        request timeout, and the next cycle sees it gone."""
+        if self._live_at is None or time.monotonic() - self._live_at > LIVE_BROKERS_FOR:
+            return frozenset((await self._describe_cluster()).racks)
+        return frozenset(self._live)
 
     def _offline(self, api: str, broker: int) -> KafkaErrorInfo:
         """librdkafka waits the whole request timeout for a broker it cannot reach, on every retry; a broker
