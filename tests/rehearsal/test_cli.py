@@ -146,6 +146,22 @@ def test_measured_rates_come_from_leader_log_growth() -> None:
     assert rates == pytest.approx({0: 1 * MB, 1: 1 * MB, 2: 3 * MB, 3: 1 * MB})
 
 
+def rehearse_live(
+    files: dict[str, Path], sim: SimProcess, measure_seconds: int
+) -> subprocess.CompletedProcess[str]:
+    """`reassignd rehearse --bootstrap-servers` against `sim`, rates measured over `measure_seconds`."""
+    return run(
+        str(files["plan"]),
+        "--bootstrap-servers",
+        sim.bootstrap_servers,
+        "--config",
+        str(files["config"]),
+        "--measure-seconds",
+        str(measure_seconds),
+        "--json",
+    )
+
+
 @pytest.mark.slow
 def test_live_cluster_rates_are_measured_between_two_snapshots(
     files: dict[str, Path], tmp_path: Path
@@ -153,16 +169,7 @@ def test_live_cluster_rates_are_measured_between_two_snapshots(
     scenario = json.loads(json.dumps(SCENARIO))
     scenario["topics"][0]["produce_bytes_per_sec"] = 4 * MB  # the snapshot file would say 1 MB/s
     with SimProcess(scenario, tmp_path / "sim", time_scale=1.0) as sim:
-        proc = run(
-            str(files["plan"]),
-            "--bootstrap-servers",
-            sim.bootstrap_servers,
-            "--config",
-            str(files["config"]),
-            "--measure-seconds",
-            "4",
-            "--json",
-        )
+        proc = rehearse_live(files, sim, 4)
         assert proc.returncode == 0, proc.stderr
         report = json.loads(proc.stdout)
         live = snapshot_from_dict(sim.snapshot())
@@ -182,16 +189,7 @@ def test_live_rates_against_a_time_scaled_simulator_are_per_second_of_its_clock(
     what the producers write per simulated second, the second the rehearsal runs on (the guide told users
     to take the simulator's snapshot instead)."""
     with SimProcess(SCENARIO, tmp_path / "sim", time_scale=20.0) as sim:
-        proc = run(
-            str(files["plan"]),
-            "--bootstrap-servers",
-            sim.bootstrap_servers,
-            "--config",
-            str(files["config"]),
-            "--measure-seconds",
-            "2",
-            "--json",
-        )
+        proc = rehearse_live(files, sim, 2)
     assert proc.returncode in (0, 1), proc.stderr
     report = json.loads(proc.stdout)
     assert report["plan_produce_bytes_per_sec"] == pytest.approx(4 * 1 * MB, rel=0.10)
