@@ -10,11 +10,9 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from reassignd.children import free_port
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["free_port", "wait_until"]
 
 
 def wait_until(
