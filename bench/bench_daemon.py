@@ -275,10 +275,10 @@ def measure_million(workdir: Path) -> dict[str, Any]:
             4,
             workdir / "p-million",
             control=sim.control_url,
-            sim_pid=sim.proc.pid,
+            sim_pid=sim.pid,
         )
         figures["sim_start_seconds"] = round(sim_start, 1)
-        figures["sim_peak_rss_mb"] = round(_peak_rss_of(sim.proc.pid), 1)
+        figures["sim_peak_rss_mb"] = round(_peak_rss_of(sim.pid), 1)
     finally:
         sim.stop(timeout=60)
     figures["cluster_partitions"] = MILLION[1] * MILLION[2]
@@ -316,7 +316,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                     cycles,
                     workdir / f"p{size}",
                     control=control,
-                    sim_pid=sim.proc.pid,
+                    sim_pid=sim.pid,
                 )
                 results["plans"][str(size)] = figures
                 print(f"   plan of {size:>6} partitions on {total} partitions: {figures}", flush=True)

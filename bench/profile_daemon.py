@@ -64,7 +64,7 @@ class CallTimes:
 
 async def _phases(sim: SimProcess, plan: Any, workdir: Path, args: Any) -> None:
     assert sim.proc is not None
-    sim_pid = sim.proc.pid
+    sim_pid = sim.pid
     times = CallTimes()
     admin, store, controller = daemon_parts(sim.bootstrap_servers, workdir)
     cycle = Pacer().paced(controller.cycle)
@@ -101,6 +101,8 @@ def main() -> None:
     parser.add_argument("--million", action="store_true", help="the 1,000,000-partition cluster")
     parser.add_argument("--cprofile", metavar="DIR", help="write DIR/PHASE.prof for each phase")
     args = parser.parse_args()
+    if args.cprofile:
+        Path(args.cprofile).mkdir(parents=True, exist_ok=True)
     logs.configure("error", json=True)
     tune_collector()
     brokers, topics, per_topic = MILLION if args.million else (100, 100, 1000)

@@ -136,6 +136,12 @@ class SimProcess:
         return lines
 
     @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("the simulator has not been started")
+        return self.proc.pid
+
+    @property
     def broker_ports(self) -> dict[int, int]:
         """Listener port per broker id, from the control API (the bootstrap list is in broker id order)."""
         return {int(k): int(v) for k, v in self.state()["listeners"].items()}
