@@ -87,6 +87,7 @@ def healing_settings_from(config: Config) -> HealingSettings:
         balance_threshold=float(config[config_keys.SELF_HEALING_BALANCE_THRESHOLD]),
         byte_balance_threshold=float(config[config_keys.SELF_HEALING_BYTE_BALANCE_THRESHOLD]),
         disk_capacity_threshold=float(config[config_keys.SELF_HEALING_DISK_CAPACITY_THRESHOLD]),
+        log_dir_failure_seconds=float(config[config_keys.SELF_HEALING_LOG_DIR_FAILURE_SECONDS]),
     )
 
 

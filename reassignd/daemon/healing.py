@@ -43,7 +43,7 @@ from reassignd.engine.anomalies import (
     observe,
     restored,
 )
-from reassignd.engine.detectors import SIZED_KINDS, detect
+from reassignd.engine.detectors import SIZED_KINDS, detect, log_dir_offline
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
@@ -152,6 +152,8 @@ class SelfHealing:
             byte_threshold=settings.byte_balance_threshold,
             disk_threshold=settings.disk_capacity_threshold,
         )
+        if AnomalyKind.LOG_DIR_OFFLINE in settings.detectors:
+            findings = [*findings, *log_dir_offline(snapshot)]
         before = self.book
         self.book = observe(
             self.book, offline, host.clock(), self.settings, empty, findings=findings, unjudged=unjudged
