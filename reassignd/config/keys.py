@@ -663,6 +663,16 @@ SERVICE_KEYS: Final = (
     ),
     _k(
         "self.healing",
+        config_keys.SELF_HEALING_ANOMALY_RETENTION_SECONDS,
+        FLOAT,
+        "Anomalies that ended (`fixed`, `ignored`, `expired`) are kept in the state store this long after "
+        "their last change, then pruned by the leader with the plans' history (an open anomaly never is).",
+        default=7 * 24 * _HOUR,
+        validator=greater_than(0, 3650 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
         config_keys.SELF_HEALING_BALANCE_THRESHOLD,
         FLOAT,
         "The balance goals' threshold (KIP-166, a share of the average: 0.10 is 10%) for `replica_balance` "

@@ -163,6 +163,8 @@ class HealingSettings:
     which its fix fills the others."""
     log_dir_failure_seconds: float = 600.0
     """How long a log dir of a running broker stays offline before it is an anomaly."""
+    anomaly_retention_seconds: float = 7 * 86400.0
+    """How long an anomaly that ended is kept in the state store after its last change."""
 
 
 @dataclass(frozen=True)

@@ -746,3 +746,50 @@ async def test_a_log_dir_back_before_its_fix_starts_expires_the_anomaly() -> Non
     with pytest.raises(ServiceError):
         await d.controller.approve_anomaly(proposed["id"])
     assert d.controller.records == {}
+
+
+# -- retention: anomalies that ended are pruned (self.healing.anomaly.retention.seconds) ---------------------
+
+RETENTION = 3600.0
+
+
+async def test_retention_prunes_an_ended_anomaly_from_the_store_and_the_book_never_an_open_one() -> None:
+    d = daemon(HealingMode.PROPOSE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    d.sim.start_broker(1)
+    await checked_for(d, 10)
+    (expired,) = d.controller.anomalies()["anomalies"]
+    assert expired["state"] == "expired"
+    d.sim.stop_broker(2)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    assert await d.controller.healing.prune() == ()  # nothing ended long enough ago
+    await checked_for(d, RETENTION)
+    assert await d.controller.healing.prune() == (expired["id"],)
+    (still,) = d.controller.anomalies()["anomalies"]
+    assert still["state"] == "proposed" and still["brokers"] == [2]  # open, older than the retention: kept
+    assert list(await d.store.anomalies()) == [still["id"]]
+    await checked_for(d, RETENTION)
+    assert await d.controller.healing.prune() == ()
+
+
+async def test_a_pruned_fix_is_not_made_again_from_its_plan_after_a_restart() -> None:
+    """The fix's plan outlives its anomaly in the store (`store.retention.days`): a restarted daemon that
+    follows the plans' anomalies does not bring a pruned one back."""
+    d = dir_daemon(HealingMode.EXECUTE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/b")
+    await checked_for(d, DIR_SECONDS + 10)
+    await d.run(seconds=3600)
+    await checked_for(d, RETENTION + 10)
+    (fixed,) = d.controller.anomalies()["anomalies"]
+    assert fixed["state"] == "fixed"
+    assert await d.controller.healing.prune() == (fixed["id"],)
+    assert d.controller.anomalies()["anomalies"] == []
+    d.crash()
+    await d.controller.start()
+    await checked_for(d, 10)
+    assert d.controller.anomalies()["anomalies"] == []
+    assert await d.store.anomalies() == {}
+    assert [r.status for r in d.controller.records.values()] == [PlanStatus.COMPLETED]
