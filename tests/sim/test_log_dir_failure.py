@@ -58,6 +58,20 @@ def test_a_failed_dir_takes_its_replicas_out_of_the_isr_and_moves_their_leadersh
     assert _state(sim, "t", 0)[1:] == ([2, 3], 2)  # the replica in /b never catches up
 
 
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_replica_in_a_failed_dir_is_never_elected_not_even_uncleanly(mode: str) -> None:
+    """KRaft: ReplicationControlManager's LeaderAcceptor (ClusterControlManager.hasOnlineDir); ZooKeeper: the
+    controller holds the replica offline (KafkaController.onReplicasBecomeOffline). Broker 1 is up, but its
+    replica of t-0 is in the failed dir: when the ISR's last broker stops, t-0 has no leader."""
+    sim = _cluster(mode)
+    sim.incremental_alter_configs(2, "t", [("unclean.leader.election.enable", 0, "true")])
+    sim.fail_log_dir(1, "/b")
+    sim.stop_broker(2)
+    sim.stop_broker(3)
+    assert sim.topics["t"].partitions[0].leader == -1
+    assert sim.topics["t"].partitions[2].leader == 1  # its replica on broker 1 is in /a
+
+
 def test_describe_log_dirs_answers_a_failed_dir_with_a_storage_error_and_no_partitions() -> None:
     sim = _cluster()
     sim.fail_log_dir(1, "/b")
