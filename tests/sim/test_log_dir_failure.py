@@ -134,7 +134,12 @@ def test_nothing_moves_into_or_out_of_a_failed_dir() -> None:
 def test_a_new_replica_goes_to_a_live_dir_and_one_made_for_the_failed_dir_never_completes() -> None:
     """LogManager.nextLogDirs picks among live dirs; a replica whose dir was chosen before the dir failed
     (AlterReplicaLogDirs' preferred dir) cannot be created there: its reassignment never completes."""
-    sim = _cluster(topics=[{"name": "u", "assignment": [[2], [3]], "partition_bytes": MB}])
+    sim = _cluster(
+        topics=[
+            {"name": "u", "assignment": [[2], [3]], "partition_bytes": MB},
+            {"name": "v", "assignment": [[1]], "partition_bytes": MB, "log_dirs": [["/a"]]},
+        ]
+    )  # /b has fewer logs than /a: the dir a new replica would go to, were it live
     with pytest.raises(KafkaError):
         sim.alter_replica_log_dir(1, "u", 1, "/b")  # REPLICA_NOT_AVAILABLE, /b remembered
     sim.fail_log_dir(1, "/b")
