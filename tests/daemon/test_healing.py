@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.daemon.app import prune_history
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
@@ -793,3 +794,25 @@ async def test_a_pruned_fix_is_not_made_again_from_its_plan_after_a_restart() ->
     assert d.controller.anomalies()["anomalies"] == []
     assert await d.store.anomalies() == {}
     assert [r.status for r in d.controller.records.values()] == [PlanStatus.COMPLETED]
+
+
+async def test_the_leaders_retention_task_prunes_anomalies_with_the_plans_history() -> None:
+    """app.prune_history, the task that prunes ended plans, prunes ended anomalies too."""
+    d = daemon(HealingMode.PROPOSE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    d.sim.start_broker(1)
+    await checked_for(d, RETENTION + 10)
+    assert [a["state"] for a in d.controller.anomalies()["anomalies"]] == ["expired"]
+    config: Any = {"store.retention.days": 90.0, "store.retention.plans": 100}
+    task = asyncio.create_task(prune_history(d.controller, lambda: config, interval=0.001))
+    try:
+        for _ in range(200):
+            if not await d.store.anomalies():
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+    assert await d.store.anomalies() == {}
+    assert d.controller.anomalies()["anomalies"] == []
