@@ -284,12 +284,15 @@ class ClusterSnapshot:
     )
     """(broker, log dir) -> (total bytes, usable bytes) of the dir's volume, where the broker said (KIP-827,
     DescribeLogDirs v4: Kafka 3.3 and later; read with sizes)."""
+    offline_dirs: frozenset[tuple[int, str]] = frozenset()
+    """(broker, log dir) answered with KAFKA_STORAGE_ERROR by DescribeLogDirs (read with sizes): a failed
+    dir, whose replicas are offline; it lists none of them (ReplicaManager.describeLogDirs)."""
     read_at: float | None = None
     """When the cluster was read (Unix seconds), if its reader said: how old the sizes and rates are."""
     """The log dirs of each broker whose log dirs were read (DescribeLogDirs lists every one)."""
 
     def __post_init__(self) -> None:
-        for name in ("deleted_topics", "unread_configs"):
+        for name in ("deleted_topics", "unread_configs", "offline_dirs"):
             if not isinstance(getattr(self, name), frozenset):
                 object.__setattr__(self, name, frozenset(getattr(self, name)))
         for name in (

@@ -86,6 +86,7 @@ _KINDS = {
     "byte_balance": ("outside the byte band", "byte-balance"),
     "disk_capacity": ("with log dirs used beyond the threshold", "shed-bytes"),
     "under_replicated": ("under-replicated, their brokers online", "elect"),
+    "log_dir_offline": ("in a failed log dir of broker", "re-target"),
 }
 """kind -> (what the brokers or partitions show, the fix's goal)."""
 
@@ -95,6 +96,8 @@ def described(anomaly: Mapping[str, Any]) -> str:
     what, _ = _KINDS.get(str(anomaly["kind"]), (str(anomaly["kind"]), "fix"))
     brokers = ", ".join(map(str, anomaly["brokers"]))
     partitions = anomaly.get("partitions") or []
+    if anomaly["kind"] == "log_dir_offline":
+        return f"{len(partitions)} partition(s) {what} {brokers}"
     if partitions:
         return f"{len(partitions)} partition(s) {what}"
     return f"broker{'s' if len(anomaly['brokers']) > 1 else ''} {brokers} {what}"

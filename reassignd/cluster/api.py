@@ -207,6 +207,8 @@ class LogDirsResult:
     """Each answering broker's log dirs."""
     volumes: Mapping[tuple[int, str], tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))
     """(broker, dir) -> (total, usable) bytes of the dir's volume, where the broker said (KIP-827)."""
+    offline: frozenset[tuple[int, str]] = frozenset()
+    """(broker, dir) answered KAFKA_STORAGE_ERROR: a failed log dir (convert.offline_log_dirs)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,6 +149,16 @@ def log_dir_listing(
     return out, futures, dirs
 
 
+KAFKA_STORAGE_ERROR = 56
+"""DescribeLogDirs' error code for an offline log dir (Errors.KAFKA_STORAGE_ERROR)."""
+
+
+def offline_log_dirs(broker: int, results: Iterable[Any]) -> set[tuple[int, str]]:
+    """One broker's DescribeLogDirs results -> its dirs answered KAFKA_STORAGE_ERROR (56): failed dirs,
+    which list no partition (ReplicaManager.describeLogDirs)."""
+    return {(broker, str(d.log_dir)) for d in results if d.error_code == KAFKA_STORAGE_ERROR}
+
+
 def log_dir_volumes(broker: int, results: Iterable[Any]) -> dict[tuple[int, str], tuple[int, int]]:
     """One broker's DescribeLogDirs results -> (broker, dir) -> (total bytes, usable bytes) of each dir's
     volume (KIP-827, v4 on: Kafka 3.3); a dir in error, or that says -1 (not known), is left out."""
@@ -200,6 +210,7 @@ def build_snapshot(
     future_dirs: Mapping[tuple[TopicPartition, int], str] | None = None,
     broker_dirs: Mapping[int, tuple[str, ...]] | None = None,
     dir_volumes: Mapping[tuple[int, str], tuple[int, int]] | None = None,
+    offline_dirs: Collection[tuple[int, str]] = (),
     broker_configs: Mapping[int, ConfigDescription],
     topic_configs: Mapping[str, ConfigDescription],
     deleted_topics: frozenset[str] = frozenset(),
@@ -282,6 +293,7 @@ def build_snapshot(
         future_dirs=future_dirs or {},
         broker_dirs=broker_dirs or {},
         dir_volumes=dir_volumes or {},
+        offline_dirs=frozenset(offline_dirs),
     )
 
 

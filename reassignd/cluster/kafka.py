@@ -62,9 +62,10 @@ Listing = tuple[
     dict[tuple[TopicPartition, int], str],
     list[str],
     dict[tuple[int, str], tuple[int, int]],
+    set[tuple[int, str]],
 ]
 """One broker's DescribeLogDirs: current logs, future logs' dirs, its log dirs (convert.log_dir_listing),
-its dirs' volumes (convert.log_dir_volumes)."""
+its dirs' volumes (convert.log_dir_volumes), its failed dirs (convert.offline_log_dirs)."""
 
 _OP_TYPES = {
     0: AlterConfigOpType.SET,
@@ -282,6 +283,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             future_dirs=sizes.futures,
             broker_dirs=sizes.dirs,
             dir_volumes=sizes.volumes,
+            offline_dirs=sizes.offline,
             broker_configs={b: d for b, d in broker_configs.items() if d.error is None},
             topic_configs={t: d for t, d in topic_configs.items() if d.error is None},
             deleted_topics=deleted,
@@ -340,6 +342,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             futures={**sizes.futures, **extra.futures},
             dirs={**sizes.dirs, **extra.dirs},
             volumes={**sizes.volumes, **extra.volumes},
+            offline=sizes.offline | extra.offline,
         )
 
     async def _reassignments_or_empty(
@@ -478,13 +481,15 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             if code:
                 raise ClusterCallError("describe_log_dirs", error_for_code(code))
             listed = convert.log_dir_listing(broker, response.results, hosts[broker])
-            return (*listed, convert.log_dir_volumes(broker, response.results))
+            volumes = convert.log_dir_volumes(broker, response.results)
+            return (*listed, volumes, convert.offline_log_dirs(broker, response.results))
 
         outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
         futures: dict[tuple[TopicPartition, int], str] = {}
         dirs: dict[int, tuple[str, ...]] = {}
         volumes: dict[tuple[int, str], tuple[int, int]] = {}
+        offline: set[tuple[int, str]] = set()
         errors: dict[int, KafkaErrorInfo] = {}
         for broker, outcome in outcomes:
             if isinstance(outcome, KafkaErrorInfo):
@@ -494,7 +499,15 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 futures.update(outcome[1])
                 dirs[broker] = tuple(outcome[2])
                 volumes.update(outcome[3])
-        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs, volumes=volumes)
+                offline.update(outcome[4])
+        return LogDirsResult(
+            replicas=replicas,
+            errors=errors,
+            futures=futures,
+            dirs=dirs,
+            volumes=volumes,
+            offline=frozenset(offline),
+        )
 
     async def alter_replica_log_dirs(
         self, moves: Mapping[tuple[TopicPartition, int], str]

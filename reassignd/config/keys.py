@@ -31,7 +31,7 @@ from reassignd.config.schema import (
 
 _DETECTORS: Final = (
     "broker_failure|new_broker|rack_spread|replica_balance|leader_balance|byte_balance|disk_capacity"
-    "|under_replicated"
+    "|under_replicated|log_dir_offline"
 )
 
 #: Section titles in the order the reference documentation presents them.
@@ -609,7 +609,9 @@ SERVICE_KEYS: Final = (
         "`self.healing.disk.capacity.threshold` of their total: bytes shed by the planner's hard disk goal), "
         "`under_replicated` (partitions "
         "under-replicated with every replica's broker online for `self.healing.under.replicated.seconds`: a "
-        "preferred-leader election where it helps, else the anomaly says what to check).",
+        "preferred-leader election where it helps, else the anomaly says what to check), `log_dir_offline` "
+        "(a running broker's log dir answering KAFKA_STORAGE_ERROR for "
+        "`self.healing.log.dir.failure.seconds`: the replicas that were in it moved to other brokers).",
         default=["broker_failure"],
         validator=each(matches(_DETECTORS, " or ".join(_DETECTORS.split("|")))),
         reloadable=True,
@@ -645,6 +647,28 @@ SERVICE_KEYS: Final = (
         "anomaly (with `under_replicated` in `self.healing.detectors`).",
         default=600.0,
         validator=greater_than(0, 7 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_LOG_DIR_FAILURE_SECONDS,
+        FLOAT,
+        "How long a log dir of a running broker stays offline (DescribeLogDirs answers it "
+        "KAFKA_STORAGE_ERROR) before it is an anomaly whose fix moves the replicas that were in it to other "
+        "brokers (with `log_dir_offline` in `self.healing.detectors`; a dir back before its fix starts: the "
+        "anomaly expires). Kafka brings a failed dir back only with a restart of its broker.",
+        default=600.0,
+        validator=greater_than(0, 7 * 24 * _HOUR),
+        reloadable=True,
+    ),
+    _k(
+        "self.healing",
+        config_keys.SELF_HEALING_ANOMALY_RETENTION_SECONDS,
+        FLOAT,
+        "Anomalies that ended (`fixed`, `ignored`, `expired`) are kept in the state store this long after "
+        "their last change, then pruned by the leader with the plans' history (an open anomaly never is).",
+        default=7 * 24 * _HOUR,
+        validator=greater_than(0, 3650 * 24 * _HOUR),
         reloadable=True,
     ),
     _k(

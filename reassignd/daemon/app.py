@@ -87,12 +87,16 @@ def healing_settings_from(config: Config) -> HealingSettings:
         balance_threshold=float(config[config_keys.SELF_HEALING_BALANCE_THRESHOLD]),
         byte_balance_threshold=float(config[config_keys.SELF_HEALING_BYTE_BALANCE_THRESHOLD]),
         disk_capacity_threshold=float(config[config_keys.SELF_HEALING_DISK_CAPACITY_THRESHOLD]),
+        log_dir_failure_seconds=float(config[config_keys.SELF_HEALING_LOG_DIR_FAILURE_SECONDS]),
+        anomaly_retention_seconds=float(config[config_keys.SELF_HEALING_ANOMALY_RETENTION_SECONDS]),
     )
 
 
 async def prune_history(controller: Controller, config: Callable[[], Config], interval: float = 60.0) -> None:
     """Retention: ended plans beyond `store.retention.plans` or older than `store.retention.days` go, a
-    few at a time, off the cycle path; only the leader prunes (the store fences it like a commit)."""
+    few at a time, off the cycle path, and so do anomalies that ended longer than
+    `self.healing.anomaly.retention.seconds` ago; only the leader prunes (the store fences it like a
+    commit)."""
     while True:
         await asyncio.sleep(interval)
         if not controller.is_leader or controller.findings:  # held: the store stays as it was found
@@ -103,12 +107,15 @@ async def prune_history(controller: Controller, config: Callable[[], Config], in
         )
         try:
             pruned = await controller.store.prune(controller.clock() - days * 86400, keep, limit=5)
+            anomalies = await controller.healing.prune()
         except StoreUnavailable as exc:  # the store's health logs it once, shows it, and sees it return
             log.debug("pruning the store's history failed; retried later", error=str(exc))
             continue
         except StoreError as exc:
             log.warning("pruning the store's history failed; retried later", error=str(exc))
             continue
+        if anomalies:
+            log.info("anomalies pruned", anomalies=list(anomalies))
         if pruned.plans or pruned.journal_entries:
             log.info("history pruned", plans=list(pruned.plans), journal_entries=pruned.journal_entries)
             await controller.start()

@@ -10,6 +10,7 @@ on the snapshot the proposal is made from, nothing ever onto an excluded broker 
 | `byte_balance` | the planner's size-aware replica balance (its byte goal) at the byte threshold |
 | `disk_capacity` | the planner's hard disk goal at the disk threshold (its replica band the widest) |
 | `under_replicated` | a preferred-leader election where the preferred is in sync and not leading; else none |
+| `log_dir_offline` | the dir's partitions re-targeted off its broker (placement/retarget.py, as `retarget`) |
 
 The election is a plan whose target is the partition's replicas as they are: it moves nothing, and ends
 in the preferred-leader election every plan makes when a partition's target is reached.
@@ -25,6 +26,7 @@ from reassignd.engine.anomalies import Anomaly, AnomalyKind, HealingSettings
 from reassignd.engine.detectors import disk_limits, elections, urp_advice
 from reassignd.model import ClusterSnapshot, ReassignmentPlan
 from reassignd.placement.respread import respread_targets
+from reassignd.placement.retarget import replacement_targets
 
 WIDEST_BAND = 0.99
 """The replica goal's threshold in the disk-capacity fix: the planner's hard disk goal sheds the bytes,
@@ -61,6 +63,8 @@ async def fix_of(
         return Fix(plan)
     if kind is AnomalyKind.RACK_SPREAD:
         return _respread(anomaly, snapshot, excluded)
+    if kind is AnomalyKind.LOG_DIR_OFFLINE:
+        return _off_dir(anomaly, snapshot, excluded)
     elect, checks = elections(snapshot, anomaly.partitions)
     return Fix(ReassignmentPlan(elect) if elect else None, urp_advice(checks) if checks else "")
 
@@ -80,9 +84,36 @@ def _respread(anomaly: Anomaly, snapshot: ClusterSnapshot, excluded: Collection[
     return Fix(ReassignmentPlan(found.targets) if found.targets else None, note)
 
 
+def _off_dir(anomaly: Anomaly, snapshot: ClusterSnapshot, excluded: Collection[int]) -> Fix:
+    """The replicas of a failed log dir moved to other brokers: Kafka answers KAFKA_STORAGE_ERROR to a
+    move to another dir of the broker and cannot delete them (sim/log_dirs.py), so each partition's
+    replica on the broker is replaced, in its place in the list, by the placer's choice (as `reassignd
+    retarget` replaces a gone broker: rack spread kept, nothing onto an excluded broker). A partition with
+    no leader has no replica to copy from: left as it is, said in the note."""
+    broker = anomaly.brokers[0]
+    wanted = set(anomaly.partitions)
+    held = {tp: p for tp, p in snapshot.partitions.items() if str(tp) in wanted and broker in p.replicas}
+    leaderless = sorted(str(tp) for tp, p in held.items() if not p.has_leader)
+    targets = {tp: p.replicas for tp, p in held.items() if p.has_leader}
+    load: dict[int, int] = {}
+    for p in snapshot.partitions.values():
+        for b in p.replicas:
+            load[b] = load.get(b, 0) + 1
+    racks = {b: info.rack for b, info in snapshot.brokers.items()}
+    eligible = snapshot.online_broker_ids() - frozenset(excluded) - {broker}
+    found = replacement_targets(targets, (broker,), racks, eligible, load)
+    notes = [f"{tp}: {why}" for tp, why in sorted(found.unplaced.items())]
+    notes += [f"{tp}: no leader, no replica to copy from" for tp in leaderless]
+    named = "; ".join(notes[:5]) + (f"; and {len(notes) - 5} more" if len(notes) > 5 else "")
+    note = f"left as they are: {named}" if notes else ""
+    return Fix(ReassignmentPlan(found.targets) if found.targets else None, note)
+
+
 def fix_name(anomaly: Anomaly) -> str:
     """The fix's plan's name, as `reassignd status` shows it."""
     goal = anomaly.kind.goal
+    if anomaly.kind is AnomalyKind.LOG_DIR_OFFLINE:
+        return f"self-healing: {goal} {len(anomaly.partitions)} partition(s) off {anomaly.subject}"
     if not anomaly.kind.about_partitions:
         return f"self-healing: {goal} broker {anomaly.brokers[0]}"
     if anomaly.partitions:

@@ -43,7 +43,7 @@ from reassignd.engine.anomalies import (
     observe,
     restored,
 )
-from reassignd.engine.detectors import SIZED_KINDS, detect
+from reassignd.engine.detectors import SIZED_KINDS, detect, log_dir_offline
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
 from reassignd.model import ClusterSnapshot, ReassignmentPlan, TopicPartition
@@ -117,6 +117,17 @@ class SelfHealing:
         self.book = restored(anomalies, max(started, default=None))
         self._loaded = True
 
+    async def prune(self, limit: int = 100) -> tuple[str, ...]:
+        """Retention (the leader's, with the plans' history: app.prune_history): up to `limit` anomalies
+        that ended longer than `self.healing.anomaly.retention.seconds` ago go from the store (fenced like
+        a commit), and from the book; an open one never does. Their ids."""
+        horizon = self.host.clock() - self.settings.anomaly_retention_seconds
+        gone = await self.host.store.prune_anomalies(horizon, limit)
+        if gone:
+            kept = tuple(a for a in self.book.anomalies if a.id not in set(gone))
+            self.book = replace(self.book, anomalies=kept)
+        return gone
+
     def _record(self, anomaly: Anomaly) -> dict[str, Any]:
         """What the store keeps of an anomaly: its JSON and, for a fix not yet queued, the replicas its
         plan was made on (a fix whose partitions moved since is stale on any daemon)."""
@@ -152,6 +163,8 @@ class SelfHealing:
             byte_threshold=settings.byte_balance_threshold,
             disk_threshold=settings.disk_capacity_threshold,
         )
+        if AnomalyKind.LOG_DIR_OFFLINE in settings.detectors:
+            findings = [*findings, *log_dir_offline(snapshot)]
         before = self.book
         self.book = observe(
             self.book, offline, host.clock(), self.settings, empty, findings=findings, unjudged=unjudged
@@ -178,11 +191,15 @@ class SelfHealing:
     def _follow_fixes(self) -> None:
         """A fix's plan, as the store has it: found running after a restart, or ended."""
         now = self.host.clock()
+        horizon = now - self.settings.anomaly_retention_seconds
         for record in self.host.view.records.values():
             anomaly_id = record.options.get(ANOMALY_OPTION)
             if not isinstance(anomaly_id, str):
                 continue
-            anomaly = self.book.get(anomaly_id) or adopted(anomaly_id, now)
+            known = self.book.get(anomaly_id)
+            if known is None and record.status.terminal and (record.finished_at or 0.0) < horizon:
+                continue  # its anomaly was pruned (retention): not made again from its plan
+            anomaly = known or adopted(anomaly_id, now)
             if anomaly.state is not AnomalyState.EXECUTING and not anomaly.state.terminal:
                 anomaly = anomaly.to(AnomalyState.EXECUTING, now, plan_id=record.id)
             if anomaly.state is AnomalyState.EXECUTING and record.status.terminal:

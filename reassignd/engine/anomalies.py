@@ -15,10 +15,13 @@ without completing (an operator cancelled it). The kinds (`AnomalyKind`): a brok
 `self.healing.broker.failure.seconds` (its fix drains it), and, when enabled, a running broker with no
 replica for longer than `self.healing.new.broker.seconds` (its fix fills it), partitions spanning fewer
 racks than they could, a balance goal's band broken, partitions under-replicated with their brokers online
-(engine/detectors.py finds those in a snapshot).
+(engine/detectors.py finds those in a snapshot), a log dir offline for longer than
+`self.healing.log.dir.failure.seconds` (its fix moves the dir's replicas to other brokers).
 
-An anomaly is about a kind and a subject: a broker (the broker-level kinds, one anomaly per broker) or the
-cluster (the partition-level and balance kinds, one per kind); it lists its brokers and partitions. Its id,
+An anomaly is about a kind and a subject: a broker (the broker-level kinds, one anomaly per broker), one
+log dir of a broker (`<broker>_<dir>`, the dir's path with every character but letters, digits, `_` and
+`.` as `_`: one anomaly per dir) or the cluster (the partition-level and balance kinds, one per kind); it
+lists its brokers and partitions. Its id,
 `<kind>-<subject>-<first seen>`, stays the same while the condition lasts, and `adopted` reads it back.
 Detectors hand `Finding`s to `observe`, which times them (a partition from when it was first seen) and
 keeps at most one open anomaly per kind and subject.
@@ -63,6 +66,10 @@ class AnomalyKind(StrEnum):
     UNDER_REPLICATED = "under_replicated"
     """Partitions under-replicated for `under_replicated_seconds` with every replica's broker online: its
     fix elects the preferred leader where it is in sync and not leading; else nothing moves."""
+    LOG_DIR_OFFLINE = "log_dir_offline"
+    """A running broker's log dir answered KAFKA_STORAGE_ERROR (failed) for `log_dir_failure_seconds`: its
+    fix moves the replicas that were in it to other brokers (Kafka can neither move them to another dir of
+    the broker nor delete them)."""
 
     @property
     def goal(self) -> str:
@@ -72,8 +79,9 @@ class AnomalyKind(StrEnum):
     @property
     def about_partitions(self) -> bool:
         """A partition-level kind: one anomaly for the cluster (subject `cluster`), its partitions listed,
-        each timed on its own; a broker-level kind has one anomaly per broker."""
-        return self not in (AnomalyKind.BROKER_FAILURE, AnomalyKind.NEW_BROKER)
+        each timed on its own; a broker-level kind has one anomaly per broker (per log dir for
+        `log_dir_offline`)."""
+        return self not in (AnomalyKind.BROKER_FAILURE, AnomalyKind.NEW_BROKER, AnomalyKind.LOG_DIR_OFFLINE)
 
 
 _GOALS: Final = {
@@ -85,6 +93,7 @@ _GOALS: Final = {
     AnomalyKind.BYTE_BALANCE: "byte-balance",
     AnomalyKind.DISK_CAPACITY: "shed-bytes",
     AnomalyKind.UNDER_REPLICATED: "elect",
+    AnomalyKind.LOG_DIR_OFFLINE: "re-target",
 }
 CLUSTER: Final = "cluster"
 """The subject of a partition-level anomaly (its id: `rack-spread-cluster-<first seen>`)."""
@@ -152,6 +161,10 @@ class HealingSettings:
     disk_capacity_threshold: float = 0.80
     """The share of a broker's log-dir volumes used past which `disk_capacity` makes an anomaly, and up to
     which its fix fills the others."""
+    log_dir_failure_seconds: float = 600.0
+    """How long a log dir of a running broker stays offline before it is an anomaly."""
+    anomaly_retention_seconds: float = 7 * 86400.0
+    """How long an anomaly that ended is kept in the state store after its last change."""
 
 
 @dataclass(frozen=True)
@@ -243,10 +256,26 @@ class Anomaly:
                 proposal=_optional_mapping(data, "proposal"),
                 plan_id=None if data.get("plan_id") is None else str(data["plan_id"]),
                 partitions=tuple(str(p) for p in data.get("partitions") or ()),
-                subject=CLUSTER if kind.about_partitions else str(brokers[0]),
+                subject=_subject_of(kind, anomaly_id, brokers),
             )
         except ValueError as exc:
             raise ValueError(f"stored anomaly {anomaly_id}: {exc}") from None
+
+
+def dir_subject(broker: int, path: str) -> str:
+    """The subject of a `log_dir_offline` anomaly: `<broker>_<dir>`, the dir's path with every character
+    but letters, digits, `_` and `.` as `_` (an id holds letters, digits, `.`, `_` and `-` only, and its
+    parts are split at `-`: store/base.py's ANOMALY_ID)."""
+    slug = "".join(c if c.isascii() and (c.isalnum() or c in "_.") else "_" for c in path.strip("/"))
+    return f"{broker}_{slug or '_'}"
+
+
+def _subject_of(kind: AnomalyKind, anomaly_id: str, brokers: tuple[int, ...]) -> str:
+    if kind.about_partitions:
+        return CLUSTER
+    if kind is AnomalyKind.LOG_DIR_OFFLINE:  # read back from its id, `log-dir-offline-<subject>-<first>`
+        return anomaly_id.rpartition("-")[0].rpartition("-")[2]
+    return str(brokers[0])
 
 
 def _member(enum: type[StrEnum], data: Mapping[str, Any], name: str) -> Any:
@@ -401,6 +430,8 @@ def _aged(
     old = sorted(p for p in finding.partitions if now - book.since[(*finding.key, p)] >= threshold)
     if not old:
         return None
+    if not finding.kind.about_partitions:  # a log dir's: about its broker, whatever else holds them
+        return finding.brokers, tuple(old)
     brokers = {b for p in old for b in finding.partitions[p]}
     return tuple(sorted(brokers)), tuple(old)
 
@@ -415,7 +446,7 @@ def adopted(anomaly_id: str, now: float) -> Anomaly:
     kind_text, _, subject = anomaly_id.rpartition("-")[0].rpartition("-")
     try:
         kind = AnomalyKind(kind_text.replace("-", "_"))
-        brokers = () if kind.about_partitions else (int(subject),)
+        brokers = () if kind.about_partitions else (int(subject.partition("_")[0]),)
         if kind.about_partitions and subject != CLUSTER:
             raise ValueError(subject)
     except ValueError:  # not an id this module made: kept, but about no known broker
@@ -432,6 +463,7 @@ _GONE: Final = {
     AnomalyKind.BYTE_BALANCE: "every broker's bytes are within the byte band now",
     AnomalyKind.DISK_CAPACITY: "no broker's log dirs are used beyond the threshold now",
     AnomalyKind.UNDER_REPLICATED: "no partition stayed under-replicated with its brokers online",
+    AnomalyKind.LOG_DIR_OFFLINE: "the log dir is back online, or its broker is not running",
 }
 _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
     AnomalyKind.BROKER_FAILURE: lambda settings: settings.broker_failure_seconds,
@@ -442,6 +474,7 @@ _THRESHOLD: Final[Mapping[AnomalyKind, Callable[[HealingSettings], float]]] = {
     AnomalyKind.BYTE_BALANCE: lambda settings: settings.violation_seconds,
     AnomalyKind.DISK_CAPACITY: lambda settings: settings.violation_seconds,
     AnomalyKind.UNDER_REPLICATED: lambda settings: settings.under_replicated_seconds,
+    AnomalyKind.LOG_DIR_OFFLINE: lambda settings: settings.log_dir_failure_seconds,
 }
 
 

@@ -8,6 +8,8 @@
   the formula the planner's own figures use), counted over the same brokers the planner balances.
 - `under_replicated`: partitions whose ISR is short of their replicas while every replica's broker is
   online (a broker down is `broker_failure`'s).
+- `log_dir_offline`: each log dir of a running broker that DescribeLogDirs answered KAFKA_STORAGE_ERROR
+  (`log_dir_offline`, judged always, a reassignment in flight or not, as the broker-level kinds are).
 
 While a partition is being reassigned its replica lists are in between: the partition and balance kinds
 are then not judged (`unjudged`), so a plan that runs neither makes nor expires their anomalies.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from reassignd.engine.anomalies import CLUSTER, AnomalyKind, Finding
+from reassignd.engine.anomalies import CLUSTER, AnomalyKind, Finding, dir_subject
 from reassignd.model import ClusterSnapshot, TopicPartition
 from reassignd.placement.balance import outside_band
 from reassignd.placement.respread import uneven_partitions
@@ -33,8 +35,9 @@ SNAPSHOT_KINDS = frozenset(
     }
 )
 """The kinds judged from the partitions of one snapshot (this module)."""
-SIZED_KINDS = frozenset({AnomalyKind.BYTE_BALANCE, AnomalyKind.DISK_CAPACITY})
-"""The kinds judged on the partitions' sizes: the snapshot is read with them (DescribeLogDirs)."""
+SIZED_KINDS = frozenset({AnomalyKind.BYTE_BALANCE, AnomalyKind.DISK_CAPACITY, AnomalyKind.LOG_DIR_OFFLINE})
+"""The kinds judged on what DescribeLogDirs says (the partitions' sizes, the dirs' volumes and errors):
+the snapshot is read with the sizes."""
 
 
 def eligible_brokers(snapshot: ClusterSnapshot, banned: Collection[int]) -> frozenset[int]:
@@ -192,3 +195,34 @@ def urp_advice(checks: list[str]) -> str:
         "throttle left "
         "on the topic (leader.replication.throttled.replicas / follower.replication.throttled.replicas)"
     )
+
+
+def log_dir_offline(snapshot: ClusterSnapshot) -> list[Finding]:
+    """One finding per failed log dir of a running broker (`snapshot.offline_dirs`: DescribeLogDirs'
+    KAFKA_STORAGE_ERROR), listing the partitions whose replica on that broker is in it.
+
+    A failed dir lists no partition (ReplicaManager.describeLogDirs), so a replica is taken to be in it when
+    the broker's answering dirs do not list it (`replica_dirs`) and it is out of the ISR (the controller
+    takes it out: ReplicationControlManager.handleDirectoriesOffline, KafkaController.
+    onReplicasBecomeOffline); a replica being added is not counted (it may not be created yet). Nothing
+    says which of two failed dirs of one broker held a replica: the first of them (by path) lists them
+    all, the others none."""
+    online = snapshot.online_broker_ids()
+    failed: dict[int, list[str]] = {}
+    for broker, path in sorted(snapshot.offline_dirs):
+        if broker in online:
+            failed.setdefault(broker, []).append(path)
+    found = []
+    for broker, paths in sorted(failed.items()):
+        held = {
+            tp: p.replicas
+            for tp, p in sorted(snapshot.partitions.items())
+            if broker in p.replicas
+            and broker not in p.isr
+            and broker not in p.adding
+            and (tp, broker) not in snapshot.replica_dirs
+        }
+        for index, path in enumerate(paths):
+            listed = {str(tp): tuple(rs) for tp, rs in held.items()} if index == 0 else {}
+            found.append(Finding(AnomalyKind.LOG_DIR_OFFLINE, dir_subject(broker, path), (broker,), listed))
+    return found

@@ -125,6 +125,8 @@ class SimClusterAdmin(SnapshotFromResult):
                     continue
                 replicas, isr, leader, _epoch = sim.published(p)
                 sizes = self._sizes(tp, p, online, with_sizes)
+                if sizes and sim._failed_dirs:  # a replica in a failed dir: DescribeLogDirs lists it nowhere
+                    sizes = {b: s for b, s in sizes.items() if sim.replica_online(p, b)}
                 metadata.append((tp, replicas, isr, leader, sizes))
                 if sizes:  # the same DescribeLogDirs answer names each replica's dir (views.replica_log_dirs)
                     named = p.dirs
@@ -193,14 +195,26 @@ class SimClusterAdmin(SnapshotFromResult):
             deleted_topics=deleted,
             replica_dirs=MappingProxyType(replica_dirs),  # as built: no copy
             future_dirs=future_dirs,
-            # DescribeLogDirs goes to the brokers hosting a replica asked for, as KafkaClusterAdmin sends it
+            # DescribeLogDirs goes to the brokers hosting a replica asked for, as KafkaClusterAdmin sends it;
+            # a failed dir answers KAFKA_STORAGE_ERROR: not among the dirs, its replicas not listed
             broker_dirs={
-                b: tuple(d.path for d in sim.brokers[b].log_dirs)
+                b: tuple(d.path for d in sim.brokers[b].log_dirs if d.online)
                 for b in sorted({b for _, b in replica_dirs})
             },
             dir_volumes=self._volumes(online) if with_sizes else {},
+            offline_dirs=self._offline_dirs(online, referenced) if with_sizes else frozenset(),
         )
         return SnapshotResult(snapshot=snapshot, errors=tuple(errors))
+
+    def _offline_dirs(self, online: Collection[int], hosts: Collection[int]) -> frozenset[tuple[int, str]]:
+        """The failed dirs of the running brokers asked (those hosting a replica), as DescribeLogDirs
+        answers them: KAFKA_STORAGE_ERROR."""
+        return frozenset(
+            (b, d.path)
+            for b in sorted(set(online) & set(hosts))
+            for d in self.sim.brokers[b].log_dirs
+            if not d.online
+        )
 
     def _volumes(self, online: Collection[int]) -> dict[tuple[int, str], tuple[int, int]]:
         """Each online broker's log dirs' total and usable bytes, as DescribeLogDirs v4 answers them."""
@@ -209,6 +223,7 @@ class SimClusterAdmin(SnapshotFromResult):
             for b in sorted(online)
             if b in self.sim.brokers
             for d in self.sim.log_dir_descriptions(b, [])
+            if not d.error_code
         }
 
     @staticmethod
@@ -282,13 +297,15 @@ class SimClusterAdmin(SnapshotFromResult):
         futures: dict[tuple[TopicPartition, int], str] = {}
         dirs: dict[int, tuple[str, ...]] = {}
         errors: dict[int, KafkaErrorInfo] = {}
+        offline: set[tuple[int, str]] = set()
         asked = [(tp.topic, tp.partition) for tp in partitions]
         for b in sorted(set(broker_ids)):
             if b not in online:
                 errors[b] = self._offline(b)
                 continue
-            listing = self.sim.describe_log_dirs(b, asked)
+            listing = self.sim.describe_log_dirs(b, asked)  # a failed dir left out, as convert.py does
             dirs[b] = tuple(log_dir for log_dir, _ in listing)
+            offline |= {(b, d.path) for d in self.sim.brokers[b].log_dirs if not d.online}
             for log_dir, rows in listing:
                 for topic, index, size, lag, future in rows:
                     key = (TopicPartition(topic, index), b)
@@ -296,7 +313,9 @@ class SimClusterAdmin(SnapshotFromResult):
                         futures[key] = log_dir
                     if key not in replicas or replicas[key].is_future:  # the current log wins (convert.py)
                         replicas[key] = ReplicaLogDir(size, lag, log_dir, future)
-        return LogDirsResult(replicas=replicas, errors=errors, futures=futures, dirs=dirs)
+        return LogDirsResult(
+            replicas=replicas, errors=errors, futures=futures, dirs=dirs, offline=frozenset(offline)
+        )
 
     # -- writes -----------------------------------------------------------------------------------------
 

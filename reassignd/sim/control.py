@@ -1,7 +1,8 @@
 """The simulator's control API: JSON over HTTP on loopback, for tests, demos and rehearsals.
 
-GET /state, GET /snapshot; POST /brokers/{id}/stop, /brokers/{id}/start, /brokers/{id}/network, /produce,
-/append, /time-scale, /advance.
+GET /state, GET /snapshot; POST /brokers/{id}/stop, /brokers/{id}/start, /brokers/{id}/network,
+/brokers/{id}/log-dirs/fail and /brokers/{id}/log-dirs/restore (body {"path": DIR}), /produce, /append,
+/time-scale, /advance.
 Bad input is answered with HTTP 400 (404 for an unknown broker, 409 for a conflict with the current state)
 and a JSON body naming the field and the value: {"error": ..., "field": ..., "value": ...}.
 """
@@ -140,6 +141,39 @@ async def start_broker(request: web.Request) -> web.Response:
     return web.json_response({"broker": broker_id, "online": True})
 
 
+async def _log_dir(request: web.Request) -> tuple[int, str]:
+    broker_id = _broker_id(request)
+    path = (await _json_body(request)).get("path")
+    broker = request.app[RUNTIME_KEY].cluster.brokers[broker_id]
+    if not isinstance(path, str) or broker.dir_named(path) is None:
+        known = [d.path for d in broker.log_dirs]
+        raise ControlError(400, f"path must be one of broker {broker_id}'s log dirs {known}", "path", path)
+    return broker_id, path
+
+
+async def fail_log_dir(request: web.Request) -> web.Response:
+    """A log dir fails (a disk error): sim/log_dirs.py has what Kafka does then."""
+    broker_id, path = await _log_dir(request)
+    cluster = request.app[RUNTIME_KEY].cluster
+    cluster.fail_log_dir(broker_id, path)
+    if not cluster.brokers[broker_id].online:  # it halted (its last live dir, or its metadata dir)
+        await request.app[RUNTIME_KEY].listeners.close(broker_id)
+    return web.json_response(
+        {
+            "broker": broker_id,
+            "path": path,
+            "online": False,
+            "broker_online": cluster.brokers[broker_id].online,
+        }
+    )
+
+
+async def restore_log_dir(request: web.Request) -> web.Response:
+    broker_id, path = await _log_dir(request)
+    request.app[RUNTIME_KEY].cluster.restore_log_dir(broker_id, path)
+    return web.json_response({"broker": broker_id, "path": path, "online": True})
+
+
 def _topic_partition(runtime: Runtime, body: dict[str, Any]) -> tuple[str, int | None]:
     topic = body.get("topic")
     if not isinstance(topic, str) or not topic:
@@ -228,6 +262,8 @@ def build_app(runtime: Runtime) -> web.Application:
     app.router.add_post("/brokers/{broker_id}/stop", stop_broker)
     app.router.add_post("/brokers/{broker_id}/start", start_broker)
     app.router.add_post("/brokers/{broker_id}/network", set_network)
+    app.router.add_post("/brokers/{broker_id}/log-dirs/fail", fail_log_dir)
+    app.router.add_post("/brokers/{broker_id}/log-dirs/restore", restore_log_dir)
     app.router.add_post("/produce", produce)
     app.router.add_post("/append", append)
     app.router.add_post("/time-scale", set_time_scale)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +142,7 @@ class ClusterCore:
         # controller's state machine, so a broker start does not elect them, a broker failure does
         self._zk_online_without_leader: set[SimPartition] = set()
         self._logs_in_dir: dict[tuple[int, str], int] = {}  # (broker, log dir) -> replicas placed there
+        self._failed_dirs: set[tuple[int, str]] = set()  # (broker, log dir) failed (fail_log_dir)
         # (broker, log dir) -> [intercept, slope]: its in-sync replicas hold intercept + slope * now bytes
         self._dir_lines: dict[tuple[int, str], list[float]] = {}
         self._first_dir_lines: dict[int, list[float]] = {}  # the same for replicas in the broker's first dir
@@ -219,6 +220,19 @@ class ClusterCore:
         b = self.brokers.get(broker)
         return b is not None and b.online
 
+    def replica_online(self, p: SimPartition, broker: int) -> bool:
+        """The replica of `p` on `broker` can serve: its broker runs and its log dir has not failed."""
+        if not self.is_alive(broker):
+            return False
+        return not self._failed_dirs or (broker, self.dir_of(p, broker)) not in self._failed_dirs
+
+    def alive_in(self, p: SimPartition) -> Callable[[int], bool]:
+        """Whose replica of `p` may lead or join: `is_alive` itself while no log dir has failed, else a
+        test of each replica's broker and dir (KRaft's LeaderAcceptor: ReplicationControlManager)."""
+        if not self._failed_dirs:
+            return self.is_alive
+        return lambda broker: self.replica_online(p, broker)
+
     # -- bookkeeping around every partition change -------------------------------------------------------
 
     def _account(self, p: SimPartition, sign: int) -> None:
@@ -268,7 +282,7 @@ class ClusterCore:
                 lagging.add(p)
             else:
                 lagging.discard(p)
-            if leader != NO_LEADER and self.is_alive(b):
+            if leader != NO_LEADER and self.replica_online(p, b):
                 key = (p, b)
                 if sign > 0:
                     lag = p.lags[b]  # every replica outside the ISR has its Lag
@@ -348,8 +362,9 @@ class ClusterCore:
         if len(b.log_dirs) == 1 and path is None:
             return
         chosen = path or preferred
-        if chosen is None or b.dir_named(chosen) is None:
-            chosen = min(b.log_dirs, key=lambda d: self._logs_in_dir.get((broker, d.path), 0)).path
+        if chosen is None or b.dir_named(chosen) is None:  # LogManager.nextLogDirs: the live dirs only
+            live = [d for d in b.log_dirs if d.online] or b.log_dirs
+            chosen = min(live, key=lambda d: self._logs_in_dir.get((broker, d.path), 0)).path
         if p.dirs is None:
             p.dirs = {}
         p.dirs[broker] = chosen
@@ -379,9 +394,13 @@ class ClusterCore:
             raise KafkaError(errors.BROKER_NOT_AVAILABLE, f"Broker {broker_id} is not available.")
         if broker.dir_named(path) is None:
             raise KafkaError(errors.LOG_DIR_NOT_FOUND, f"Log dir {path} is not found in the config.")
+        if (broker_id, path) in self._failed_dirs:
+            raise KafkaError(errors.KAFKA_STORAGE_ERROR, f"Log directory {path} is offline")
         t = self.topics.get(topic)
         p = t.partitions[partition] if t is not None and 0 <= partition < len(t.partitions) else None
         if p is not None and p in self._replicas_on.get(broker_id, ()):
+            if not self.replica_online(p, broker_id):  # HostedPartition.Offline
+                raise KafkaError(errors.KAFKA_STORAGE_ERROR, f"Partition {topic}-{partition} is offline")
             future = self._futures.get((p, broker_id))
             if future is not None and future.path != path and self._future_logs.drop(p, broker_id):
                 self._dirty = True
@@ -429,7 +448,7 @@ class ClusterCore:
 
     def _change(self, p: SimPartition, election: Election = Election.ONLINE, **targets: Any) -> bool:
         """Build and apply one PartitionChangeRecord; False when it would be a no-op."""
-        change = build_change(self._fields(p), self.is_alive, election=election, **targets)
+        change = build_change(self._fields(p), self.alive_in(p), election=election, **targets)
         if change is None:
             return False
         self._apply(p, change)
@@ -1116,7 +1135,7 @@ class ClusterCore:
         if self.kafka.zookeeper:  # AlterPartition, then KafkaController.maybeCompleteReassignment
             zp = self._zk(p)
             zp.expand_isr(broker)
-            zp.maybe_complete(self.is_alive)
+            zp.maybe_complete(self.alive_in(p))
             self._commit(p, zp)
             return
         self._change(p, isr=[*p.isr, broker])
@@ -1144,7 +1163,7 @@ class ClusterCore:
             if self.kafka.zookeeper:  # KafkaController.onBrokerFailure -> onReplicasBecomeOffline
                 zp = self._zk(p)
                 if p.leader == broker_id:
-                    zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                    zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
                 zp.remove_from_isr(broker_id)
                 self._commit(p, zp)
                 continue
@@ -1156,7 +1175,7 @@ class ClusterCore:
                 for p in topic.partitions:
                     if p.leader == NO_LEADER:
                         zp = self._zk(p)
-                        zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                        zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
                         self._commit(p, zp)
         if self.controller_id == broker_id:
             online = sorted(b for b, broker in self.brokers.items() if broker.online)
@@ -1174,9 +1193,9 @@ class ClusterCore:
             if self.kafka.zookeeper:  # KafkaController.onBrokerStartup
                 zp = self._zk(p)
                 if p.leader == NO_LEADER and p not in self._zk_online_without_leader:
-                    zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
+                    zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
                 if zp.being_reassigned and broker_id in zp.replicas and broker_id not in zp.removing:
-                    zp.resume(self.is_alive)  # maybeResumeReassignments: the target includes this broker
+                    zp.resume(self.alive_in(p))  # maybeResumeReassignments: the target includes this broker
                 self._commit(p, zp)
                 continue
             if p.leader == NO_LEADER:
@@ -1186,6 +1205,83 @@ class ClusterCore:
             self.controller_id = broker_id
         if self.topics_to_delete:  # onBrokerStartup: resume the deletions this broker held up
             self._resume_deletions()
+
+    def fail_log_dir(self, broker_id: int, path: str) -> None:
+        """One log dir of a running broker fails (a disk error): log_dirs.py has Kafka's rules. A broker
+        that cannot go on without it stops instead; a dir already failed stays so."""
+        self._require_broker(broker_id)
+        broker = self.brokers[broker_id]
+        failed = broker.dir_named(path)
+        if failed is None:
+            raise KeyError(f"broker {broker_id} has no log dir {path!r}")
+        if not failed.online:
+            return
+        if broker.online and log_dirs.halts_broker(broker, path, self.kafka):
+            self.stop_broker(broker_id)
+        if not broker.online:  # stopped, or was: the dir is failed when it starts again
+            failed.online = False
+            self._failed_dirs.add((broker_id, path))
+            return
+        for p, b in [k for k, f in self._futures.items() if k[1] == broker_id and f.path == path]:
+            if self._future_logs.drop(p, b):  # removeFutureLocalReplica: a copy into the dir stops
+                self._dirty = True
+        parts = [
+            p
+            for p in sorted(self._replicas_on.get(broker_id, ()), key=lambda q: (q.topic, q.index))
+            if self.dir_of(p, broker_id) == path
+        ]
+        for p in parts:
+            if self._futures and self._future_logs.drop(p, broker_id):  # its copy elsewhere stops too
+                self._dirty = True
+            self._account(p, -1)
+        failed.online = False
+        self._failed_dirs.add((broker_id, path))
+        for p in parts:
+            p.rebase_log()
+            self._account(p, +1)
+            if self.kafka.zookeeper:  # KafkaController.onReplicasBecomeOffline
+                zp = self._zk(p)
+                if p.leader == broker_id:
+                    zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
+                zp.remove_from_isr(broker_id)
+                self._commit(p, zp)
+                continue
+            # ReplicationControlManager.handleDirectoriesOffline: out of the ISR, leadership elsewhere
+            isr = [r for r in p.isr if r != broker_id]
+            election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
+            self._change(p, election, isr=isr)
+        self._dirty = True
+
+    def restore_log_dir(self, broker_id: int, path: str) -> None:
+        """A failed log dir readable again (Kafka brings one back only with a restart of its broker,
+        KIP-112): its replicas catch up from where they were and leaderless partitions get a leader."""
+        self._require_broker(broker_id)
+        restored = self.brokers[broker_id].dir_named(path)
+        if restored is None:
+            raise KeyError(f"broker {broker_id} has no log dir {path!r}")
+        if restored.online:
+            return
+        parts = [
+            p
+            for p in sorted(self._replicas_on.get(broker_id, ()), key=lambda q: (q.topic, q.index))
+            if self.dir_of(p, broker_id) == path
+        ]
+        for p in parts:
+            self._account(p, -1)
+        restored.online = True
+        self._failed_dirs.discard((broker_id, path))
+        for p in parts:
+            p.rebase_log()
+            self._account(p, +1)
+            if p.leader != NO_LEADER:
+                continue
+            if self.kafka.zookeeper:
+                zp = self._zk(p)
+                zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
+                self._commit(p, zp)
+            else:
+                self._change(p, Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE)
+        self._dirty = True
 
     def _require_broker(self, broker_id: int) -> None:
         if broker_id not in self.brokers:

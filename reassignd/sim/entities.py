@@ -36,6 +36,7 @@ class LogDir:
     path: str
     total_bytes: int = DEFAULT_VOLUME_BYTES
     other_bytes: int = 0  # bytes on the volume that belong to no simulated replica
+    online: bool = True  # False: the dir failed (ClusterCore.fail_log_dir; sim/log_dirs.py has Kafka's rules)
 
 
 @dataclass(slots=True, eq=False)

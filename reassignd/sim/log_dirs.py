@@ -24,6 +24,35 @@ Sources (apache/kafka 3.9, core/src/main/scala/kafka/; the placement rules check
   its own.
 The copy rate is bounded by the quota and by the broker's disk (`log_dir_copy_bytes_per_sec`, a model
 parameter: Kafka reads and writes local files as fast as the disk allows).
+
+A log dir that fails (ClusterCore.fail_log_dir; apache/kafka trunk 1eb7644):
+- server/ReplicaManager.scala `handleLogDirFailure`: every partition whose log is in the dir is marked
+  `HostedPartition.Offline` on that broker, its fetchers stop, and a future log in the dir (a move between
+  dirs into it) is dropped, as is the move of a log of the dir elsewhere; the broker halts when the dir is
+  the metadata log dir of a KRaft broker (`metadata.log.dir`, by default the first of `log.dirs`:
+  KafkaConfig.metadataLogDir).
+- log/LogManager.scala `handleLogDirFailure`: the dir leaves the live dirs; the broker halts when no live
+  dir is left. `nextLogDirs` (a new replica's dir) picks among the live dirs only.
+- Before Kafka 3.7 (KIP-858, JBOD in KRaft) a KRaft broker halted on any log dir failure (no release
+  before 3.7 is simulated); a ZooKeeper-mode
+  broker (KIP-112) tells the controller (`propagateLogDirEvent`), which moves leadership and shrinks the
+  ISR (KafkaController.onBrokerLogDirFailure -> onReplicasBecomeOffline).
+- KRaft from 3.7: the broker reports the dir in its heartbeat (BrokerLifecycleManager.
+  propagateDirectoryFailure; it shuts down if the controller has not heard within
+  `log.dir.failure.timeout.ms`, 30 s, which the simulator does not model: the controller always hears);
+  the controller (metadata/.../ReplicationControlManager.java `handleDirectoriesOffline`) takes the
+  broker's replicas in the dir out of the ISR and moves their leadership; no replica in an offline dir is
+  ever an acceptable leader (`LeaderAcceptor`: ClusterControlManager.hasOnlineDir), an unclean election
+  included. Metadata lists such replicas in `offline_replicas` (KRaftMetadataCache.getOfflineReplicas).
+- `describeLogDirs`: an offline dir is answered with KAFKA_STORAGE_ERROR (56), no partitions and no
+  volume figures (-1); `alterReplicaLogDirs` answers KAFKA_STORAGE_ERROR for an offline destination dir
+  ("Log directory ... is offline") and for a partition that is Offline on the broker. A replica there can
+  neither move to another dir nor be deleted (`stopReplicas` answers KAFKA_STORAGE_ERROR, "partition is
+  in an offline log directory"): only a move to another broker takes it out of the assignment (its data
+  stays on the failed disk). ZooKeeper mode: KafkaController.onBrokerLogDirFailure asks the broker about
+  every replica (LeaderAndIsr), and the ones it answers KAFKA_STORAGE_ERROR for go offline.
+- A failed dir comes back only with a restart of the broker on a readable disk (KIP-112); the simulator's
+  `restore_log_dir` brings it back without the restart, its replicas catching up from where they were.
 """
 
 from __future__ import annotations
@@ -32,6 +61,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reassignd.sim.entities import Lag, SimBroker, SimPartition
+from reassignd.sim.kafka_version import KafkaVersion
 
 DEFAULT_COPY_BYTES_PER_SEC = 250_000_000.0
 
@@ -42,6 +72,21 @@ class FutureLog:
 
     path: str
     progress: Lag
+
+
+METADATA_LOG_DIR = "metadata.log.dir"
+
+
+def halts_broker(broker: SimBroker, path: str, kafka: KafkaVersion) -> bool:
+    """Whether the failure of the dir `path` halts the broker (ReplicaManager/LogManager
+    handleLogDirFailure): its last live dir, or on KRaft its metadata log dir (every release simulated is
+    3.7 or later: JBOD in KRaft, KIP-858)."""
+    if all(not d.online or d.path == path for d in broker.log_dirs):
+        return True
+    if kafka.zookeeper:
+        return False
+    metadata_dir = broker.static_configs.get(METADATA_LOG_DIR) or broker.log_dirs[0].path
+    return path == metadata_dir
 
 
 def java_string_hash(text: str) -> int:

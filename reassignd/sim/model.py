@@ -216,8 +216,8 @@ class SimCluster(ClusterCore):
         if self.kafka.zookeeper:  # controller failover: elect the offline, resume the moving
             zp = self._zk(p)
             if p.leader == NO_LEADER:
-                zp.elect_offline(self.is_alive, self.unclean_enabled(p.topic))
-            zp.maybe_complete(self.is_alive)
+                zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
+            zp.maybe_complete(self.alive_in(p))
             self._commit(p, zp)
             return
         self._change(p)  # elect if leaderless, complete a move the ISR already allows (else a no-op)
@@ -431,7 +431,7 @@ class SimCluster(ClusterCore):
         if p is None or topic in self.topics_to_delete:  # maybeTriggerPartitionReassignment
             raise KafkaError(errors.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist.")
         zp = self._zk(p)
-        zp.reassign(zk.origin_replicas(p.replicas, p.adding) if target is None else target, self.is_alive)
+        zp.reassign(zk.origin_replicas(p.replicas, p.adding) if target is None else target, self.alive_in(p))
         self._commit(p, zp)
         if p.leader == NO_LEADER:
             self._zk_online_without_leader.add(p)
@@ -507,14 +507,14 @@ class SimCluster(ClusterCore):
         if election_type == ELECTION_PREFERRED:
             if p.leader == p.replicas[0]:
                 raise KafkaError(errors.ELECTION_NOT_NEEDED)
-            if not zp.elect_preferred(self.is_alive):
+            if not zp.elect_preferred(self.alive_in(p)):
                 raise zk.election_failed(
                     errors.PREFERRED_LEADER_NOT_AVAILABLE, p.topic, p.index, zk.PREFERRED_STRATEGY
                 )
         else:
-            if p.leader != NO_LEADER and self.is_alive(p.leader):
+            if p.leader != NO_LEADER and self.replica_online(p, p.leader):
                 raise KafkaError(errors.ELECTION_NOT_NEEDED)
-            if not zp.elect_offline(self.is_alive, unclean_allowed=True):
+            if not zp.elect_offline(self.alive_in(p), unclean_allowed=True):
                 raise zk.election_failed(
                     errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, p.topic, p.index, zk.ADMIN_UNCLEAN_STRATEGY
                 )

@@ -299,7 +299,7 @@ def handle_describe_log_dirs(ctx: RequestContext, request: Any) -> Any:
             )
         results.append(
             r.DescribeLogDirsResult(
-                error_code=0,
+                error_code=log_dir.error_code,
                 log_dir=log_dir.path,
                 topics=[
                     r.DescribeLogDirsResult.DescribeLogDirsTopic(name=name, partitions=parts)

@@ -77,14 +77,23 @@ def broker_rows(ctx: RequestContext) -> list[BrokerRow]:
 
 
 def topic_row(
-    topic: Any, online: set[int], version: int, published: Any, any_offline: bool = True
+    topic: Any,
+    online: set[int],
+    version: int,
+    published: Any,
+    any_offline: bool = True,
+    *,
+    replica_online: Any = None,
 ) -> TopicRow:
     """One topic as this broker's Metadata shows it: each partition as `published` (the cluster's view
-    that trails the controller by its metadata delay) gives it."""
+    that trails the controller by its metadata delay) gives it. `replica_online(p, broker)`, while a log
+    dir has failed: a replica in it is offline too (KRaftMetadataCache.getOfflineReplicas)."""
     partitions = []
     for p in topic.partitions:
         replicas, isr, leader, leader_epoch = published(p)
         offline = [r for r in replicas if r not in online] if any_offline else ()
+        if replica_online is not None:
+            offline = [r for r in replicas if r not in online or not replica_online(p, r)]
         error = NONE
         if leader not in online:
             error, leader = LEADER_NOT_AVAILABLE, -1
@@ -103,7 +112,9 @@ def requested_topics(ctx: RequestContext, request: Any) -> list[TopicRow]:
     wanted = request.topics
     if wanted is None or (version == 0 and not wanted):
         return [
-            topic_row(t, online, version, cluster.published, any_offline)
+            topic_row(
+                t, online, version, cluster.published, any_offline, replica_online=_replica_online(cluster)
+            )
             for _, t in sorted(cluster.topics.items())
         ]
     by_id = None
@@ -122,8 +133,15 @@ def requested_topics(ctx: RequestContext, request: Any) -> list[TopicRow]:
             if topic is None:
                 rows.append(TopicRow(UNKNOWN_TOPIC_OR_PARTITION, name, ZERO_UUID, []))
                 continue
-        rows.append(topic_row(topic, online, version, cluster.published))
+        rows.append(
+            topic_row(topic, online, version, cluster.published, replica_online=_replica_online(cluster))
+        )
     return rows
+
+
+def _replica_online(cluster: Any) -> Any:
+    """The per-replica test while a log dir has failed, else None (no cost on the usual path)."""
+    return cluster.replica_online if getattr(cluster, "_failed_dirs", None) else None
 
 
 def handle_metadata(ctx: RequestContext, request: Any) -> bytes:

@@ -311,7 +311,7 @@ def _after_config_change(sim: ClusterCore, partitions: list[SimPartition]) -> No
         if p.leader == -1 and sim.unclean_enabled(p.topic):
             if sim.kafka.zookeeper:
                 zp = sim._zk(p)
-                zp.elect_offline(sim.is_alive, unclean_allowed=True)
+                zp.elect_offline(sim.alive_in(p), unclean_allowed=True)
                 sim._commit(p, zp)
             else:
                 sim._change(p, Election.UNCLEAN)
@@ -337,6 +337,8 @@ class LogDirDescription:
     total_bytes: int
     usable_bytes: int
     replicas: tuple[ReplicaLogInfo, ...]
+    error_code: int = 0
+    """KAFKA_STORAGE_ERROR for a failed dir: no replicas, no volume figures (-1; log_dirs.py)."""
 
 
 def bytes_per_log_dir(sim: ClusterCore, broker_id: int) -> dict[str, int]:
@@ -398,6 +400,8 @@ def log_dir_descriptions(
             max(0, d.total_bytes - d.other_bytes - used.get(d.path, 0)),
             tuple(rows[d.path]),
         )
+        if d.online
+        else LogDirDescription(d.path, -1, -1, (), errors.KAFKA_STORAGE_ERROR)
         for d in broker.log_dirs
     ]
 
@@ -405,10 +409,12 @@ def log_dir_descriptions(
 def describe_log_dirs(
     sim: ClusterCore, broker_id: int, tps: list[tuple[str, int]] | None
 ) -> list[tuple[str, list[tuple[str, int, int, int, bool]]]]:
-    """[(log_dir, [(topic, partition, size, offset_lag, is_future)])] for every log dir of one broker."""
+    """[(log_dir, [(topic, partition, size, offset_lag, is_future)])] for every log dir of one broker that
+    answers (a failed dir, answered KAFKA_STORAGE_ERROR, is left out, as the cluster adapter leaves it)."""
     return [
         (d.path, [(r.topic, r.partition, r.size, r.offset_lag, r.is_future) for r in d.replicas])
         for d in log_dir_descriptions(sim, broker_id, tps)
+        if not d.error_code
     ]
 
 
@@ -488,7 +494,7 @@ def state_dict(sim: ClusterCore) -> dict[str, Any]:
                 "network_out_bytes_per_sec": b.network_out,
                 "configs": dict(b.configs),
                 "log_dirs": [
-                    {"path": d.path, "total_bytes": d.total_bytes, "usable_bytes": usable}
+                    {"path": d.path, "total_bytes": d.total_bytes, "usable_bytes": usable, "online": d.online}
                     for d, usable in _usable(sim, b)
                 ],
             }

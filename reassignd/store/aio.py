@@ -194,6 +194,9 @@ class AsyncStore:
     async def prune(self, before: float, keep_plans: int, limit: int) -> Pruned:
         return await self._call("prune", self.store.prune, before, keep_plans, limit)
 
+    async def prune_anomalies(self, before: float, limit: int) -> tuple[str, ...]:
+        return await self._call("prune_anomalies", self.store.prune_anomalies, before, limit)
+
     async def active_plan(self) -> PlanRecord | None:
         return await self._call("active_plan", self.store.active_plan)
 

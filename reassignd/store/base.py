@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 # the journal's events and the plan lifecycle are the engine's; the store's callers know them from here too
+from reassignd.engine.anomalies import AnomalyState
 from reassignd.engine.journal import Event as Event  # noqa: PLC0414
 from reassignd.engine.journal import EventKind as EventKind  # noqa: PLC0414
 from reassignd.engine.lifecycle import TRANSITIONS as TRANSITIONS  # noqa: PLC0414
@@ -224,6 +225,24 @@ ANOMALY_ID: Final = re.compile(r"[A-Za-z0-9._-]{1,200}")
 """What an anomaly id may be (self-healing makes `<kind>-<subject>-<first seen>`): a name in every store."""
 
 
+ENDED_ANOMALY_STATES: Final = frozenset(s.value for s in AnomalyState if s.terminal)
+"""The states of an anomaly that changes no more (fixed, ignored, expired): what retention may prune."""
+
+
+def prunable_anomaly(record: Mapping[str, Any], before: float) -> bool:
+    """An anomaly record that ended (`ENDED_ANOMALY_STATES`) and last changed (`last_seen`, the daemon's
+    clock at its last change) before `before`; an open one, or one whose record says neither, never is."""
+    last = record.get("last_seen")
+    fresh = isinstance(last, bool) or not isinstance(last, int | float) or last >= before
+    return record.get("state") in ENDED_ANOMALY_STATES and not fresh
+
+
+def oldest_prunable(records: Mapping[str, Mapping[str, Any]], before: float, limit: int) -> tuple[str, ...]:
+    """The ids of up to `limit` prunable anomaly records (`prunable_anomaly`), the oldest change first."""
+    doomed = sorted((r["last_seen"], i) for i, r in records.items() if prunable_anomaly(r, before))
+    return tuple(anomaly_id for _, anomaly_id in doomed[: max(0, limit)])
+
+
 def check_anomaly_id(anomaly_id: object) -> None:
     if not isinstance(anomaly_id, str) or not ANOMALY_ID.fullmatch(anomaly_id):
         raise StoreError(f"anomaly id must be 1 to 200 letters, digits, '.', '_' or '-', got {anomaly_id!r}")
@@ -419,6 +438,12 @@ class StateStore(abc.ABC):
         """Delete up to `limit` ended plans, oldest first, that finished before `before` or are beyond the
         newest `keep_plans` ended ones: the record, body, partition rows, journal entries and step keys.
         Unfinished plans are never pruned. Fenced like a commit."""
+
+    @abc.abstractmethod
+    def prune_anomalies(self, before: float, limit: int) -> tuple[str, ...]:
+        """Delete up to `limit` anomalies that ended (fixed, ignored, expired) and last changed before
+        `before` (`prunable_anomaly`), oldest first; their ids. An open anomaly is never pruned. Fenced like
+        a commit."""
 
     @abc.abstractmethod
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]: ...

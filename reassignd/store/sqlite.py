@@ -60,6 +60,7 @@ from reassignd.store.base import (
     Unfenced,
     UnknownPlanError,
     WriteBatch,
+    oldest_prunable,
     partition_count,
     role_event,
     status_change,
@@ -549,6 +550,16 @@ class SqliteStore(StateStore):
             ).rowcount
             self._db.execute("DELETE FROM meta WHERE key = 'pruning'")
         return Pruned(tuple(doomed), entries)
+
+    def prune_anomalies(self, before: float, limit: int) -> tuple[str, ...]:
+        with self._transaction("cannot prune anomalies"):
+            self._check_fence()
+            rows = self._db.execute("SELECT id, data_json FROM anomalies").fetchall()
+            records = {anomaly_id: json.loads(data) for anomaly_id, data in rows}
+            doomed = oldest_prunable(records, before, limit)
+            for anomaly_id in doomed:
+                self._db.execute("DELETE FROM anomalies WHERE id = ?", (anomaly_id,))
+        return doomed
 
     def partition_states(self, plan_id: str) -> dict[TopicPartition, Mapping[str, Any]]:
         rows = self._query(

@@ -72,6 +72,7 @@ from reassignd.store.base import (
     Unfenced,
     UnknownPlanError,
     WriteBatch,
+    oldest_prunable,
     partition_count,
     role_event,
     status_change,
@@ -656,6 +657,19 @@ class ZooKeeperStore(StateStore):
                 pruned.append(plan_id)
             entries = self._prune_journal(before, limit)
         return Pruned(tuple(pruned), entries)
+
+    def prune_anomalies(self, before: float, limit: int) -> tuple[str, ...]:
+        with self._lock:
+            self._fence.epoch()  # raises FencedError when leadership is not held
+            doomed = oldest_prunable(self.anomalies(), before, limit)
+            if not doomed:
+                return ()
+            tx = self._checked_tx()
+            for anomaly_id in doomed:
+                tx.add("delete", self._p("anomalies", node_name(anomaly_id)))
+            if any(isinstance(r, Exception) for r in self._run(tx)):
+                return ()
+        return doomed
 
     def _checked_tx(self) -> _Tx:
         tx = _Tx()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reassignd.cli.anomalies import watch_anomalies
+from reassignd.cli.anomalies import anomaly_lines, watch_anomalies
 from reassignd.client import ApiUnreachable
 from reassignd.engine.anomalies import Anomaly, AnomalyKind, AnomalyState
 from tests.cli.test_client import Daemon, cli, daemon
@@ -180,3 +180,16 @@ def test_watch_id_survives_a_daemon_restart_mid_fix() -> None:
     )
     assert code == 1 and ": expired" in out.getvalue().splitlines()[-1], out.getvalue()
     assert "not listed now" in out.getvalue() and "state store" in out.getvalue(), out.getvalue()
+
+
+def test_a_failed_log_dir_is_described_by_its_broker_and_partitions() -> None:
+    anomaly = {
+        "id": "log-dir-offline-3_b-1795783832",
+        "kind": "log_dir_offline",
+        "brokers": [3],
+        "partitions": ["t-0", "t-1"],
+        "state": "detected",
+    }
+    assert anomaly_lines(anomaly)[0] == (
+        "log-dir-offline-3_b-1795783832: 2 partition(s) in a failed log dir of broker 3: detected"
+    )

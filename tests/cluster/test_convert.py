@@ -13,6 +13,7 @@ from reassignd.cluster.convert import (
     build_snapshot,
     log_dir_listing,
     log_dir_volumes,
+    offline_log_dirs,
 )
 from reassignd.model import NO_LEADER, Broker, TopicPartition
 
@@ -190,3 +191,15 @@ def test_log_dir_volumes_are_the_total_and_usable_bytes_each_dir_said() -> None:
         result(error_code=56, log_dir="/broken", topics=[], total_bytes=1000, usable_bytes=0),
     ]
     assert log_dir_volumes(3, results) == {(3, "/a"): (1000, 250)}
+
+
+def test_offline_log_dirs_are_the_dirs_answered_with_a_storage_error() -> None:
+    """ReplicaManager.describeLogDirs answers a failed dir KAFKA_STORAGE_ERROR (56), with no partitions;
+    another error (a dir that could not be described for another reason) is not a failed dir."""
+    result, _, _ = _log_dir_classes()
+    results = [
+        result(error_code=0, log_dir="/a", topics=[]),
+        result(error_code=56, log_dir="/broken", topics=[]),
+        result(error_code=57, log_dir="/missing", topics=[]),
+    ]
+    assert offline_log_dirs(3, results) == {(3, "/broken")}

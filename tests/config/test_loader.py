@@ -322,8 +322,10 @@ def test_self_healing_keys_make_its_settings(tmp_path: Path) -> None:
         """
         self.healing.detectors = [
             "rack_spread", "replica_balance", "leader_balance", "byte_balance", "disk_capacity",
-            "under_replicated"
+            "under_replicated", "log_dir_offline"
         ]
+        self.healing.log.dir.failure.seconds = 45
+        self.healing.anomaly.retention.seconds = 86400
         self.healing.violation.seconds = 120
         self.healing.under.replicated.seconds = 90
         self.healing.balance.threshold = 0.2
@@ -336,6 +338,10 @@ def test_self_healing_keys_make_its_settings(tmp_path: Path) -> None:
     assert (settings.violation_seconds, settings.under_replicated_seconds) == (120.0, 90.0)
     assert (settings.balance_threshold, settings.byte_balance_threshold) == (0.2, 0.3)
     assert settings.disk_capacity_threshold == 0.75
+    assert (settings.log_dir_failure_seconds, settings.anomaly_retention_seconds) == (45.0, 86400.0)
     bad = write(tmp_path, BASE + 'self.healing.detectors = ["disk_failure"]\n', "bad.toml")
     (problem,) = problems_of(bad)
     assert "rack_spread" in problem[2] and "disk_failure" in problem[2]
+    for key in ("self.healing.log.dir.failure.seconds", "self.healing.anomaly.retention.seconds"):
+        (problem,) = problems_of(write(tmp_path, BASE + f"{key} = -5\n", "bad.toml"))
+        assert problem[1] == key and "-5" in problem[2], problem

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.daemon.app import prune_history
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
 from reassignd.engine.anomalies import AnomalyKind, HealingMode, HealingSettings
@@ -641,3 +642,177 @@ async def test_a_disk_capacity_fix_over_the_partitions_gate_is_not_run() -> None
     ignored = the_anomaly(d)
     assert ignored["state"] == "ignored" and "self.healing.max.partitions" in ignored["reason"], ignored
     assert d.controller.records == {}
+
+
+# -- a log dir offline (log_dir_offline) --------------------------------------------------------------------
+
+DIR_SECONDS = 60.0
+
+
+def dir_daemon(mode: HealingMode, **settings: Any) -> InProcessDaemon:
+    """Broker 1 has two log dirs: t-0, t-1 and t-2 have their replica on it in /b, keep-0 in /a (its first
+    dir, the metadata log dir: failing /b leaves the broker up, Kafka >= 3.7 with KRaft)."""
+    scenario = {
+        "seed": 3,
+        "brokers": [
+            {"id": b, "rack": r, **({"log_dirs": ["/a", "/b"]} if b == 1 else {})}
+            for b, r in sorted(RACKS.items())
+        ],
+        "topics": [
+            {
+                "name": "t",
+                "partitions": 4,
+                "replication_factor": 3,
+                "partition_bytes": 200 * MB,
+                "produce_bytes_per_sec": 10_000.0,
+                "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
+                "log_dirs": [["/b", "any", "any"], ["any", "/b", "any"], ["any", "any", "/b"], ["any"] * 3],
+            },
+            {
+                "name": "keep",
+                "partitions": 1,
+                "replication_factor": 3,
+                "partition_bytes": 10 * MB,
+                "assignment": [[1, 4, 6]],
+                "log_dirs": [["/a", "any", "any"]],
+            },
+        ],
+    }
+    healing = HealingSettings(
+        mode,
+        detectors=frozenset({AnomalyKind.LOG_DIR_OFFLINE}),
+        log_dir_failure_seconds=DIR_SECONDS,
+        cooldown_seconds=0.0,
+        **settings,
+    )
+    return InProcessDaemon(scenario, LIMITS, healing=healing)
+
+
+async def test_a_failed_log_dir_is_moved_off_its_broker_and_every_partition_is_fully_replicated_again() -> (
+    None
+):
+    d = dir_daemon(HealingMode.EXECUTE)
+    await d.controller.start()
+    before = d.throttle_configs()
+    d.sim.fail_log_dir(1, "/b")
+    assert d.sim.brokers[1].online
+    await checked_for(d, DIR_SECONDS - 10)
+    assert d.controller.anomalies()["anomalies"] == []  # not yet: it may come back
+    await checked_for(d, 20)
+    executing = the_anomaly(d)
+    assert executing["state"] == "executing", executing
+    assert executing["id"].startswith("log-dir-offline-1_b-") and executing["brokers"] == [1]
+    assert executing["partitions"] == ["t-0", "t-1", "t-2"]
+    assert executing["proposal"]["rehearsal"]["finished"]
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    assert the_anomaly(d)["state"] == "fixed"
+    assert await d.status_of(executing["plan_id"]) is PlanStatus.COMPLETED
+    for p in range(3):
+        assert 1 not in d.replicas("t", p)  # off the broker: Kafka can neither move nor delete them there
+        assert len(d.replicas("t", p)) == 3
+    assert d.sim._logs_in_dir.get((1, "/b"), 0) == 0  # nothing of the failed dir left on broker 1
+    assert d.replicas("keep", 0) == [1, 4, 6]  # its replica on broker 1 is in the live dir: left
+    for topic in d.sim.topics.values():
+        assert all(sorted(p.isr) == sorted(p.replicas) for p in topic.partitions)  # full replication
+    assert spans_three_racks(d)
+    assert d.throttle_configs() == before
+    journaled = [e.data["state"] for e in await d.journal(EventKind.ANOMALY)]
+    assert journaled == ["executing", "fixed"], journaled
+
+
+async def test_a_log_dir_back_before_its_threshold_is_no_anomaly() -> None:
+    d = dir_daemon(HealingMode.EXECUTE)
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/b")
+    await checked_for(d, DIR_SECONDS - 20)
+    d.sim.restore_log_dir(1, "/b")
+    await checked_for(d, 2 * DIR_SECONDS)
+    assert d.controller.anomalies()["anomalies"] == []
+    assert d.controller.records == {}
+
+
+async def test_a_log_dir_back_before_its_fix_starts_expires_the_anomaly() -> None:
+    d = dir_daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/b")
+    await checked_for(d, DIR_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert proposed["state"] == "proposed", proposed
+    d.sim.restore_log_dir(1, "/b")
+    await checked_for(d, 10)
+    expired = the_anomaly(d)
+    assert expired["state"] == "expired", expired
+    assert expired["reason"] == "the log dir is back online, or its broker is not running"
+    with pytest.raises(ServiceError):
+        await d.controller.approve_anomaly(proposed["id"])
+    assert d.controller.records == {}
+
+
+# -- retention: anomalies that ended are pruned (self.healing.anomaly.retention.seconds) ---------------------
+
+RETENTION = 3600.0
+
+
+async def test_retention_prunes_an_ended_anomaly_from_the_store_and_the_book_never_an_open_one() -> None:
+    d = daemon(HealingMode.PROPOSE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    d.sim.start_broker(1)
+    await checked_for(d, 10)
+    (expired,) = d.controller.anomalies()["anomalies"]
+    assert expired["state"] == "expired"
+    d.sim.stop_broker(2)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    assert await d.controller.healing.prune() == ()  # nothing ended long enough ago
+    await checked_for(d, RETENTION)
+    assert await d.controller.healing.prune() == (expired["id"],)
+    (still,) = d.controller.anomalies()["anomalies"]
+    assert still["state"] == "proposed" and still["brokers"] == [2]  # open, older than the retention: kept
+    assert list(await d.store.anomalies()) == [still["id"]]
+    await checked_for(d, RETENTION)
+    assert await d.controller.healing.prune() == ()
+
+
+async def test_a_pruned_fix_is_not_made_again_from_its_plan_after_a_restart() -> None:
+    """The fix's plan outlives its anomaly in the store (`store.retention.days`): a restarted daemon that
+    follows the plans' anomalies does not bring a pruned one back."""
+    d = dir_daemon(HealingMode.EXECUTE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/b")
+    await checked_for(d, DIR_SECONDS + 10)
+    await d.run(seconds=3600)
+    await checked_for(d, RETENTION + 10)
+    (fixed,) = d.controller.anomalies()["anomalies"]
+    assert fixed["state"] == "fixed"
+    assert await d.controller.healing.prune() == (fixed["id"],)
+    assert d.controller.anomalies()["anomalies"] == []
+    d.crash()
+    await d.controller.start()
+    await checked_for(d, 10)
+    assert d.controller.anomalies()["anomalies"] == []
+    assert await d.store.anomalies() == {}
+    assert [r.status for r in d.controller.records.values()] == [PlanStatus.COMPLETED]
+
+
+async def test_the_leaders_retention_task_prunes_anomalies_with_the_plans_history() -> None:
+    """app.prune_history, the task that prunes ended plans, prunes ended anomalies too."""
+    d = daemon(HealingMode.PROPOSE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    d.sim.start_broker(1)
+    await checked_for(d, RETENTION + 10)
+    assert [a["state"] for a in d.controller.anomalies()["anomalies"]] == ["expired"]
+    config: Any = {"store.retention.days": 90.0, "store.retention.plans": 100}
+    task = asyncio.create_task(prune_history(d.controller, lambda: config, interval=0.001))
+    try:
+        for _ in range(200):
+            if not await d.store.anomalies():
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+    assert await d.store.anomalies() == {}
+    assert d.controller.anomalies()["anomalies"] == []

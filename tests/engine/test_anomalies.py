@@ -20,6 +20,7 @@ from reassignd.engine.anomalies import (
     HealingSettings,
     IllegalAnomalyChange,
     adopted,
+    dir_subject,
     fix_ended,
     gate_refusals,
     may_start_fix,
@@ -35,6 +36,7 @@ from reassignd.engine.detectors import (
     disk_limits,
     elections,
     eligible_brokers,
+    log_dir_offline,
     rack_spread,
     unbalanced,
     under_replicated,
@@ -408,6 +410,8 @@ def test_while_a_partition_is_reassigned_the_snapshot_kinds_are_not_judged() -> 
 
 def _with_subject(anomaly: Anomaly) -> Anomaly:
     subject = CLUSTER if anomaly.kind.about_partitions else str(anomaly.brokers[0])
+    if anomaly.kind is AnomalyKind.LOG_DIR_OFFLINE:  # a broker's dir: read back from its id
+        subject = anomaly.id.rpartition("-")[0].rpartition("-")[2]
     return replace(anomaly, subject=subject)
 
 
@@ -608,3 +612,129 @@ def test_disk_capacity_is_exactly_the_online_brokers_used_beyond_the_threshold(
     found = disk_capacity(with_volumes(shot, volumes), threshold)
     expected = sorted(b for b, (t, u) in ((b, volumes[(b, "/d")]) for b in used) if (t - u) / t > threshold)
     assert (list(found.brokers) if found is not None else []) == expected
+
+
+# -- log_dir_offline: a failed log dir of a running broker ---------------------------------------------------
+
+
+def failed_dirs(
+    shot: ClusterSnapshot,
+    offline_dirs: set[tuple[int, str]],
+    listed: dict[tuple[str, int], str] | None = None,
+    adding: dict[str, tuple[int, ...]] | None = None,
+) -> ClusterSnapshot:
+    """`shot` with the dirs DescribeLogDirs answered KAFKA_STORAGE_ERROR and the replicas the live dirs
+    list (`listed`: (partition, broker) -> dir)."""
+    dirs = {
+        (TopicPartition(n.rpartition("-")[0], int(n.rpartition("-")[2])), b): d
+        for (n, b), d in (listed or {}).items()
+    }
+    parts = {tp: replace(p, adding=(adding or {}).get(str(tp), ())) for tp, p in shot.partitions.items()}
+    return replace(shot, partitions=parts, offline_dirs=frozenset(offline_dirs), replica_dirs=dirs)
+
+
+DIRS_PARTS = {"t-0": (1, 2, 3), "t-1": (2, 1, 3), "t-2": (1, 3, 2), "u-0": (2, 3, 4)}
+
+
+@pytest.mark.parametrize(
+    ("offline_dirs", "isr", "seen", "expected"),
+    [
+        (
+            {(1, "/b")},
+            {"t-0": (2, 3), "t-1": (2, 3)},
+            {"listed": {("t-2", 1): "/a"}},
+            {"1_b": ["t-0", "t-1"]},
+        ),
+        # in sync, or listed in a live dir: not in the failed dir
+        ({(1, "/b")}, {"t-1": (2, 3)}, {"listed": {("t-0", 1): "/a"}}, {"1_b": ["t-1"]}),
+        # being added: perhaps not created yet
+        ({(1, "/b")}, {"t-0": (2, 3), "t-1": (2, 3)}, {"adding": {"t-1": (1,)}}, {"1_b": ["t-0"]}),
+        # two failed dirs of one broker: the first lists them, the other none
+        (
+            {(1, "/b"), (1, "/a")},
+            {"t-0": (2, 3), "t-1": (2, 3), "t-2": (3, 2)},
+            {},
+            {"1_a": ["t-0", "t-1", "t-2"], "1_b": []},
+        ),
+        ({(1, "/b")}, {"t-0": (2, 3)}, {"down": (1,)}, {}),  # a broker down is broker_failure's
+        (set(), {"t-0": (2, 3)}, {}, {}),  # out of sync, no dir failed: under_replicated's
+        ({(4, "/var/lib/kafka/data-2")}, {"u-0": (2, 3)}, {}, {"4_var_lib_kafka_data_2": ["u-0"]}),
+    ],
+)
+def test_log_dir_offline_lists_each_failed_dir_and_the_replicas_in_it(
+    offline_dirs: set[tuple[int, str]],
+    isr: dict[str, tuple[int, ...]],
+    seen: dict[str, Any],
+    expected: dict[str, list[str]],
+) -> None:
+    """`seen`: the replicas the live dirs list, the replicas being added, the brokers down."""
+    racks = {b: f"/r{b}" for b in (1, 2, 3, 4)}
+    shot = snapshot(DIRS_PARTS, racks=racks, isr=isr, offline=seen.get("down", ()))
+    found = log_dir_offline(failed_dirs(shot, offline_dirs, seen.get("listed"), seen.get("adding")))
+    assert {f.subject: sorted(f.partitions) for f in found} == expected
+    assert all(f.kind is AnomalyKind.LOG_DIR_OFFLINE and len(f.brokers) == 1 for f in found)
+    assert all(f.subject.startswith(f"{f.brokers[0]}_") for f in found)
+
+
+@pytest.mark.parametrize(
+    ("path", "subject"),
+    [("/b", "3_b"), ("/var/lib/kafka/data-2", "3_var_lib_kafka_data_2"), ("/", "3__"), ("/d\u00e9", "3_d_")],
+)
+def test_a_dirs_subject_has_no_dash_or_slash(path: str, subject: str) -> None:
+    assert dir_subject(3, path) == subject
+
+
+DIR_SETTINGS = HealingSettings(
+    detectors=frozenset({AnomalyKind.LOG_DIR_OFFLINE}), log_dir_failure_seconds=60.0
+)
+
+
+def dir_finding(*partitions: str, subject: str = "1_b") -> Finding:
+    return Finding(AnomalyKind.LOG_DIR_OFFLINE, subject, (1,), dict.fromkeys(partitions, (1, 2, 3)))
+
+
+def test_a_failed_dir_is_an_anomaly_about_its_broker_after_its_threshold_and_expires_when_back() -> None:
+    book = observe(AnomalyBook(), [], 0.0, DIR_SETTINGS, findings=[dir_finding("t-0", "t-1")])
+    book = observe(book, [], 59.0, DIR_SETTINGS, findings=[dir_finding("t-0", "t-1")])
+    assert book.anomalies == ()
+    book = observe(book, [], 60.0, DIR_SETTINGS, findings=[dir_finding("t-0", "t-1")])
+    (anomaly,) = book.anomalies
+    assert (anomaly.id, anomaly.brokers, anomaly.partitions) == (
+        "log-dir-offline-1_b-0",
+        (1,),
+        ("t-0", "t-1"),
+    )
+    assert book.open_for(1) is anomaly  # one broker-level anomaly at a time: no broker_failure beside it
+    back = observe(book, [], 61.0, DIR_SETTINGS)
+    assert [(a.state, a.reason) for a in back.anomalies] == [
+        (S.EXPIRED, "the log dir is back online, or its broker is not running")
+    ]
+
+
+def test_a_failed_dirs_fix_that_ended_is_not_made_again_while_the_dir_stays_failed() -> None:
+    """Its replicas moved off, the dir is still offline (Kafka brings it back with a restart only): the
+    anomaly stays fixed, and no new one is made of the same failure."""
+    book = observe(AnomalyBook(), [], 0.0, DIR_SETTINGS, findings=[dir_finding("t-0")])
+    book = observe(book, [], 60.0, DIR_SETTINGS, findings=[dir_finding("t-0")])
+    (anomaly,) = book.anomalies
+    book = fix_ended(book, anomaly.to(S.EXECUTING, 61.0, plan_id="p"), 90.0, fixed=True)
+    book = observe(book, [], 200.0, DIR_SETTINGS, findings=[dir_finding()])
+    assert [(a.id, a.state) for a in book.anomalies] == [(anomaly.id, S.FIXED)]
+
+
+@pytest.mark.parametrize(
+    ("anomaly_id", "broker", "subject"),
+    [
+        ("log-dir-offline-3_var_lib_kafka_data_2-1795783832", 3, "3_var_lib_kafka_data_2"),
+        ("log-dir-offline-12_b-0", 12, "12_b"),
+    ],
+)
+def test_a_dirs_anomaly_is_read_back_from_its_id_and_its_json(
+    anomaly_id: str, broker: int, subject: str
+) -> None:
+    back = adopted(anomaly_id, 9.0)
+    assert (back.kind, back.brokers, back.subject) == (AnomalyKind.LOG_DIR_OFFLINE, (broker,), subject)
+    stored = Anomaly(
+        anomaly_id, AnomalyKind.LOG_DIR_OFFLINE, (broker,), 1.0, 2.0, partitions=("t-0",), subject=subject
+    )
+    assert Anomaly.from_json(stored.to_json()) == stored

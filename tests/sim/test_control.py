@@ -201,3 +201,32 @@ async def test_append_network_and_acks(runtime: SimRuntime, http: aiohttp.Client
     ):
         status, error = await _call(http, "POST", path, body)
         assert (status, error["field"]) == (400, field), error
+
+
+async def test_a_log_dir_fails_and_comes_back() -> None:
+    """POST /brokers/{id}/log-dirs/fail and /restore: a dir other than the metadata dir fails with its
+    broker up; the last live dir halts the broker and closes its port (sim/log_dirs.py)."""
+    scenario = {
+        **SCENARIO,
+        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
+    }
+    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
+    await runtime.start()
+    try:
+        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
+            status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/c"})
+            assert (status, body["field"], body["value"]) == (400, "path", "/c")
+            status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+            assert (status, body["broker_online"]) == (200, True)
+            _, state = await _call(http, "GET", "/state")
+            assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
+            status, body = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
+            assert (status, body["online"]) == (200, True)
+            port = runtime.listeners.endpoints[2].port
+            status, body = await _call(
+                http, "POST", "/brokers/2/log-dirs/fail", {"path": "/var/lib/kafka/data"}
+            )
+            assert (status, body["broker_online"]) == (200, False)  # its only dir: it halts
+            assert _refused(port)
+    finally:
+        await runtime.stop()

@@ -42,6 +42,10 @@ BROKER1 = ConfigResource("broker", "1")
 TOPIC_T = ConfigResource("topic", "t")
 
 
+OPEN_STATES = ("detected", "proposed", "approved", "executing")
+"""An anomaly's states before it ended: retention never prunes one of these."""
+
+
 class SettableFence:
     def __init__(self, epoch: int = 1) -> None:
         self.current: int | None = epoch
@@ -185,6 +189,53 @@ class StateStoreContract:
     def test_a_bad_anomaly_id_is_refused_naming_it(self, make_store: MakeStore, anomaly_id: Any) -> None:
         with pytest.raises(StoreError, match="anomaly id"):
             WriteBatch().put_anomaly(anomaly_id, {"id": anomaly_id})
+
+    def test_retention_prunes_ended_anomalies_oldest_first_and_never_an_open_one(
+        self, make_store: MakeStore
+    ) -> None:
+        """`self.healing.anomaly.retention.seconds`: an anomaly that ended (fixed, ignored, expired) and
+        last changed before the horizon goes, up to `limit` a call, the oldest first; one still open
+        (detected, proposed, approved, executing) stays however old, as does one changed since."""
+        store = make_store()
+
+        def anomaly(anomaly_id: str, state: str, last_seen: float) -> dict[str, Any]:
+            return {"id": anomaly_id, "state": state, "first_seen": 10.0, "last_seen": last_seen}
+
+        records = [
+            anomaly("broker-failure-1-10", "fixed", 300.0),
+            anomaly("broker-failure-2-10", "expired", 100.0),
+            anomaly("rack-spread-cluster-10", "ignored", 200.0),
+            anomaly("log-dir-offline-3_b-10", "fixed", 1000.0),  # changed after the horizon
+            *(anomaly(f"new-broker-{i}-10", state, 50.0) for i, state in enumerate(OPEN_STATES)),
+        ]
+        batch = WriteBatch()
+        for record in records:
+            batch.put_anomaly(record["id"], record)
+        store.commit(batch)
+        assert store.prune_anomalies(before=500.0, limit=2) == (
+            "broker-failure-2-10",
+            "rack-spread-cluster-10",
+        )
+        assert store.prune_anomalies(before=500.0, limit=2) == ("broker-failure-1-10",)
+        assert store.prune_anomalies(before=500.0, limit=2) == ()
+        kept = make_store().anomalies()
+        assert sorted(kept) == sorted(
+            ["log-dir-offline-3_b-10", *(f"new-broker-{i}-10" for i in range(len(OPEN_STATES)))]
+        )
+        assert store.prune_anomalies(before=1e12, limit=100) == ("log-dir-offline-3_b-10",)
+        assert sorted(make_store().anomalies()) == sorted(
+            f"new-broker-{i}-10" for i in range(len(OPEN_STATES))
+        )
+
+    def test_anomaly_retention_is_fenced_like_a_commit(self, make_store: MakeStore) -> None:
+        fence = SettableFence(epoch=5)
+        store = make_store(fence=fence)
+        done = {"id": "broker-failure-1-10", "state": "fixed", "first_seen": 10.0, "last_seen": 20.0}
+        store.commit(WriteBatch().put_anomaly(done["id"], done))
+        fence.current = None
+        with pytest.raises(FencedError):
+            store.prune_anomalies(before=100.0, limit=10)
+        assert list(store.anomalies()) == [done["id"]]
 
     def test_retention_prunes_ended_plans_whole_and_never_an_unfinished_one(
         self, make_store: MakeStore

@@ -1,0 +1,73 @@
+"""A log dir that fails on a real KRaft broker (the `log_dir_offline` detector's input, issue 29): failed
+the way Kafka's own LogDirFailureTest fails one (the dir replaced by a file; the broker's next write into
+it, here its high-watermark checkpoint every `replica.high.watermark.checkpoint.interval.ms`, fails), the
+broker stays up with its other dir (it is not the metadata log dir), DescribeLogDirs answers the dir
+KAFKA_STORAGE_ERROR (56), the replicas in it leave the ISR, and the detector finds the dir and them."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from typing import Any
+
+import pytest
+
+from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+from reassignd.engine.anomalies import dir_subject
+from reassignd.engine.detectors import log_dir_offline
+from reassignd.localkafka.cluster import KafkaCluster
+from reassignd.localkafka.load import fill
+from reassignd.model import ClusterSnapshot
+from tests.realkafka.conftest import create_topic, wait_for
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+TOPIC = "failing"
+ASSIGNMENT = {p: [1, 2, 3] if p % 2 == 0 else [2, 1, 3] for p in range(6)}
+
+
+def snapshot_of(cluster: KafkaCluster) -> ClusterSnapshot:
+    async def read() -> ClusterSnapshot:
+        admin = KafkaClusterAdmin(AdminSettings({"bootstrap.servers": cluster.bootstrap_servers}))
+        try:
+            return await admin.snapshot(with_sizes=True)
+        finally:
+            await admin.close()
+
+    return asyncio.run(read())
+
+
+def test_a_failed_log_dir_is_read_as_offline_and_found_by_the_detector(
+    fresh_kafka_cluster: Any, probe_of: Any
+) -> None:
+    cluster: KafkaCluster = fresh_kafka_cluster(
+        brokers=3, broker_properties={"replica.high.watermark.checkpoint.interval.ms": "500"}
+    )
+    probe = probe_of(cluster)
+    create_topic(probe, TOPIC, ASSIGNMENT)
+    fill(cluster.bootstrap_servers, TOPIC, range(len(ASSIGNMENT)), 64 * 1024)
+    first, failed = cluster.brokers[1].log_dirs[:2]  # the first is the metadata log dir: never failed here
+    in_failed = sorted(
+        p
+        for (t, p, b), (path, _, future) in probe.log_dirs([1]).items()
+        if t == TOPIC and b == 1 and not future and path == str(failed)
+    )
+    assert in_failed, "no replica of broker 1 in its second dir"
+
+    shutil.rmtree(failed)
+    failed.write_text("not a directory\n")  # LogDirFailureTest.causeLogDirFailure
+
+    def dir_offline() -> bool:
+        return (1, str(failed)) in snapshot_of(cluster).offline_dirs
+
+    wait_for(dir_offline, 60, f"broker 1's {failed} answered KAFKA_STORAGE_ERROR")
+    wait_for(lambda: all(1 not in probe.isr(TOPIC)[p] for p in in_failed), 60, "its replicas out of the ISR")
+    snapshot = snapshot_of(cluster)
+    assert snapshot.brokers[1].online  # its other dir is live: the broker goes on (KIP-858, Kafka >= 3.7)
+    assert snapshot.broker_dirs[1] == (str(first),)
+    (finding,) = log_dir_offline(snapshot)
+    assert (finding.subject, finding.brokers) == (dir_subject(1, str(failed)), (1,))
+    assert sorted(p for p in finding.partitions if p.startswith(f"{TOPIC}-")) == sorted(
+        f"{TOPIC}-{p}" for p in in_failed
+    )
+    assert all(probe.leaders(TOPIC)[p] != 1 for p in in_failed)
