@@ -113,7 +113,9 @@ def fix_name(anomaly: Anomaly) -> str:
     """The fix's plan's name, as `reassignd status` shows it."""
     goal = anomaly.kind.goal
     if anomaly.kind is AnomalyKind.LOG_DIR_OFFLINE:
-        return f"self-healing: {goal} {len(anomaly.partitions)} partition(s) off {anomaly.subject}"
+        broker, _, dir_slug = anomaly.subject.partition("_")
+        count = len(anomaly.partitions)
+        return f"self-healing: {goal} {count} partition(s) off broker {broker}'s log dir {dir_slug}"
     if not anomaly.kind.about_partitions:
         return f"self-healing: {goal} broker {anomaly.brokers[0]}"
     if anomaly.partitions:
