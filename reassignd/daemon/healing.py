@@ -74,6 +74,9 @@ class SelfHealing:
         partitions moved since (another fix, an operator's tool) is stale and never queued."""
         self._loaded = False
         """The book was read from the store since this daemon became the writer."""
+        self._reading = asyncio.Lock()
+        """Held while the book is read from the store and while anomalies are pruned from both: a read
+        that was on its way during a pruning would put the pruned ones back in the book."""
         self._unsaved: set[str] = set()
         """Anomalies changed since the store last kept them (a commit failed): put with the next."""
 
@@ -99,8 +102,11 @@ class SelfHealing:
     async def _load(self) -> None:
         """The anomalies the store keeps, as the daemon that wrote them last had them (a restart, a
         failover); an anomaly whose record cannot be read is left out, said in the log."""
-        if self._loaded:
-            return
+        async with self._reading:
+            if not self._loaded:
+                await self._read_book()
+
+    async def _read_book(self) -> None:
         anomalies: list[Anomaly] = []
         self._plans, self._basis, self._unsaved = {}, {}, set()
         for anomaly_id, record in (await self.host.store.anomalies()).items():
@@ -121,11 +127,13 @@ class SelfHealing:
         """Retention (the leader's, with the plans' history: app.prune_history): up to `limit` anomalies
         that ended longer than `self.healing.anomaly.retention.seconds` ago go from the store (fenced like
         a commit), and from the book; an open one never does. Their ids."""
-        horizon = self.host.clock() - self.settings.anomaly_retention_seconds
-        gone = await self.host.store.prune_anomalies(horizon, limit)
-        if gone:
-            kept = tuple(a for a in self.book.anomalies if a.id not in set(gone))
-            self.book = replace(self.book, anomalies=kept)
+        await self._load()
+        async with self._reading:
+            horizon = self.host.clock() - self.settings.anomaly_retention_seconds
+            gone = await self.host.store.prune_anomalies(horizon, limit)
+            if gone:
+                kept = tuple(a for a in self.book.anomalies if a.id not in set(gone))
+                self.book = replace(self.book, anomalies=kept)
         return gone
 
     def _record(self, anomaly: Anomaly) -> dict[str, Any]:

@@ -775,6 +775,36 @@ async def test_retention_prunes_an_ended_anomaly_from_the_store_and_the_book_nev
     assert await d.controller.healing.prune() == ()
 
 
+async def test_a_pruning_while_a_new_leader_reads_the_anomalies_does_not_bring_the_pruned_one_back() -> None:
+    """A check after a change of role reads the store's anomalies; a pruning that ran while that read was
+    on its way must not be undone by it (it was, in memory, until the next restart)."""
+    d = daemon(HealingMode.PROPOSE, anomaly_retention_seconds=RETENTION)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    d.sim.start_broker(1)
+    await checked_for(d, RETENTION + 10)
+    (expired,) = d.controller.anomalies()["anomalies"]
+    assert expired["state"] == "expired"
+    healing, read = d.controller.healing, d.store.anomalies
+    read_once = asyncio.Event()
+
+    async def slow_read() -> Any:
+        found = await read()
+        read_once.set()
+        await asyncio.sleep(0.05)  # the answer is on its way back while the pruning runs
+        return found
+
+    d.store.anomalies = slow_read  # type: ignore[method-assign]
+    healing.forget()  # a change of role: the book is read again by the next check
+    check = asyncio.create_task(d.controller.check_anomalies())
+    await read_once.wait()
+    assert await healing.prune() == (expired["id"],)
+    await check
+    assert d.controller.anomalies()["anomalies"] == []
+    assert await read() == {}
+
+
 async def test_a_pruned_fix_is_not_made_again_from_its_plan_after_a_restart() -> None:
     """The fix's plan outlives its anomaly in the store (`store.retention.days`): a restarted daemon that
     follows the plans' anomalies does not bring a pruned one back."""
