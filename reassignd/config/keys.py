@@ -612,7 +612,7 @@ SERVICE_KEYS: Final = (
         "preferred-leader election where it helps, else the anomaly says what to check), `log_dir_offline` "
         "(a running broker's log dir answering KAFKA_STORAGE_ERROR for "
         "`self.healing.log.dir.failure.seconds`: the replicas that were in it moved to other brokers).",
-        default=["broker_failure"],
+        default=["broker_failure", "log_dir_offline"],
         validator=each(matches(_DETECTORS, " or ".join(_DETECTORS.split("|")))),
         reloadable=True,
     ),

@@ -153,9 +153,8 @@ class SelfHealing:
             return
         await self._load()
         host = self.host
-        sized = bool(self.settings.detectors & SIZED_KINDS)
         try:
-            snapshot = await host.cluster.snapshot(with_sizes=sized)
+            snapshot = await self._read()
         except ClusterCallError as exc:
             log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
             return
@@ -182,6 +181,28 @@ class SelfHealing:
             await self._propose_all()
         await self._start_one()
         await self._say_changes(before)
+
+    async def _read(self) -> ClusterSnapshot:
+        """The check's snapshot, with every replica's size when a detector judges sizes. `log_dir_offline`
+        alone needs no size: each broker's dirs are asked first (DescribeLogDirs naming no partition, which
+        answers a failed dir KAFKA_STORAGE_ERROR all the same), and only the brokers with a failed dir are
+        asked where their replicas are."""
+        detectors, cluster = self.settings.detectors, self.host.cluster
+        if detectors & SIZED_KINDS - {AnomalyKind.LOG_DIR_OFFLINE}:
+            return await cluster.snapshot(with_sizes=True)
+        snapshot = await cluster.snapshot()
+        if AnomalyKind.LOG_DIR_OFFLINE not in detectors:
+            return snapshot
+        dirs = await cluster.describe_log_dirs(snapshot.online_broker_ids(), [])
+        failing = {broker for broker, _ in dirs.offline}
+        if not failing:
+            return snapshot
+        on_failing = {
+            tp: failing.intersection(p.replicas)
+            for tp, p in snapshot.partitions.items()
+            if failing & set(p.replicas)
+        }
+        return await cluster.snapshot(with_sizes=on_failing)
 
     async def _banned(self) -> frozenset[int]:
         """The decommissioned brokers, when a detector needs them (every one but `broker_failure`)."""

@@ -144,7 +144,7 @@ class IllegalAnomalyChange(ValueError):
 class HealingSettings:
     mode: HealingMode = HealingMode.OFF
     broker_failure_seconds: float = 600.0
-    detectors: frozenset[AnomalyKind] = frozenset({AnomalyKind.BROKER_FAILURE})
+    detectors: frozenset[AnomalyKind] = frozenset({AnomalyKind.BROKER_FAILURE, AnomalyKind.LOG_DIR_OFFLINE})
     new_broker_seconds: float = 300.0
     max_bytes: int | None = None
     max_partitions: int | None = None

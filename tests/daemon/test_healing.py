@@ -721,6 +721,27 @@ async def test_a_failed_log_dir_is_moved_off_its_broker_and_every_partition_is_f
     assert journaled == ["executing", "fixed"], journaled
 
 
+async def test_the_log_dir_check_reads_no_size_until_a_dir_fails_then_only_of_its_broker() -> None:
+    d = dir_daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    cluster = d.controller.healing.host.cluster
+    read, asked = cluster.snapshot, []
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs.get("with_sizes", False))
+        return await read(*args, **kwargs)
+
+    cluster.snapshot = recorded  # type: ignore[method-assign]
+    await d.controller.check_anomalies()
+    assert asked == [False]
+    d.sim.fail_log_dir(1, "/b")
+    asked.clear()
+    await d.controller.check_anomalies()
+    assert asked[0] is False and len(asked) == 2, asked
+    assert {frozenset(brokers) for brokers in asked[1].values()} == {frozenset({1})}
+    assert set(asked[1]) == {TopicPartition("t", p) for p in range(3)} | {TopicPartition("keep", 0)}
+
+
 async def test_a_log_dir_back_before_its_threshold_is_no_anomaly() -> None:
     d = dir_daemon(HealingMode.EXECUTE)
     await d.controller.start()
