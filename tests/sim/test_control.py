@@ -230,3 +230,39 @@ async def test_a_log_dir_fails_and_comes_back() -> None:
             assert _refused(port)
     finally:
         await runtime.stop()
+
+
+async def test_a_log_dir_request_that_changes_nothing_or_names_no_dir_is_refused_naming_it() -> None:
+    """Failing a failed dir and restoring a live one are conflicts with the current state (409), not a
+    silent 200 that says the dir changed; a missing, empty or non-string path says which it is (400)."""
+    scenario = {
+        **SCENARIO,
+        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
+    }
+    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
+    await runtime.start()
+    try:
+        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
+            for body, message in (
+                ({}, "missing field 'path'"),
+                ({"path": None}, "path must be a non-empty string"),
+                ({"path": ""}, "path must be a non-empty string"),
+                ({"path": 5}, "path must be a non-empty string"),
+            ):
+                status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", body)
+                assert (status, error["field"], error["value"]) == (400, "path", body.get("path"))
+                assert error["error"] == message
+            status, error = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
+            assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
+            assert error["error"] == "broker 1's log dir '/b' is not failed"
+            status, _ = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+            assert status == 200
+            epochs = {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions}
+            status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+            assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
+            assert error["error"] == "broker 1's log dir '/b' has already failed"
+            assert {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions} == epochs
+            _, state = await _call(http, "GET", "/state")
+            assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
+    finally:
+        await runtime.stop()
