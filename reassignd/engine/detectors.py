@@ -224,5 +224,6 @@ def log_dir_offline(snapshot: ClusterSnapshot) -> list[Finding]:
         }
         for index, path in enumerate(paths):
             listed = {str(tp): tuple(rs) for tp, rs in held.items()} if index == 0 else {}
-            found.append(Finding(AnomalyKind.LOG_DIR_OFFLINE, dir_subject(broker, path), (broker,), listed))
+            subject = dir_subject(broker, path)
+            found.append(Finding(AnomalyKind.LOG_DIR_OFFLINE, subject, (broker,), listed, log_dir=path))
     return found

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.cli.anomalies import described
 from reassignd.daemon.app import prune_history
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
@@ -649,13 +650,13 @@ async def test_a_disk_capacity_fix_over_the_partitions_gate_is_not_run() -> None
 DIR_SECONDS = 60.0
 
 
-def dir_daemon(mode: HealingMode, **settings: Any) -> InProcessDaemon:
-    """Broker 1 has two log dirs: t-0, t-1 and t-2 have their replica on it in /b, keep-0 in /a (its first
-    dir, the metadata log dir: failing /b leaves the broker up, Kafka >= 3.7 with KRaft)."""
+def dir_daemon(mode: HealingMode, second: str = "/b", **settings: Any) -> InProcessDaemon:
+    """Broker 1 has two log dirs: t-0, t-1 and t-2 have their replica on it in /b (`second`), keep-0 in /a
+    (its first dir, the metadata log dir: failing /b leaves the broker up, Kafka >= 3.7 with KRaft)."""
     scenario = {
         "seed": 3,
         "brokers": [
-            {"id": b, "rack": r, **({"log_dirs": ["/a", "/b"]} if b == 1 else {})}
+            {"id": b, "rack": r, **({"log_dirs": ["/a", second]} if b == 1 else {})}
             for b, r in sorted(RACKS.items())
         ],
         "topics": [
@@ -666,7 +667,12 @@ def dir_daemon(mode: HealingMode, **settings: Any) -> InProcessDaemon:
                 "partition_bytes": 200 * MB,
                 "produce_bytes_per_sec": 10_000.0,
                 "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
-                "log_dirs": [["/b", "any", "any"], ["any", "/b", "any"], ["any", "any", "/b"], ["any"] * 3],
+                "log_dirs": [
+                    [second, "any", "any"],
+                    ["any", second, "any"],
+                    ["any", "any", second],
+                    ["any"] * 3,
+                ],
             },
             {
                 "name": "keep",
@@ -719,6 +725,24 @@ async def test_a_failed_log_dir_is_moved_off_its_broker_and_every_partition_is_f
     assert d.throttle_configs() == before
     journaled = [e.data["state"] for e in await d.journal(EventKind.ANOMALY)]
     assert journaled == ["executing", "fixed"], journaled
+
+
+async def test_the_failed_log_dir_is_named_by_its_path_in_the_anomaly_and_its_fix_plan() -> None:
+    """The id holds the dir's path made safe (`1_data_kafka_2`); what a user reads names the path itself."""
+    d = dir_daemon(HealingMode.PROPOSE, second="/data/kafka-2")
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/data/kafka-2")
+    await checked_for(d, DIR_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert proposed["id"].startswith("log-dir-offline-1_data_kafka_2-"), proposed
+    assert proposed["log_dir"] == "/data/kafka-2"
+    assert described(proposed) == "3 partition(s) in failed log dir /data/kafka-2 of broker 1"
+    await d.controller.approve_anomaly(proposed["id"])
+    (record,) = d.controller.records.values()
+    assert (
+        record.options["name"]
+        == "self-healing: re-target 3 partition(s) off broker 1's log dir /data/kafka-2"
+    )
 
 
 async def test_the_log_dir_check_reads_no_size_until_a_dir_fails_then_only_of_its_broker() -> None:

@@ -738,3 +738,20 @@ def test_a_dirs_anomaly_is_read_back_from_its_id_and_its_json(
         anomaly_id, AnomalyKind.LOG_DIR_OFFLINE, (broker,), 1.0, 2.0, partitions=("t-0",), subject=subject
     )
     assert Anomaly.from_json(stored.to_json()) == stored
+
+
+def test_a_dirs_anomaly_keeps_the_dirs_path_through_the_store() -> None:
+    stored = Anomaly(
+        "log-dir-offline-3_data_kafka_2-1",
+        AnomalyKind.LOG_DIR_OFFLINE,
+        (3,),
+        1.0,
+        2.0,
+        partitions=("t-0",),
+        subject="3_data_kafka_2",
+        log_dir="/data/kafka-2",
+    )
+    assert stored.to_json()["log_dir"] == "/data/kafka-2"
+    assert Anomaly.from_json(stored.to_json()) == stored
+    older = {k: v for k, v in stored.to_json().items() if k != "log_dir"}  # stored before it was kept
+    assert Anomaly.from_json(older) == replace(stored, log_dir="")
