@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from reassignd.model import snapshot_to_dict
+from reassignd.sim import log_dirs
 from reassignd.sim.errors import KafkaError
 from reassignd.sim.model import SimCluster
 from reassignd.sim.server import BrokerListeners
@@ -133,6 +134,12 @@ async def stop_broker(request: web.Request) -> web.Response:
 
 async def start_broker(request: web.Request) -> web.Response:
     broker_id = _broker_id(request)
+    cluster = request.app[RUNTIME_KEY].cluster
+    broker = cluster.brokers[broker_id]
+    why = None if broker.online else log_dirs.why_not_started(broker, cluster.kafka)
+    if why is not None:
+        message = f"broker {broker_id} cannot start: {why} failed (restore it first)"
+        raise ControlError(409, message, "broker_id", broker_id)
     try:
         await request.app[RUNTIME_KEY].start_broker(broker_id)
     except OSError as exc:  # its port was taken while it was down

@@ -266,3 +266,37 @@ async def test_a_log_dir_request_that_changes_nothing_or_names_no_dir_is_refused
             assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
     finally:
         await runtime.stop()
+
+
+@pytest.mark.parametrize(
+    ("failed", "why"), [(["/a"], "its metadata log dir '/a'"), (["/b", "/a"], "every log dir")]
+)
+async def test_a_broker_whose_metadata_dir_or_every_dir_failed_does_not_start(
+    failed: list[str], why: str
+) -> None:
+    """Kafka does not start a broker that cannot read its metadata log dir (KRaft: KafkaRaftServer
+    initializeLogDirs) or any log dir (LogManager.createAndValidateLogDirs): /start answers 409 naming the
+    broker, and nothing changes until a dir is restored."""
+    scenario = {
+        **SCENARIO,
+        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
+    }
+    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
+    await runtime.start()
+    try:
+        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
+            for path in failed:
+                status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": path})
+                assert status == 200, body
+            assert not runtime.cluster.brokers[1].online
+            port = runtime.listeners.endpoints[1].port
+            status, error = await _call(http, "POST", "/brokers/1/start")
+            assert (status, error["field"], error["value"]) == (409, "broker_id", 1), error
+            assert error["error"] == f"broker 1 cannot start: {why} failed (restore it first)"
+            assert not runtime.cluster.brokers[1].online and _refused(port)
+            status, _ = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/a"})
+            assert status == 200
+            status, body = await _call(http, "POST", "/brokers/1/start")
+            assert (status, body["online"]) == (200, True)
+    finally:
+        await runtime.stop()
