@@ -405,12 +405,23 @@ def observe(
             continue
         if any(book.open_for(b) is not None for b in finding.brokers if not finding.kind.about_partitions):
             continue
+        if _mended(book, finding):
+            continue
         first = book.since[finding.key]
         anomaly_id = _id_of(finding.kind, finding.subject, first)
         if book.get(anomaly_id) is None:
             anomaly = Anomaly(anomaly_id, finding.kind, aged[0], first, now, partitions=aged[1])
             book = book.with_anomaly(replace(anomaly, subject=finding.subject, log_dir=finding.log_dir))
     return book
+
+
+def _mended(book: AnomalyBook, finding: Finding) -> bool:
+    """A failed log dir whose fix ran and that holds nothing now: its anomaly stays `fixed` while the dir
+    stays failed, and no second one is made (a restarted daemon counts the dir anew from its first
+    check, so the id of the fixed one, its first-seen time, does not match)."""
+    if finding.kind is not AnomalyKind.LOG_DIR_OFFLINE or finding.partitions:
+        return False
+    return any(a.key == finding.key and a.state is AnomalyState.FIXED for a in book.anomalies)
 
 
 def _clocks(

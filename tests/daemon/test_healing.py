@@ -766,6 +766,25 @@ async def test_the_log_dir_check_reads_no_size_until_a_dir_fails_then_only_of_it
     assert set(asked[1]) == {TopicPartition("t", p) for p in range(3)} | {TopicPartition("keep", 0)}
 
 
+async def test_a_restart_during_a_log_dirs_fix_leaves_one_anomaly_fixed_while_the_dir_stays_failed() -> None:
+    """kill -9 while the fix runs: the restarted daemon follows it to `fixed`; the dir, still failed and now
+    empty, is no second anomaly (it was: `0 partition(s) in failed log dir /b`, ignored, `nothing to
+    move`, once the new daemon's clock for the dir passed the threshold)."""
+    d = dir_daemon(HealingMode.EXECUTE)
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/b")
+    await checked_for(d, DIR_SECONDS + 10)
+    executing = the_anomaly(d)
+    assert executing["state"] == "executing", executing
+    d.crash()
+    await d.controller.start()
+    await d.run(seconds=3600)
+    await checked_for(d, 2 * DIR_SECONDS)
+    assert [(a["id"], a["state"]) for a in d.controller.anomalies()["anomalies"]] == [
+        (executing["id"], "fixed")
+    ]
+
+
 async def test_a_log_dir_back_before_its_threshold_is_no_anomaly() -> None:
     d = dir_daemon(HealingMode.EXECUTE)
     await d.controller.start()
