@@ -97,6 +97,10 @@ def described(anomaly: Mapping[str, Any]) -> str:
     brokers = ", ".join(map(str, anomaly["brokers"]))
     partitions = anomaly.get("partitions") or []
     if anomaly["kind"] == "log_dir_offline":
+        if anomaly.get("log_dir"):  # several when the broker had more than one failed dir: comma-separated
+            path = anomaly["log_dir"]
+            dirs = "dirs" if "," in path else "dir"
+            return f"{len(partitions)} partition(s) in failed log {dirs} {path} of broker {brokers}"
         return f"{len(partitions)} partition(s) {what} {brokers}"
     if partitions:
         return f"{len(partitions)} partition(s) {what}"

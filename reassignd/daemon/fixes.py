@@ -115,7 +115,9 @@ def fix_name(anomaly: Anomaly) -> str:
     if anomaly.kind is AnomalyKind.LOG_DIR_OFFLINE:
         broker, _, dir_slug = anomaly.subject.partition("_")
         count = len(anomaly.partitions)
-        return f"self-healing: {goal} {count} partition(s) off broker {broker}'s log dir {dir_slug}"
+        path = anomaly.log_dir or dir_slug  # the slug only for an anomaly stored without its path
+        dirs = "dirs" if "," in path else "dir"
+        return f"self-healing: {goal} {count} partition(s) off broker {broker}'s log {dirs} {path}"
     if not anomaly.kind.about_partitions:
         return f"self-healing: {goal} broker {anomaly.brokers[0]}"
     if anomaly.partitions:

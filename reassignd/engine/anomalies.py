@@ -178,6 +178,8 @@ class Finding:
     subject: str
     brokers: tuple[int, ...] = ()
     partitions: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    log_dir: str = ""
+    """The failed dir's path (log_dir_offline): the subject holds it made safe for an id only."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -208,6 +210,8 @@ class Anomaly:
     """The partitions involved ("topic-partition"), for a partition-level kind."""
     subject: str = ""
     """A broker's id, or `cluster`: with the kind, what the anomaly is about (also in its id)."""
+    log_dir: str = ""
+    """The failed dir's path, for log_dir_offline ("" when read back from a store that did not keep it)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -219,6 +223,7 @@ class Anomaly:
         return replace(self, state=state, last_seen=now, **changes)
 
     def to_json(self) -> dict[str, Any]:
+        dirs = {"log_dir": self.log_dir or None} if self.kind is AnomalyKind.LOG_DIR_OFFLINE else {}
         return {
             "id": self.id,
             "kind": self.kind.value,
@@ -230,6 +235,7 @@ class Anomaly:
             "reason": self.reason or None,
             "plan_id": self.plan_id,
             "proposal": dict(self.proposal) if self.proposal is not None else None,
+            **dirs,
         }
 
     @classmethod
@@ -257,6 +263,7 @@ class Anomaly:
                 plan_id=None if data.get("plan_id") is None else str(data["plan_id"]),
                 partitions=tuple(str(p) for p in data.get("partitions") or ()),
                 subject=_subject_of(kind, anomaly_id, brokers),
+                log_dir=str(data.get("log_dir") or "") if kind is AnomalyKind.LOG_DIR_OFFLINE else "",
             )
         except ValueError as exc:
             raise ValueError(f"stored anomaly {anomaly_id}: {exc}") from None
@@ -398,12 +405,23 @@ def observe(
             continue
         if any(book.open_for(b) is not None for b in finding.brokers if not finding.kind.about_partitions):
             continue
+        if _mended(book, finding):
+            continue
         first = book.since[finding.key]
         anomaly_id = _id_of(finding.kind, finding.subject, first)
         if book.get(anomaly_id) is None:
             anomaly = Anomaly(anomaly_id, finding.kind, aged[0], first, now, partitions=aged[1])
-            book = book.with_anomaly(replace(anomaly, subject=finding.subject))
+            book = book.with_anomaly(replace(anomaly, subject=finding.subject, log_dir=finding.log_dir))
     return book
+
+
+def _mended(book: AnomalyBook, finding: Finding) -> bool:
+    """A failed log dir whose fix ran and that holds nothing now: its anomaly stays `fixed` while the dir
+    stays failed, and no second one is made (a restarted daemon counts the dir anew from its first
+    check, so the id of the fixed one, its first-seen time, does not match)."""
+    if finding.kind is not AnomalyKind.LOG_DIR_OFFLINE or finding.partitions:
+        return False
+    return any(a.key == finding.key and a.state is AnomalyState.FIXED for a in book.anomalies)
 
 
 def _clocks(

@@ -206,7 +206,8 @@ def log_dir_offline(snapshot: ClusterSnapshot) -> list[Finding]:
     takes it out: ReplicationControlManager.handleDirectoriesOffline, KafkaController.
     onReplicasBecomeOffline); a replica being added is not counted (it may not be created yet). Nothing
     says which of two failed dirs of one broker held a replica: the first of them (by path) lists them
-    all, the others none."""
+    all, the others none, and its `log_dir` names every failed dir of the broker, comma-separated as
+    `log.dirs` lists them (no path holds a comma)."""
     online = snapshot.online_broker_ids()
     failed: dict[int, list[str]] = {}
     for broker, path in sorted(snapshot.offline_dirs):
@@ -224,5 +225,7 @@ def log_dir_offline(snapshot: ClusterSnapshot) -> list[Finding]:
         }
         for index, path in enumerate(paths):
             listed = {str(tp): tuple(rs) for tp, rs in held.items()} if index == 0 else {}
-            found.append(Finding(AnomalyKind.LOG_DIR_OFFLINE, dir_subject(broker, path), (broker,), listed))
+            named = ",".join(paths) if index == 0 else path  # its replicas may be in any of them
+            subject = dir_subject(broker, path)
+            found.append(Finding(AnomalyKind.LOG_DIR_OFFLINE, subject, (broker,), listed, log_dir=named))
     return found

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from reassignd.model import snapshot_to_dict
+from reassignd.sim import log_dirs
 from reassignd.sim.errors import KafkaError
 from reassignd.sim.model import SimCluster
 from reassignd.sim.server import BrokerListeners
@@ -133,6 +134,12 @@ async def stop_broker(request: web.Request) -> web.Response:
 
 async def start_broker(request: web.Request) -> web.Response:
     broker_id = _broker_id(request)
+    cluster = request.app[RUNTIME_KEY].cluster
+    broker = cluster.brokers[broker_id]
+    why = None if broker.online else log_dirs.why_not_started(broker, cluster.kafka)
+    if why is not None:
+        message = f"broker {broker_id} cannot start: {why} failed (restore it first)"
+        raise ControlError(409, message, "broker_id", broker_id)
     try:
         await request.app[RUNTIME_KEY].start_broker(broker_id)
     except OSError as exc:  # its port was taken while it was down
@@ -141,19 +148,30 @@ async def start_broker(request: web.Request) -> web.Response:
     return web.json_response({"broker": broker_id, "online": True})
 
 
-async def _log_dir(request: web.Request) -> tuple[int, str]:
+async def _log_dir(request: web.Request, online: bool) -> tuple[int, str]:
+    """The broker and the dir the body names, which must be `online` now (live to fail, failed to
+    restore): anything else is refused before the model changes."""
     broker_id = _broker_id(request)
-    path = (await _json_body(request)).get("path")
+    body = await _json_body(request)
+    if "path" not in body:
+        raise ControlError(400, "missing field 'path'", "path", None)
+    path = body["path"]
+    if not isinstance(path, str) or not path:
+        raise ControlError(400, "path must be a non-empty string", "path", path)
     broker = request.app[RUNTIME_KEY].cluster.brokers[broker_id]
-    if not isinstance(path, str) or broker.dir_named(path) is None:
+    log_dir = broker.dir_named(path)
+    if log_dir is None:
         known = [d.path for d in broker.log_dirs]
         raise ControlError(400, f"path must be one of broker {broker_id}'s log dirs {known}", "path", path)
+    if log_dir.online != online:
+        state = "has already failed" if online else "is not failed"
+        raise ControlError(409, f"broker {broker_id}'s log dir {path!r} {state}", "path", path)
     return broker_id, path
 
 
 async def fail_log_dir(request: web.Request) -> web.Response:
     """A log dir fails (a disk error): sim/log_dirs.py has what Kafka does then."""
-    broker_id, path = await _log_dir(request)
+    broker_id, path = await _log_dir(request, online=True)
     cluster = request.app[RUNTIME_KEY].cluster
     cluster.fail_log_dir(broker_id, path)
     if not cluster.brokers[broker_id].online:  # it halted (its last live dir, or its metadata dir)
@@ -169,7 +187,7 @@ async def fail_log_dir(request: web.Request) -> web.Response:
 
 
 async def restore_log_dir(request: web.Request) -> web.Response:
-    broker_id, path = await _log_dir(request)
+    broker_id, path = await _log_dir(request, online=False)
     request.app[RUNTIME_KEY].cluster.restore_log_dir(broker_id, path)
     return web.json_response({"broker": broker_id, "path": path, "online": True})
 

@@ -89,6 +89,21 @@ def halts_broker(broker: SimBroker, path: str, kafka: KafkaVersion) -> bool:
     return path == metadata_dir
 
 
+def why_not_started(broker: SimBroker, kafka: KafkaVersion) -> str | None:
+    """Why a stopped broker cannot start with its failed dirs, None when it can: no live dir
+    (LogManager.createAndValidateLogDirs halts), or on KRaft its metadata log dir failed (KafkaRaftServer
+    initializeLogDirs: "Encountered I/O error in metadata log directory ... Cannot continue")."""
+    if all(not d.online for d in broker.log_dirs):
+        return "every log dir"
+    if kafka.zookeeper:
+        return None
+    metadata_dir = broker.static_configs.get(METADATA_LOG_DIR) or broker.log_dirs[0].path
+    known = broker.dir_named(metadata_dir)
+    if known is not None and not known.online:
+        return f"its metadata log dir {metadata_dir!r}"
+    return None
+
+
 def java_string_hash(text: str) -> int:
     """java.lang.String.hashCode over UTF-16 code units, as a signed 32-bit int."""
     h = 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reassignd.cli.anomalies import anomaly_lines, watch_anomalies
+from reassignd.cli.anomalies import anomaly_lines, described, watch_anomalies
 from reassignd.client import ApiUnreachable
 from reassignd.engine.anomalies import Anomaly, AnomalyKind, AnomalyState
 from tests.cli.test_client import Daemon, cli, daemon
@@ -193,3 +193,15 @@ def test_a_failed_log_dir_is_described_by_its_broker_and_partitions() -> None:
     assert anomaly_lines(anomaly)[0] == (
         "log-dir-offline-3_b-1795783832: 2 partition(s) in a failed log dir of broker 3: detected"
     )
+
+
+def test_a_failed_log_dir_is_described_by_its_path_or_paths() -> None:
+    anomaly = {
+        "id": "log-dir-offline-3_b-1",
+        "kind": "log_dir_offline",
+        "brokers": [3],
+        "partitions": ["t-0"],
+    }
+    assert described({**anomaly, "log_dir": "/b"}) == "1 partition(s) in failed log dir /b of broker 3"
+    both = {**anomaly, "log_dir": "/b,/c"}
+    assert described(both) == "1 partition(s) in failed log dirs /b,/c of broker 3"

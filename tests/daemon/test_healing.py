@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.cli.anomalies import described
 from reassignd.daemon.app import prune_history
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
@@ -649,13 +650,13 @@ async def test_a_disk_capacity_fix_over_the_partitions_gate_is_not_run() -> None
 DIR_SECONDS = 60.0
 
 
-def dir_daemon(mode: HealingMode, **settings: Any) -> InProcessDaemon:
-    """Broker 1 has two log dirs: t-0, t-1 and t-2 have their replica on it in /b, keep-0 in /a (its first
-    dir, the metadata log dir: failing /b leaves the broker up, Kafka >= 3.7 with KRaft)."""
+def dir_daemon(mode: HealingMode, second: str = "/b", **settings: Any) -> InProcessDaemon:
+    """Broker 1 has two log dirs: t-0, t-1 and t-2 have their replica on it in /b (`second`), keep-0 in /a
+    (its first dir, the metadata log dir: failing /b leaves the broker up, Kafka >= 3.7 with KRaft)."""
     scenario = {
         "seed": 3,
         "brokers": [
-            {"id": b, "rack": r, **({"log_dirs": ["/a", "/b"]} if b == 1 else {})}
+            {"id": b, "rack": r, **({"log_dirs": ["/a", second]} if b == 1 else {})}
             for b, r in sorted(RACKS.items())
         ],
         "topics": [
@@ -666,7 +667,12 @@ def dir_daemon(mode: HealingMode, **settings: Any) -> InProcessDaemon:
                 "partition_bytes": 200 * MB,
                 "produce_bytes_per_sec": 10_000.0,
                 "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
-                "log_dirs": [["/b", "any", "any"], ["any", "/b", "any"], ["any", "any", "/b"], ["any"] * 3],
+                "log_dirs": [
+                    [second, "any", "any"],
+                    ["any", second, "any"],
+                    ["any", "any", second],
+                    ["any"] * 3,
+                ],
             },
             {
                 "name": "keep",
@@ -721,6 +727,24 @@ async def test_a_failed_log_dir_is_moved_off_its_broker_and_every_partition_is_f
     assert journaled == ["executing", "fixed"], journaled
 
 
+async def test_the_failed_log_dir_is_named_by_its_path_in_the_anomaly_and_its_fix_plan() -> None:
+    """The id holds the dir's path made safe (`1_data_kafka_2`); what a user reads names the path itself."""
+    d = dir_daemon(HealingMode.PROPOSE, second="/data/kafka-2")
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/data/kafka-2")
+    await checked_for(d, DIR_SECONDS + 10)
+    proposed = the_anomaly(d)
+    assert proposed["id"].startswith("log-dir-offline-1_data_kafka_2-"), proposed
+    assert proposed["log_dir"] == "/data/kafka-2"
+    assert described(proposed) == "3 partition(s) in failed log dir /data/kafka-2 of broker 1"
+    await d.controller.approve_anomaly(proposed["id"])
+    (record,) = d.controller.records.values()
+    assert (
+        record.options["name"]
+        == "self-healing: re-target 3 partition(s) off broker 1's log dir /data/kafka-2"
+    )
+
+
 async def test_the_log_dir_check_reads_no_size_until_a_dir_fails_then_only_of_its_broker() -> None:
     d = dir_daemon(HealingMode.PROPOSE)
     await d.controller.start()
@@ -740,6 +764,25 @@ async def test_the_log_dir_check_reads_no_size_until_a_dir_fails_then_only_of_it
     assert asked[0] is False and len(asked) == 2, asked
     assert {frozenset(brokers) for brokers in asked[1].values()} == {frozenset({1})}
     assert set(asked[1]) == {TopicPartition("t", p) for p in range(3)} | {TopicPartition("keep", 0)}
+
+
+async def test_a_restart_during_a_log_dirs_fix_leaves_one_anomaly_fixed_while_the_dir_stays_failed() -> None:
+    """kill -9 while the fix runs: the restarted daemon follows it to `fixed`; the dir, still failed and now
+    empty, is no second anomaly (it was: `0 partition(s) in failed log dir /b`, ignored, `nothing to
+    move`, once the new daemon's clock for the dir passed the threshold)."""
+    d = dir_daemon(HealingMode.EXECUTE)
+    await d.controller.start()
+    d.sim.fail_log_dir(1, "/b")
+    await checked_for(d, DIR_SECONDS + 10)
+    executing = the_anomaly(d)
+    assert executing["state"] == "executing", executing
+    d.crash()
+    await d.controller.start()
+    await d.run(seconds=3600)
+    await checked_for(d, 2 * DIR_SECONDS)
+    assert [(a["id"], a["state"]) for a in d.controller.anomalies()["anomalies"]] == [
+        (executing["id"], "fixed")
+    ]
 
 
 async def test_a_log_dir_back_before_its_threshold_is_no_anomaly() -> None:

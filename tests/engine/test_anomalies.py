@@ -738,3 +738,31 @@ def test_a_dirs_anomaly_is_read_back_from_its_id_and_its_json(
         anomaly_id, AnomalyKind.LOG_DIR_OFFLINE, (broker,), 1.0, 2.0, partitions=("t-0",), subject=subject
     )
     assert Anomaly.from_json(stored.to_json()) == stored
+
+
+def test_a_dirs_anomaly_keeps_the_dirs_path_through_the_store() -> None:
+    stored = Anomaly(
+        "log-dir-offline-3_data_kafka_2-1",
+        AnomalyKind.LOG_DIR_OFFLINE,
+        (3,),
+        1.0,
+        2.0,
+        partitions=("t-0",),
+        subject="3_data_kafka_2",
+        log_dir="/data/kafka-2",
+    )
+    assert stored.to_json()["log_dir"] == "/data/kafka-2"
+    assert Anomaly.from_json(stored.to_json()) == stored
+    older = {k: v for k, v in stored.to_json().items() if k != "log_dir"}  # stored before it was kept
+    assert Anomaly.from_json(older) == replace(stored, log_dir="")
+
+
+def test_the_first_of_two_failed_dirs_says_its_replicas_may_be_in_either() -> None:
+    """Kafka's answers do not say which failed dir held a replica: the finding listing them names both
+    dirs (comma-separated, as `log.dirs` lists them), not the first alone as if it held them all."""
+    racks = {b: f"/r{b}" for b in (1, 2, 3, 4)}
+    shot = snapshot(DIRS_PARTS, racks=racks, isr={"t-0": (2, 3), "t-1": (2, 3), "t-2": (3, 2)})
+    found = log_dir_offline(failed_dirs(shot, {(1, "/b"), (1, "/a")}))
+    assert [(f.subject, f.log_dir) for f in found] == [("1_a", "/a,/b"), ("1_b", "/b")]
+    (one,) = log_dir_offline(failed_dirs(shot, {(1, "/b")}))
+    assert one.log_dir == "/b"

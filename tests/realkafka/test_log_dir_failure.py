@@ -126,7 +126,7 @@ def test_a_failed_log_dir_s_replicas_are_moved_to_another_broker_by_self_healing
     assert fix["name"].startswith(
         f"self-healing: re-target {len(in_failed)} partition(s) off broker 1's log dir "
     ), fix
-    assert fix["name"].endswith("broker_1_data_1"), fix
+    assert fix["name"].endswith(f"/{failed.parent.name}/{failed.name}"), fix  # the path, not its id slug
     replicas = probe.replicas(TOPIC)
     for p, before in ASSIGNMENT.items():
         if p in in_failed:

@@ -230,3 +230,73 @@ async def test_a_log_dir_fails_and_comes_back() -> None:
             assert _refused(port)
     finally:
         await runtime.stop()
+
+
+async def test_a_log_dir_request_that_changes_nothing_or_names_no_dir_is_refused_naming_it() -> None:
+    """Failing a failed dir and restoring a live one are conflicts with the current state (409), not a
+    silent 200 that says the dir changed; a missing, empty or non-string path says which it is (400)."""
+    scenario = {
+        **SCENARIO,
+        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
+    }
+    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
+    await runtime.start()
+    try:
+        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
+            for body, message in (
+                ({}, "missing field 'path'"),
+                ({"path": None}, "path must be a non-empty string"),
+                ({"path": ""}, "path must be a non-empty string"),
+                ({"path": 5}, "path must be a non-empty string"),
+            ):
+                status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", body)
+                assert (status, error["field"], error["value"]) == (400, "path", body.get("path"))
+                assert error["error"] == message
+            status, error = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
+            assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
+            assert error["error"] == "broker 1's log dir '/b' is not failed"
+            status, _ = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+            assert status == 200
+            epochs = {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions}
+            status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+            assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
+            assert error["error"] == "broker 1's log dir '/b' has already failed"
+            assert {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions} == epochs
+            _, state = await _call(http, "GET", "/state")
+            assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
+    finally:
+        await runtime.stop()
+
+
+@pytest.mark.parametrize(
+    ("failed", "why"), [(["/a"], "its metadata log dir '/a'"), (["/b", "/a"], "every log dir")]
+)
+async def test_a_broker_whose_metadata_dir_or_every_dir_failed_does_not_start(
+    failed: list[str], why: str
+) -> None:
+    """Kafka does not start a broker that cannot read its metadata log dir (KRaft: KafkaRaftServer
+    initializeLogDirs) or any log dir (LogManager.createAndValidateLogDirs): /start answers 409 naming the
+    broker, and nothing changes until a dir is restored."""
+    scenario = {
+        **SCENARIO,
+        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
+    }
+    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
+    await runtime.start()
+    try:
+        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
+            for path in failed:
+                status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": path})
+                assert status == 200, body
+            assert not runtime.cluster.brokers[1].online
+            port = runtime.listeners.endpoints[1].port
+            status, error = await _call(http, "POST", "/brokers/1/start")
+            assert (status, error["field"], error["value"]) == (409, "broker_id", 1), error
+            assert error["error"] == f"broker 1 cannot start: {why} failed (restore it first)"
+            assert not runtime.cluster.brokers[1].online and _refused(port)
+            status, _ = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/a"})
+            assert status == 200
+            status, body = await _call(http, "POST", "/brokers/1/start")
+            assert (status, body["online"]) == (200, True)
+    finally:
+        await runtime.stop()
