@@ -30,9 +30,22 @@ SCENARIO: dict[str, Any] = {
 }
 
 
+TWO_DIRS: dict[str, Any] = {
+    **SCENARIO,
+    "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
+}
+"""Broker 1 with two log dirs, /a its metadata log dir (the first)."""
+
+
 @pytest.fixture
-async def runtime() -> AsyncIterator[SimRuntime]:
-    sim = SimRuntime(SimCluster.from_scenario(load_scenario(SCENARIO), seed=3), time_scale=0)
+def scenario() -> dict[str, Any]:
+    """The simulated cluster; a test names another with `@pytest.mark.parametrize("scenario", [...])`."""
+    return SCENARIO
+
+
+@pytest.fixture
+async def runtime(scenario: dict[str, Any]) -> AsyncIterator[SimRuntime]:
+    sim = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
     await sim.start()
     try:
         yield sim
@@ -203,100 +216,73 @@ async def test_append_network_and_acks(runtime: SimRuntime, http: aiohttp.Client
         assert (status, error["field"]) == (400, field), error
 
 
-async def test_a_log_dir_fails_and_comes_back() -> None:
+@pytest.mark.parametrize("scenario", [TWO_DIRS])
+async def test_a_log_dir_fails_and_comes_back(runtime: SimRuntime, http: aiohttp.ClientSession) -> None:
     """POST /brokers/{id}/log-dirs/fail and /restore: a dir other than the metadata dir fails with its
     broker up; the last live dir halts the broker and closes its port (sim/log_dirs.py)."""
-    scenario = {
-        **SCENARIO,
-        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
-    }
-    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
-    await runtime.start()
-    try:
-        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
-            status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/c"})
-            assert (status, body["field"], body["value"]) == (400, "path", "/c")
-            status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
-            assert (status, body["broker_online"]) == (200, True)
-            _, state = await _call(http, "GET", "/state")
-            assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
-            status, body = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
-            assert (status, body["online"]) == (200, True)
-            port = runtime.listeners.endpoints[2].port
-            status, body = await _call(
-                http, "POST", "/brokers/2/log-dirs/fail", {"path": "/var/lib/kafka/data"}
-            )
-            assert (status, body["broker_online"]) == (200, False)  # its only dir: it halts
-            assert _refused(port)
-    finally:
-        await runtime.stop()
+    status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/c"})
+    assert (status, body["field"], body["value"]) == (400, "path", "/c")
+    status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+    assert (status, body["broker_online"]) == (200, True)
+    _, state = await _call(http, "GET", "/state")
+    assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
+    status, body = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
+    assert (status, body["online"]) == (200, True)
+    port = runtime.listeners.endpoints[2].port
+    status, body = await _call(http, "POST", "/brokers/2/log-dirs/fail", {"path": "/var/lib/kafka/data"})
+    assert (status, body["broker_online"]) == (200, False)  # its only dir: it halts
+    assert _refused(port)
 
 
-async def test_a_log_dir_request_that_changes_nothing_or_names_no_dir_is_refused_naming_it() -> None:
+@pytest.mark.parametrize("scenario", [TWO_DIRS])
+async def test_a_log_dir_request_that_changes_nothing_or_names_no_dir_is_refused_naming_it(
+    runtime: SimRuntime, http: aiohttp.ClientSession
+) -> None:
     """Failing a failed dir and restoring a live one are conflicts with the current state (409), not a
     silent 200 that says the dir changed; a missing, empty or non-string path says which it is (400)."""
-    scenario = {
-        **SCENARIO,
-        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
-    }
-    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
-    await runtime.start()
-    try:
-        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
-            for body, message in (
-                ({}, "missing field 'path'"),
-                ({"path": None}, "path must be a non-empty string"),
-                ({"path": ""}, "path must be a non-empty string"),
-                ({"path": 5}, "path must be a non-empty string"),
-            ):
-                status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", body)
-                assert (status, error["field"], error["value"]) == (400, "path", body.get("path"))
-                assert error["error"] == message
-            status, error = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
-            assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
-            assert error["error"] == "broker 1's log dir '/b' is not failed"
-            status, _ = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
-            assert status == 200
-            epochs = {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions}
-            status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
-            assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
-            assert error["error"] == "broker 1's log dir '/b' has already failed"
-            assert {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions} == epochs
-            _, state = await _call(http, "GET", "/state")
-            assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
-    finally:
-        await runtime.stop()
+    for body, message in (
+        ({}, "missing field 'path'"),
+        ({"path": None}, "path must be a non-empty string"),
+        ({"path": ""}, "path must be a non-empty string"),
+        ({"path": 5}, "path must be a non-empty string"),
+    ):
+        status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", body)
+        assert (status, error["field"], error["value"]) == (400, "path", body.get("path"))
+        assert error["error"] == message
+    status, error = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/b"})
+    assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
+    assert error["error"] == "broker 1's log dir '/b' is not failed"
+    status, _ = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+    assert status == 200
+    epochs = {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions}
+    status, error = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": "/b"})
+    assert (status, error["field"], error["value"]) == (409, "path", "/b"), error
+    assert error["error"] == "broker 1's log dir '/b' has already failed"
+    assert {p.index: p.partition_epoch for p in runtime.cluster.topics["t"].partitions} == epochs
+    _, state = await _call(http, "GET", "/state")
+    assert [d["online"] for d in state["brokers"][0]["log_dirs"]] == [True, False]
 
 
+@pytest.mark.parametrize("scenario", [TWO_DIRS])
 @pytest.mark.parametrize(
     ("failed", "why"), [(["/a"], "its metadata log dir '/a'"), (["/b", "/a"], "every log dir")]
 )
 async def test_a_broker_whose_metadata_dir_or_every_dir_failed_does_not_start(
-    failed: list[str], why: str
+    failed: list[str], why: str, runtime: SimRuntime, http: aiohttp.ClientSession
 ) -> None:
     """Kafka does not start a broker that cannot read its metadata log dir (KRaft: KafkaRaftServer
     initializeLogDirs) or any log dir (LogManager.createAndValidateLogDirs): /start answers 409 naming the
     broker, and nothing changes until a dir is restored."""
-    scenario = {
-        **SCENARIO,
-        "brokers": [{"id": 1, "rack": "a", "log_dirs": ["/a", "/b"]}, *SCENARIO["brokers"][1:]],
-    }
-    runtime = SimRuntime(SimCluster.from_scenario(load_scenario(scenario), seed=3), time_scale=0)
-    await runtime.start()
-    try:
-        async with aiohttp.ClientSession(base_url=runtime.control_url) as http:
-            for path in failed:
-                status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": path})
-                assert status == 200, body
-            assert not runtime.cluster.brokers[1].online
-            port = runtime.listeners.endpoints[1].port
-            status, error = await _call(http, "POST", "/brokers/1/start")
-            assert (status, error["field"], error["value"]) == (409, "broker_id", 1), error
-            assert error["error"] == f"broker 1 cannot start: {why} failed (restore it first)"
-            assert not runtime.cluster.brokers[1].online and _refused(port)
-            status, _ = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/a"})
-            assert status == 200
-            status, body = await _call(http, "POST", "/brokers/1/start")
-            assert (status, body["online"]) == (200, True)
-    finally:
-        await runtime.stop()
+    for path in failed:
+        status, body = await _call(http, "POST", "/brokers/1/log-dirs/fail", {"path": path})
+        assert status == 200, body
+    assert not runtime.cluster.brokers[1].online
+    port = runtime.listeners.endpoints[1].port
+    status, error = await _call(http, "POST", "/brokers/1/start")
+    assert (status, error["field"], error["value"]) == (409, "broker_id", 1), error
+    assert error["error"] == f"broker 1 cannot start: {why} failed (restore it first)"
+    assert not runtime.cluster.brokers[1].online and _refused(port)
+    status, _ = await _call(http, "POST", "/brokers/1/log-dirs/restore", {"path": "/a"})
+    assert status == 200
+    status, body = await _call(http, "POST", "/brokers/1/start")
+    assert (status, body["online"]) == (200, True)
