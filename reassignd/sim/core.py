@@ -1153,6 +1153,21 @@ class ClusterCore:
             self._account(p, +1)
         return parts
 
+    def _replica_offline(self, p: SimPartition, broker_id: int) -> None:
+        """`broker_id`'s replica of `p` went offline (its broker, or its log dir): out of the ISR (never the
+        last one on KRaft), and a new leader if it led. ZooKeeper: KafkaController.onReplicasBecomeOffline,
+        an offline election; KRaft: an ISR change with the topic's election (unclean where enabled)."""
+        if self.kafka.zookeeper:
+            zp = self._zk(p)
+            if p.leader == broker_id:
+                zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
+            zp.remove_from_isr(broker_id)
+            self._commit(p, zp)
+            return
+        isr = [r for r in p.isr if r != broker_id]
+        election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
+        self._change(p, election, isr=isr)
+
     def stop_broker(self, broker_id: int) -> None:
         """Fence the broker: its replicas leave the ISR (never the last one) and leaders fail over."""
         self._require_broker(broker_id)
@@ -1160,16 +1175,7 @@ class ClusterCore:
             return
         self._forget_preferred_dirs(broker_id)
         for p in self._set_online(broker_id, False):
-            if self.kafka.zookeeper:  # KafkaController.onBrokerFailure -> onReplicasBecomeOffline
-                zp = self._zk(p)
-                if p.leader == broker_id:
-                    zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
-                zp.remove_from_isr(broker_id)
-                self._commit(p, zp)
-                continue
-            isr = [r for r in p.isr if r != broker_id]
-            election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
-            self._change(p, election, isr=isr)
+            self._replica_offline(p, broker_id)  # ZooKeeper: KafkaController.onBrokerFailure
         if self.kafka.zookeeper:  # every partition without a live leader goes through an offline election
             for topic in self.topics.values():
                 for p in topic.partitions:
@@ -1239,17 +1245,8 @@ class ClusterCore:
         for p in parts:
             p.rebase_log()
             self._account(p, +1)
-            if self.kafka.zookeeper:  # KafkaController.onReplicasBecomeOffline
-                zp = self._zk(p)
-                if p.leader == broker_id:
-                    zp.elect_offline(self.alive_in(p), self.unclean_enabled(p.topic))
-                zp.remove_from_isr(broker_id)
-                self._commit(p, zp)
-                continue
-            # ReplicationControlManager.handleDirectoriesOffline: out of the ISR, leadership elsewhere
-            isr = [r for r in p.isr if r != broker_id]
-            election = Election.UNCLEAN if self.unclean_enabled(p.topic) else Election.ONLINE
-            self._change(p, election, isr=isr)
+            # ReplicationControlManager.handleDirectoriesOffline; ZooKeeper: onBrokerLogDirFailure
+            self._replica_offline(p, broker_id)
         self._dirty = True
 
     def restore_log_dir(self, broker_id: int, path: str) -> None:
