@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from reassignd.localkafka.cluster import RACKS, KafkaCluster
 from reassignd.localkafka.load import fill
 from reassignd.model import ClusterSnapshot
 from tests.realkafka.conftest import create_topic, wait_for
-from tests.realkafka.test_self_healing import anomaly_states
+from tests.realkafka.test_self_healing import healed
 from tests.services.daemon import DaemonProcess
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -106,20 +105,7 @@ def test_a_failed_log_dir_s_replicas_are_moved_to_another_broker_by_self_healing
     throttles_before = probe.throttle_configs([TOPIC])
     daemon = DaemonProcess(tmp_path / "daemon", cluster.bootstrap_servers, HEALING).start()
     try:
-        fail_dir(failed)
-        failed_at = time.monotonic()
-
-        def fix_completed() -> bool:
-            code, plans = daemon.request("GET", "/v1/plans")
-            assert code == 200, plans
-            return any(p["state"] == "completed" for p in plans["plans"])
-
-        wait_for(fix_completed, 240, "the self-healing plan completed")
-        took = time.monotonic() - failed_at
-        _, plans = daemon.request("GET", "/v1/plans")
-        (fix,) = plans["plans"]
-        wait_for(lambda: anomaly_states(daemon) == ["fixed"], 30, "the anomaly fixed")
-        errors = daemon.log_records("error")
+        took, fix, errors = healed(daemon, lambda: fail_dir(failed))
     finally:
         daemon.stop()
     print(f"\nbroker 1's {failed.name} failed; its replicas were moved {took:.1f} s later ({fix['name']})")

@@ -6,6 +6,7 @@ three racks, and every throttle config is byte-identical to before."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,20 +52,7 @@ def test_a_broker_killed_for_longer_than_the_timeout_is_drained_by_self_healing(
 
     daemon = DaemonProcess(tmp_path / "daemon", cluster.bootstrap_servers, SETTINGS).start()
     try:
-        cluster.kill_broker(DEAD)
-        killed = time.monotonic()
-
-        def fix_completed() -> bool:
-            code, plans = daemon.request("GET", "/v1/plans")
-            assert code == 200, plans
-            return any(p["state"] == "completed" for p in plans["plans"])
-
-        wait_for(fix_completed, 240, "the self-healing plan completed")
-        took = time.monotonic() - killed
-        _, plans = daemon.request("GET", "/v1/plans")
-        (fix,) = plans["plans"]
-        wait_for(lambda: anomaly_states(daemon) == ["fixed"], 30, "the anomaly fixed")
-        errors = daemon.log_records("error")
+        took, fix, errors = healed(daemon, lambda: cluster.kill_broker(DEAD))
     finally:
         daemon.stop()
     print(f"\nbroker {DEAD} killed; its drain completed {took:.1f} s later ({fix['name']})")
@@ -75,6 +63,25 @@ def test_a_broker_killed_for_longer_than_the_timeout_is_drained_by_self_healing(
     wait_for(lambda: full_isr(probe, replicas), 30, "every replica in sync")
     assert probe.throttle_configs([TOPIC]) == throttles_before
     assert errors == [], errors
+
+
+def healed(daemon: DaemonProcess, fault: Callable[[], object]) -> tuple[float, dict[str, Any], list[Any]]:
+    """`fault` done, then waited for the daemon's one self-healing plan to complete and its anomaly to be
+    fixed: the seconds from the fault to the plan's end, the plan, and the daemon's error records."""
+    fault()
+    faulted = time.monotonic()
+
+    def fix_completed() -> bool:
+        code, plans = daemon.request("GET", "/v1/plans")
+        assert code == 200, plans
+        return any(p["state"] == "completed" for p in plans["plans"])
+
+    wait_for(fix_completed, 240, "the self-healing plan completed")
+    took = time.monotonic() - faulted
+    _, plans = daemon.request("GET", "/v1/plans")
+    (fix,) = plans["plans"]
+    wait_for(lambda: anomaly_states(daemon) == ["fixed"], 30, "the anomaly fixed")
+    return took, fix, daemon.log_records("error")
 
 
 def anomaly_states(daemon: DaemonProcess) -> list[str]:
