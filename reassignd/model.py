@@ -333,6 +333,10 @@ class ClusterSnapshot:
     def online_broker_ids(self) -> frozenset[int]:
         return frozenset(b.id for b in self.brokers.values() if b.online)
 
+    def replicas_per_broker(self) -> dict[int, int]:
+        """The replicas each broker holds (a broker with none is left out): the load the placer evens."""
+        return dict(Counter(b for p in self.partitions.values() for b in p.replicas))
+
     def is_online(self, broker_id: int) -> bool:
         """One broker's state without building the set of all (a per-partition question on 1,000 brokers)."""
         broker = self.brokers.get(broker_id)

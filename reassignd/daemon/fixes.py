@@ -72,10 +72,7 @@ async def fix_of(
 def _respread(anomaly: Anomaly, snapshot: ClusterSnapshot, excluded: Collection[int]) -> Fix:
     wanted = set(anomaly.partitions)
     targets = {tp: p.replicas for tp, p in snapshot.partitions.items() if str(tp) in wanted}
-    load: dict[int, int] = {}
-    for p in snapshot.partitions.values():
-        for b in p.replicas:
-            load[b] = load.get(b, 0) + 1
+    load = snapshot.replicas_per_broker()
     racks = {b: broker.rack for b, broker in snapshot.brokers.items()}
     eligible = snapshot.online_broker_ids() - frozenset(excluded)
     found = respread_targets(targets, racks, eligible, load)
@@ -95,10 +92,7 @@ def _off_dir(anomaly: Anomaly, snapshot: ClusterSnapshot, excluded: Collection[i
     held = {tp: p for tp, p in snapshot.partitions.items() if str(tp) in wanted and broker in p.replicas}
     leaderless = sorted(str(tp) for tp, p in held.items() if not p.has_leader)
     targets = {tp: p.replicas for tp, p in held.items() if p.has_leader}
-    load: dict[int, int] = {}
-    for p in snapshot.partitions.values():
-        for b in p.replicas:
-            load[b] = load.get(b, 0) + 1
+    load = snapshot.replicas_per_broker()
     racks = {b: info.rack for b, info in snapshot.brokers.items()}
     eligible = snapshot.online_broker_ids() - frozenset(excluded) - {broker}
     found = replacement_targets(targets, (broker,), racks, eligible, load)

@@ -126,10 +126,7 @@ def retarget_choice(run: RunState, snapshot: ClusterSnapshot, banned: Collection
             unplaced[tp] = "its plan names log dirs: submit a plan for it instead"
         else:
             candidates[tp] = run.plan.targets[tp]
-    load: dict[int, int] = {}
-    for p in snapshot.partitions.values():
-        for b in p.replicas:
-            load[b] = load.get(b, 0) + 1
+    load = snapshot.replicas_per_broker()
     racks = {b: broker.rack for b, broker in snapshot.brokers.items()}
     found = replacement_targets(candidates, gone, racks, alive - frozenset(banned), load)
     unplaced.update(found.unplaced)

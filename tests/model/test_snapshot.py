@@ -227,3 +227,15 @@ def test_when_the_cluster_was_read_round_trips_and_is_optional() -> None:
     stamped = snapshot_from_dict({**GOOD, "read_at": 1_795_786_000.5})
     assert stamped.read_at == 1_795_786_000.5
     assert snapshot_from_dict(snapshot_to_dict(stamped)) == stamped
+
+
+def test_replicas_per_broker_counts_each_replica_and_leaves_out_a_broker_holding_none() -> None:
+    snapshot = ClusterSnapshot.build(
+        brokers=[Broker(1), Broker(2), Broker(3), Broker(4)],
+        partitions=[
+            PartitionState(TopicPartition("t", 0), replicas=(1, 2), isr=(1, 2), leader=1),
+            PartitionState(TopicPartition("t", 1), replicas=(2, 3), isr=(2,), leader=2),
+            PartitionState(TopicPartition("u", 0), replicas=(2,), isr=(), leader=-1),
+        ],
+    )
+    assert snapshot.replicas_per_broker() == {1: 1, 2: 3, 3: 1}
