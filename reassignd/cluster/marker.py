@@ -29,7 +29,12 @@ MARKER_PARTITION = 0
 AUTHORIZATION_ERRORS = frozenset({29, 30})  # TOPIC_, GROUP_AUTHORIZATION_FAILED
 NONE = 0
 T = TypeVar("T")
-_RETRIABLE = frozenset({14, 15, 16})  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
+_COORDINATOR_MOVING = frozenset({14, 15, 16})  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
+REBALANCE_IN_PROGRESS = 27
+"""A commit in the writer's new generation between its JoinGroup answer and its SyncGroup (the group is
+CompletingRebalance: ClassicGroup.validateOffsetCommit); the sync follows at once, so it is waited out, as
+a consumer's commit does (a rejoin when a killed broker took the coordinator with it failed a cycle)."""
+_RETRIABLE = _COORDINATOR_MOVING | {REBALANCE_IN_PROGRESS}
 
 
 class MarkerError(Exception):
@@ -58,23 +63,24 @@ class KafkaMarker:
             error, node = self.transport.find_coordinator(group, self.timeout)
             if error == NONE:
                 return node
-            if error not in _RETRIABLE or time.monotonic() > deadline:
+            if error not in _COORDINATOR_MOVING or time.monotonic() > deadline:
                 raise MarkerError(f"FindCoordinator for {group}: error {error}", error)
             time.sleep(0.2)
 
     def _retried(self, once: Callable[[str, int], T]) -> T:
-        """`once(group, coordinator)`, again on a coordinator Kafka names anew while it answers that it is
-        not (yet) the group's (the first moments of `__consumer_offsets`, a coordinator moved)."""
+        """`once(group, coordinator)`, again while Kafka answers that it is not (yet) the group's
+        coordinator (the first moments of `__consumer_offsets`, a coordinator moved: asked anew), or that
+        the group is completing a rebalance."""
         deadline = time.monotonic() + self.timeout
-        known = self.membership()[1]
+        moved = False
         while True:
-            group = self.membership()[0]
+            group, known = self.membership()[:2]
             try:
-                return once(group, self._coordinator(group, known))
+                return once(group, self._coordinator(group, None if moved else known))
             except MarkerError as exc:
                 if exc.code not in _RETRIABLE or time.monotonic() > deadline:
                     raise
-            known = None
+                moved = moved or exc.code in _COORDINATOR_MOVING
             time.sleep(0.2)
 
     def write(self, seq: int, text: str) -> None:

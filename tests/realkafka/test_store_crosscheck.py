@@ -10,6 +10,7 @@ mid-plan and started on an empty state dir (a lost store) holds every write with
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,78 @@ def test_the_marker_round_trips_through_a_real_coordinator(kafka_cluster: KafkaC
         assert refused.value.code == 12  # OFFSET_METADATA_TOO_LARGE
     finally:
         marker.close()
+
+
+def _joined(transport: GroupTransport, group: str, **joining: Any) -> tuple[int, Any]:
+    """(coordinator, JoinGroup answer with a generation), once the cluster's first FindCoordinator has
+    created `__consumer_offsets` and its partition's coordinator has loaded."""
+    answers: list[tuple[int, Any]] = []
+
+    def joined() -> bool:
+        error, node = transport.find_coordinator(group, 10)
+        if error != 0:
+            return False
+        answer = transport.join(node, group=group, member_id="", **joining)
+        if int(answer.error_code) == 79:  # MEMBER_ID_REQUIRED, KIP-394
+            answer = transport.join(node, group=group, member_id=str(answer.member_id), **joining)
+        answers.append((node, answer))
+        return int(answer.error_code) == 0
+
+    wait_for(joined, 30, f"a member of {group}")
+    return answers[-1]
+
+
+def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_cluster: KafkaCluster) -> None:
+    """Between a member's JoinGroup answer and its SyncGroup the group is CompletingRebalance, and Kafka
+    answers a commit in the new generation REBALANCE_IN_PROGRESS (ClassicGroup.validateOffsetCommit). The
+    writer rejoins when its group's coordinator moves (a broker killed mid-drain): its marker must wait for
+    the sync, as a consumer's commit does, not fail the cycle."""
+    group = "reassignd.marker-completing-rebalance"
+    member = GroupTransport(
+        {"bootstrap_servers": kafka_cluster.bootstrap_servers, "client_id": "test-member"}
+    )
+    try:
+        node, joined = _joined(
+            member,
+            group,
+            protocol_type="reassignd",
+            protocols=[("writer-v1", b"{}")],
+            session_ms=10_000,
+            rebalance_ms=10_000,
+            timeout_seconds=15,
+        )
+        member_id, generation = str(joined.member_id), int(joined.generation_id)
+        marker = _marker(kafka_cluster, group, (member_id, generation))
+        synced: list[int] = []
+
+        def sync_later() -> None:
+            time.sleep(1.0)
+            answer = member.sync(
+                node,
+                group=group,
+                generation=generation,
+                member_id=member_id,
+                protocol_type="reassignd",
+                protocol_name="writer-v1",
+                assignments={member_id: b"{}"},
+                timeout_seconds=15,
+            )
+            synced.append(int(answer.error_code))
+
+        syncing = threading.Thread(target=sync_later)
+        syncing.start()
+        try:
+            started = time.monotonic()
+            marker.write(7, "completing")  # the group is CompletingRebalance for the next second
+            waited = time.monotonic() - started
+            assert marker.read() == (7, "completing")
+        finally:
+            syncing.join()
+            marker.close()
+        assert synced == [0]
+        assert waited >= 0.5, f"written {waited:.2f} s after the join: the group was not CompletingRebalance"
+    finally:
+        member.close()
 
 
 def _plan(topic: str, targets: dict[int, list[int]]) -> dict[str, Any]:
