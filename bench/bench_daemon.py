@@ -202,6 +202,9 @@ async def measure(
     simulated cluster answering rather than the daemon working."""
     admin, store, controller = daemon_parts(bootstrap, workdir)
     cycle = Pacer().paced(controller.cycle)  # as `reassignd run` drives it (daemon/app.py)
+    started = time.perf_counter()
+    await admin.learn_cluster_size()  # as `reassignd run` does at its start
+    size_read_seconds = time.perf_counter() - started
     started, sim_started = time.perf_counter(), _cpu_seconds(sim_pid)
     await controller.submit_plan(plan)
     submit_seconds = time.perf_counter() - started
@@ -221,6 +224,7 @@ async def measure(
         "cycle_median_seconds": round(statistics.median(walls[1:]), 3),
         "cycle_cpu_median_seconds": round(statistics.median(cpus[1:]), 3),
         "cycles_measured": len(walls) - 1,
+        "start_size_read_seconds": round(size_read_seconds, 3),
     }
     if sim_pid is not None:
         figures["sim_cpu_seconds"] = {

@@ -86,6 +86,7 @@ async def _phases(sim: SimProcess, plan: Any, workdir: Path, args: Any) -> None:
             flush=True,
         )
 
+    await phase("start", admin.learn_cluster_size)  # as `reassignd run` does
     await phase("submit", lambda: controller.submit_plan(plan))
     await phase("first", cycle)
     await phase("steady", cycle)

@@ -301,6 +301,11 @@ class ClusterAdmin(Protocol):
 
     async def cluster_id(self) -> str | None: ...
 
+    async def learn_cluster_size(self) -> None:
+        """Reads every topic's metadata once, so that the first read of a plan already knows whether to
+        ask for its topics by name or for all topics (cluster/kafka.py, metadata_for_all_topics). A
+        daemon calls it at start."""
+
     async def topic_partitions(
         self, topics: Collection[str]
     ) -> tuple[list[TopicPartition], list[ItemError]]: ...

@@ -117,6 +117,8 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         tuple[tuple[TopicPartition, ...], frozenset[TopicPartition], dict[str, dict[int, TopicPartition]]]
         | None
     ) = None
+    _cluster_partitions: int | None = None
+    """The cluster's partition count in the last all-topics Metadata answer (metadata_for_all_topics)."""
 
     # --- reads ---------------------------------------------------------------------------------------------
 
@@ -133,19 +135,22 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         return await self._call("list_topics", lambda: self._blocking(read))
 
     async def _metadata(
-        self, topics: Collection[str] | None
+        self, topics: Collection[str] | None, partitions: int | None = None
     ) -> tuple[dict[str, convert.RawTopic], dict[str, KafkaErrorInfo]]:
         """Metadata with ISR, and the error of each named topic that could not be read. A few topics: one
         Metadata request per topic, in parallel; many (or None): one request for all topics, filtered here.
         A topic missing from that answer is asked for by name: Kafka leaves unauthorized topics out of an
         all-topics answer, and only a by-name answer tells "does not exist" from "not allowed". librdkafka's
         list_topics is used rather than describe_topics: it returns plain ids, about ten times faster for
-        large topics (bench_cluster), at the price of topic ids, which it does not expose."""
+        large topics (bench_cluster), at the price of topic ids, which it does not expose. `partitions`:
+        how many partitions of these topics the caller wants (metadata_for_all_topics)."""
         if topics is None:
             return await self._call("list_topics", functools.partial(self._list_all_topics, None)), {}
         wanted = sorted(set(topics))
         found: dict[str, convert.RawTopic] = {}
-        if len(wanted) > self._settings.per_topic_metadata_up_to:
+        if metadata_for_all_topics(
+            len(wanted), partitions, self._cluster_partitions, self._settings.per_topic_metadata_up_to
+        ):
             keep = frozenset(wanted)
             everything = await self._call("list_topics", functools.partial(self._list_all_topics, keep))
             found = {n: everything[n] for n in wanted if n in everything}
@@ -161,6 +166,10 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             else:
                 found[name] = outcome
         return found, errors
+
+    async def learn_cluster_size(self) -> None:
+        await self._call("list_topics", functools.partial(self._list_all_topics, frozenset()))
+        log.info("cluster size read", partitions=self._cluster_partitions)
 
     async def _list_one_topic(self, name: str) -> convert.RawTopic | KafkaErrorInfo:
         """A topic-level error (unknown topic) is the answer, not a failed call: it is not retried."""
@@ -186,6 +195,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
 
         def read() -> dict[str, convert.RawTopic]:
             metadata = self._ck.list_topics(timeout=self._timeout)
+            self._cluster_partitions = sum(len(t.partitions) for t in metadata.topics.values())
             return {
                 name: convert.raw_topic(name, topic)
                 for name, topic in metadata.topics.items()
@@ -207,7 +217,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         wanted, keys = self._wanted(partitions)
         topic_names = None if keys is None else sorted(keys)
         cluster, (topics, failed) = await asyncio.gather(
-            self._describe_cluster(), self._metadata(topic_names)
+            self._describe_cluster(), self._metadata(topic_names, None if wanted is None else len(wanted))
         )
         errors = _topic_errors(failed)
         deleted = frozenset(
@@ -658,6 +668,32 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             await asyncio.wrap_future(futures[name])
 
         await self._call("create_topics", attempt)
+
+
+ALL_TOPICS_WHILE_UNKNOWN_FROM = 10_000
+"""Partitions wanted from which, the cluster's size unknown, one all-topics read is the cheaper guess."""
+
+
+def metadata_for_all_topics(
+    topics: int, partitions: int | None, cluster_partitions: int | None, per_topic_up_to: int
+) -> bool:
+    """Whether one all-topics Metadata read is cheaper than one read per wanted topic.
+
+    librdkafka's first read of a topic by name makes the topic's per-partition state (a handle, queues
+    and timers per partition, kept while the client lives): 8 s of CPU for the 100 topics of a
+    100,000-partition plan, then 0.45-0.55 s a read, and about 150 MiB. An all-topics read makes none:
+    0.32-0.48 s for that 100,000-partition cluster, first time or not, and 3.5-4.8 s for a 1,000,000-
+    partition one (bench/profile_daemon.py, docs/benchmarks.md). So: all topics when they are many, or
+    when the wanted topics hold at least half the cluster's partitions; the cluster's size unknown (no
+    all-topics read yet), when the partitions wanted are many enough that their first by-name read would
+    cost more than an all-topics read of a cluster ten times their size (which then tells the size)."""
+    if topics > per_topic_up_to:
+        return True
+    if partitions is None:
+        return False
+    if cluster_partitions is None:
+        return partitions >= ALL_TOPICS_WHILE_UNKNOWN_FROM
+    return 2 * partitions >= cluster_partitions
 
 
 def _topic_errors(failed: Mapping[str, KafkaErrorInfo]) -> list[ItemError]:

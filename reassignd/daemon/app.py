@@ -186,6 +186,7 @@ class Started:
     bridge: MqttBridge | None = None
     stop_requested: asyncio.Event = field(default_factory=asyncio.Event)
     labeller: asyncio.Task[None] | None = None
+    sizer: asyncio.Task[None] | None = None
     writer: WriterLease | None = None
 
 
@@ -379,6 +380,7 @@ class Daemon:
         supervisor = self._supervisor(started)
         if not self.metrics.cluster:
             started.labeller = asyncio.create_task(self._learn_cluster_label(started))
+        started.sizer = asyncio.create_task(self._learn_cluster_size(started))
         try:
             await asyncio.create_task(supervisor.run(started.stop_requested, stopping=started.flags.stop))
         except Exception as exc:
@@ -504,6 +506,16 @@ class Daemon:
                 await asyncio.sleep(started.loop.interval)
         log.info("metrics labelled with the cluster id Kafka reports", cluster=self.metrics.cluster)
 
+    async def _learn_cluster_size(self, started: Started) -> None:
+        """Once a broker answers: how a plan's reads ask for metadata depends on the cluster's size."""
+        while True:
+            try:
+                await started.cluster.learn_cluster_size()
+                return
+            except Exception as exc:  # the cycles report the cluster's reachability
+                log.debug("cluster size not read yet", error=repr(exc))
+            await asyncio.sleep(started.loop.interval)
+
     @property
     def _shutdown_timeout(self) -> float:
         return float(self.config[config_keys.CONTROLLER_SHUTDOWN_TIMEOUT_SECONDS])
@@ -512,8 +524,9 @@ class Daemon:
 
     async def shutdown(self, started: Started, exit_code: int) -> int:
         """Close what startup opened, within the shutdown timeout; the exit code."""
-        if started.labeller is not None:
-            started.labeller.cancel()
+        for task in (started.labeller, started.sizer):
+            if task is not None:
+                task.cancel()
         try:
             async with asyncio.timeout(self._shutdown_timeout):
                 await started.runner.cleanup()

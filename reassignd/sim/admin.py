@@ -80,6 +80,9 @@ class SimClusterAdmin(SnapshotFromResult):
         self._reach("describe_cluster")
         return self.sim.cluster_id
 
+    async def learn_cluster_size(self) -> None:
+        """The model keeps no client state that a read's way of asking could spare."""
+
     async def topic_partitions(self, topics: Collection[str]) -> tuple[list[TopicPartition], list[ItemError]]:
         self._reach("list_topics")
         found, errors = [], []

@@ -14,7 +14,11 @@ import pytest
 from reassignd import config_keys
 from reassignd.cluster.api import ConfigOp, ConfigSource, Reassignment
 from reassignd.cluster.errors import ClusterCallError, WriteFenced
-from reassignd.cluster.kafka import KafkaClusterAdmin
+from reassignd.cluster.kafka import (
+    ALL_TOPICS_WHILE_UNKNOWN_FROM,
+    KafkaClusterAdmin,
+    metadata_for_all_topics,
+)
 from reassignd.model import NO_LEADER, Broker, InvalidInputError, TopicPartition
 from tests.cluster.conftest import TEST_TIMEOUT, make_admin
 from tests.services.simulator import SimProcess
@@ -125,6 +129,57 @@ async def test_many_topics_take_one_metadata_request_with_the_same_result(shared
     assert [(e.item, e.error.name) for e in first.errors] == [("topic gone", "UNKNOWN_TOPIC_OR_PARTITION")]
     assert [(e.item, e.error.name) for e in second.errors] == [("topic gone", "UNKNOWN_TOPIC_OR_PARTITION")]
     assert first.snapshot.deleted_topics == second.snapshot.deleted_topics == {"gone"}
+
+
+@pytest.mark.parametrize(
+    ("topics", "partitions", "cluster", "up_to", "all_topics"),
+    [
+        (1001, 1, 5000, 1000, True),  # many topics: one request, whatever their size
+        (1000, 1, 5000, 1000, False),
+        (3, None, 5000, 1000, False),  # whole topics asked (their size unknown): by name
+        (3, 2500, 5000, 1000, True),  # half the cluster's partitions
+        (3, 2499, 5000, 1000, False),
+        (100, 100_000, 1_000_000, 1000, False),  # a tenth of the largest cluster: by name
+        (100, ALL_TOPICS_WHILE_UNKNOWN_FROM, None, 1000, True),  # the cluster's size not known yet
+        (100, ALL_TOPICS_WHILE_UNKNOWN_FROM - 1, None, 1000, False),
+    ],
+)
+def test_metadata_goes_to_all_topics_when_that_is_the_cheaper_read(
+    topics: int, partitions: int | None, cluster: int | None, up_to: int, all_topics: bool
+) -> None:
+    assert metadata_for_all_topics(topics, partitions, cluster, up_to) is all_topics
+
+
+async def test_the_clusters_size_read_at_start_sends_half_of_it_to_one_all_topics_read(
+    admin: KafkaClusterAdmin, shared_sim: SimProcess
+) -> None:
+    other = make_admin(shared_sim)  # the whole cluster read by another client: this one knows nothing
+    try:
+        whole = await other.snapshot()
+    finally:
+        await other.close()
+    reads: list[str] = []
+    for name in ("_list_all_topics", "_list_one_topic"):
+        original = getattr(admin, name)
+
+        async def counted(*args: Any, _original: Any = original, _name: str = name) -> Any:
+            reads.append(_name)
+            return await _original(*args)
+
+        setattr(admin, name, counted)
+    await admin.learn_cluster_size()
+    assert reads == ["_list_all_topics"]
+    reads.clear()
+    events = sorted(tp for tp in whole.partitions if tp.topic == "events")
+    assert 2 * len(events) < len(whole.partitions)
+    await admin.snapshot(events)  # less than half the cluster: by name
+    assert reads == ["_list_one_topic"]
+    reads.clear()
+    most = sorted(whole.partitions)[: len(whole.partitions) // 2 + 1]
+    half = await admin.snapshot(most)
+    assert reads == ["_list_all_topics"]
+    assert set(half.partitions) == set(most)
+    assert all(half.partitions[tp] == whole.partitions[tp] for tp in most)
 
 
 async def test_config_sources_tell_operator_set_from_default(admin: KafkaClusterAdmin) -> None:

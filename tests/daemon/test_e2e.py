@@ -147,6 +147,8 @@ def test_200_partition_plan_completes_within_limits_and_restores_throttles(
         assert configs(after) == (topics_before, brokers_before)  # throttles end exactly as they began
         leaders = {(p["topic"], p["partition"]): p["leader"] for p in after["partitions"]}
         assert all(leaders[tp] == replicas[0] for tp, replicas in expected.items()), "no leader skew left"
+        sized = [r["partitions"] for r in daemon.log_records() if r["event"] == "cluster size read"]
+        assert sized == [len(before["partitions"])], "the cluster's size is read once, at the start"
         assert daemon.terminate() == 0
         journal_checks(daemon.state_dir, plan_id)
     finally:
