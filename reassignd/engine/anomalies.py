@@ -438,6 +438,12 @@ def _clocks(
     return kept
 
 
+def _by_number(partition: str) -> tuple[str, int]:
+    """ "topic-partition" ordered as a TopicPartition is (t-3 before t-10), not as text."""
+    topic, _, index = partition.rpartition("-")
+    return (topic, int(index)) if index.isdigit() else (partition, -1)
+
+
 def _aged(
     book: AnomalyBook, finding: Finding, now: float, settings: HealingSettings
 ) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
@@ -445,7 +451,9 @@ def _aged(
     threshold = _THRESHOLD[finding.kind](settings)
     if not finding.partitions:
         return (finding.brokers, ()) if now - book.since[finding.key] >= threshold else None
-    old = sorted(p for p in finding.partitions if now - book.since[(*finding.key, p)] >= threshold)
+    old = sorted(
+        (p for p in finding.partitions if now - book.since[(*finding.key, p)] >= threshold), key=_by_number
+    )
     if not old:
         return None
     if not finding.kind.about_partitions:  # a log dir's: about its broker, whatever else holds them

@@ -185,6 +185,13 @@ def test_a_partition_counts_from_when_it_was_first_seen_and_the_id_stays_across_
     assert adopted(later.id, 1.0).key == later.key == ("under_replicated", "cluster")
 
 
+def test_an_anomalys_partitions_are_listed_by_topic_then_partition_number() -> None:
+    listed = ("a-b-2", "a-b-10", "t-3", "t-10", "t-22")  # not "t-10" before "t-3", as text would have it
+    book = observe(AnomalyBook(), [], 0.0, ALL, findings=[urp(*reversed(listed))])
+    (anomaly,) = observe(book, [], 60.0, ALL, findings=[urp(*reversed(listed))]).anomalies
+    assert anomaly.partitions == listed
+
+
 def test_a_partition_back_in_sync_for_a_moment_counts_anew() -> None:
     book = observe(AnomalyBook(), [], 0.0, ALL, findings=[urp("t-0")])
     book = observe(book, [], 50.0, ALL, findings=[])
