@@ -126,8 +126,10 @@ def anomaly_lines(anomaly: Mapping[str, Any]) -> list[str]:
         )
     if anomaly["state"] == "proposed":
         lines.append(f"  `reassignd anomalies approve {anomaly['id']}` runs it")
-    if anomaly.get("plan_id"):
-        lines.append(f"  plan {anomaly['plan_id']}: `reassignd status {anomaly['plan_id']}` follows it")
+    plan_id = anomaly.get("plan_id")
+    if plan_id:
+        told = "shows how it ended" if anomaly.get("state") in TERMINAL else "follows it"
+        lines.append(f"  plan {plan_id}: `reassignd status {plan_id}` {told}")
     return lines
 
 

@@ -283,7 +283,10 @@ class SelfHealing:
             self._basis[anomaly.id] = {tp: tuple(known[tp].replicas) for tp in plan.targets if tp in known}
             changed = anomaly.to(AnomalyState.PROPOSED, now, reason=left, proposal=proposal)
             if self.settings.mode is HealingMode.EXECUTE:
-                changed = changed.to(AnomalyState.APPROVED, now, reason="self.healing.mode = execute")
+                approved = "approved by self.healing.mode = execute"
+                changed = changed.to(
+                    AnomalyState.APPROVED, now, reason=f"{approved}; {left}" if left else approved
+                )
         self.book = self.book.with_anomaly(changed)
 
     def _rehearsed(self, snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> dict[str, Any]:

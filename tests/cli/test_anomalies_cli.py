@@ -205,3 +205,11 @@ def test_a_failed_log_dir_is_described_by_its_path_or_paths() -> None:
     assert described({**anomaly, "log_dir": "/b"}) == "1 partition(s) in failed log dir /b of broker 3"
     both = {**anomaly, "log_dir": "/b,/c"}
     assert described(both) == "1 partition(s) in failed log dirs /b,/c of broker 3"
+
+
+def test_the_plan_line_follows_a_running_fix_and_points_to_an_ended_ones_outcome() -> None:
+    anomaly = {"id": "broker-failure-4-1", "kind": "broker_failure", "brokers": [4], "plan_id": "p1"}
+    running = anomaly_lines({**anomaly, "state": "executing"})
+    assert running[-1] == "  plan p1: `reassignd status p1` follows it"
+    ended = anomaly_lines({**anomaly, "state": "fixed"})
+    assert ended[-1] == "  plan p1: `reassignd status p1` shows how it ended"

@@ -147,6 +147,7 @@ async def test_execute_mode_queues_the_fix_itself_and_a_crash_mid_fix_queues_no_
     await checked_for(d, FAILURE_SECONDS + 10)
     executing = the_anomaly(d)
     assert executing["state"] == "executing", executing
+    assert executing["reason"].startswith("approved by self.healing.mode = execute"), executing
     d.crash()  # kill -9 mid-fix: the new daemon knows the fix only from its plan
     await d.controller.start()
     await checked_for(d, 30)
@@ -776,6 +777,7 @@ async def test_a_restart_during_a_log_dirs_fix_leaves_one_anomaly_fixed_while_th
     await checked_for(d, DIR_SECONDS + 10)
     executing = the_anomaly(d)
     assert executing["state"] == "executing", executing
+    assert executing["reason"].startswith("approved by self.healing.mode = execute"), executing
     d.crash()
     await d.controller.start()
     await d.run(seconds=3600)
