@@ -507,14 +507,17 @@ class Daemon:
         log.info("metrics labelled with the cluster id Kafka reports", cluster=self.metrics.cluster)
 
     async def _learn_cluster_size(self, started: Started) -> None:
-        """Once a broker answers: how a plan's reads ask for metadata depends on the cluster's size."""
+        """Once a broker answers: how a plan's reads ask for metadata depends on the cluster's size. Asked
+        again less and less often while no broker answers (the cycles report the cluster's reachability)."""
+        pause = started.loop.interval
         while True:
             try:
                 await started.cluster.learn_cluster_size()
                 return
-            except Exception as exc:  # the cycles report the cluster's reachability
+            except Exception as exc:
                 log.debug("cluster size not read yet", error=repr(exc))
-            await asyncio.sleep(started.loop.interval)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 60.0)
 
     @property
     def _shutdown_timeout(self) -> float:
