@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reassignd.cluster._kafka_python import OffsetCommitRequest, OffsetFetchRequest
+from reassignd.cluster.errors import WriteFenced
 from reassignd.cluster.group import GroupTransport
 
 MARKER_TOPIC = "__consumer_offsets"
@@ -67,14 +68,18 @@ class KafkaMarker:
                 raise MarkerError(f"FindCoordinator for {group}: error {error}", error)
             time.sleep(0.2)
 
-    def _retried(self, once: Callable[[str, int], T]) -> T:
+    def _retried(self, once: Callable[[str, int], T], fenced: bool = False) -> T:
         """`once(group, coordinator)`, again while Kafka answers that it is not (yet) the group's
         coordinator (the first moments of `__consumer_offsets`, a coordinator moved: asked anew), or that
-        the group is completing a rebalance."""
+        the group is completing a rebalance. `fenced`: a write, given up once the writer's membership is
+        no longer the one it began with."""
         deadline = time.monotonic() + self.timeout
         moved = False
+        member = self.membership()[2]
         while True:
-            group, known = self.membership()[:2]
+            group, known, now_member, _generation = self.membership()
+            if fenced and now_member != member:  # a commit with no member is stored once the group is Empty
+                raise WriteFenced(f"the writer right of {group} changed while the ownership marker waited")
             try:
                 return once(group, self._coordinator(group, None if moved else known))
             except MarkerError as exc:
@@ -84,7 +89,7 @@ class KafkaMarker:
             time.sleep(0.2)
 
     def write(self, seq: int, text: str) -> None:
-        self._retried(lambda group, node: self._write(group, node, seq, text))
+        self._retried(lambda group, node: self._write(group, node, seq, text), fenced=True)
 
     def read(self) -> tuple[int, str] | None:
         """(offset, metadata) of the marker; None when the group has none."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from reassignd.cluster.errors import WriteFenced
 from reassignd.cluster.group import GroupTransport
 from reassignd.cluster.marker import KafkaMarker, MarkerError
 from reassignd.engine.crosscheck import Marker
@@ -126,6 +127,51 @@ def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_clus
             marker.close()
         assert synced == [0]
         assert waited >= 0.5, f"written {waited:.2f} s after the join: the group was not CompletingRebalance"
+    finally:
+        member.close()
+
+
+def test_a_marker_waiting_out_a_rebalance_is_not_written_once_the_writer_right_lapsed(
+    kafka_cluster: KafkaCluster,
+) -> None:
+    """A writer whose right lapses while its marker waits out a rebalance asks with no member and
+    generation -1, which Kafka stores once the group is Empty: the wait ends fenced, nothing written."""
+    group = "reassignd.marker-lapsed-right"
+    member = GroupTransport(
+        {"bootstrap_servers": kafka_cluster.bootstrap_servers, "client_id": "test-member"}
+    )
+    try:
+        node, joined = _joined(
+            member,
+            group,
+            protocol_type="reassignd",
+            protocols=[("writer-v1", b"{}")],
+            session_ms=10_000,
+            rebalance_ms=10_000,
+            timeout_seconds=15,
+        )
+        held: list[tuple[str, int]] = [(str(joined.member_id), int(joined.generation_id))]
+        marker = KafkaMarker(
+            GroupTransport(
+                {"bootstrap_servers": kafka_cluster.bootstrap_servers, "client_id": "test-marker"}
+            ),
+            lambda: (group, None, *held[-1]),
+        )
+
+        def lapse_later() -> None:  # the lease runs out, then the member leaves: the group is Empty
+            time.sleep(0.5)
+            held.append(("", -1))
+            member.leave(node, group, held[0][0], 10)
+
+        lapsing = threading.Thread(target=lapse_later)
+        lapsing.start()
+        try:
+            with pytest.raises(WriteFenced):
+                marker.write(9, "late")  # CompletingRebalance (no sync) until the lapse
+            assert marker.read() is None
+        finally:
+            lapsing.join()
+            marker.close()
     finally:
         member.close()
 
