@@ -283,9 +283,8 @@ class SelfHealing:
             self._basis[anomaly.id] = {tp: tuple(known[tp].replicas) for tp in plan.targets if tp in known}
             changed = anomaly.to(AnomalyState.PROPOSED, now, reason=left, proposal=proposal)
             if self.settings.mode is HealingMode.EXECUTE:
-                approved = "approved by self.healing.mode = execute"
                 changed = changed.to(
-                    AnomalyState.APPROVED, now, reason=f"{approved}; {left}" if left else approved
+                    AnomalyState.APPROVED, now, reason=_approved("self.healing.mode = execute", left)
                 )
         self.book = self.book.with_anomaly(changed)
 
@@ -412,7 +411,10 @@ class SelfHealing:
                 "conflict", f"anomaly {anomaly_id} is {anomaly.state.value}: only a proposed fix is approved"
             )
         before = self.book
-        self.book = self.book.with_anomaly(anomaly.to(AnomalyState.APPROVED, self.host.clock(), reason=""))
+        approved = anomaly.to(
+            AnomalyState.APPROVED, self.host.clock(), reason=_approved("an operator", anomaly.reason)
+        )
+        self.book = self.book.with_anomaly(approved)
         await self._start_one()
         await self._say_changes(before)
         return next(a.to_json() for a in self.book.anomalies if a.id == anomaly_id)
@@ -469,3 +471,8 @@ def rack_spread_worse(snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> int:
         if state is not None and racks(tuple(target)) < racks(state.replicas):
             worse += 1
     return worse
+
+
+def _approved(by: str, left: str | None) -> str:
+    """An approved fix's reason: who approved it, and what the fix leaves out (its proposal's reason)."""
+    return f"approved by {by}; {left}" if left else f"approved by {by}"

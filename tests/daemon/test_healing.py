@@ -92,6 +92,7 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
 
     approved = await d.controller.approve_anomaly(proposed["id"])
     assert approved["state"] == "executing" and approved["plan_id"]
+    assert approved["reason"] == f"approved by an operator; {proposed['reason']}"  # what it leaves out kept
     await d.run(seconds=3600)
     await d.controller.check_anomalies()
     assert the_anomaly(d)["state"] == "fixed"
@@ -147,7 +148,8 @@ async def test_execute_mode_queues_the_fix_itself_and_a_crash_mid_fix_queues_no_
     await checked_for(d, FAILURE_SECONDS + 10)
     executing = the_anomaly(d)
     assert executing["state"] == "executing", executing
-    assert executing["reason"].startswith("approved by self.healing.mode = execute"), executing
+    left = "solo-0 left as they are: no live replica to copy from"
+    assert executing["reason"] == f"approved by self.healing.mode = execute; {left}", executing
     d.crash()  # kill -9 mid-fix: the new daemon knows the fix only from its plan
     await d.controller.start()
     await checked_for(d, 30)
