@@ -509,7 +509,7 @@ class Daemon:
     async def _learn_cluster_size(self, started: Started) -> None:
         """Once a broker answers: how a plan's reads ask for metadata depends on the cluster's size. Asked
         again less and less often while no broker answers (the cycles report the cluster's reachability)."""
-        pause = started.loop.interval
+        pause = min(started.loop.interval, 60.0)
         while True:
             try:
                 await started.cluster.learn_cluster_size()
