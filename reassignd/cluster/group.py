@@ -19,6 +19,10 @@ from reassignd.cluster.errors import from_exception
 from reassignd.cluster.replaceable import ReplaceableClient
 
 GROUP_KEY_TYPE = 0
+NONE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING = 0, 16, 15, 14
+ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, MEMBER_ID_REQUIRED = 22, 25, 27, 79
+COORDINATOR_ERRORS = frozenset({NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING})
+"""Kafka's answers that the group's coordinator is elsewhere or not ready yet: ask FindCoordinator again."""
 
 
 class GroupTransport:

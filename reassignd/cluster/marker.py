@@ -23,19 +23,17 @@ from typing import Any, TypeVar
 
 from reassignd.cluster._kafka_python import OffsetCommitRequest, OffsetFetchRequest
 from reassignd.cluster.errors import WriteFenced
-from reassignd.cluster.group import GroupTransport
+from reassignd.cluster.group import COORDINATOR_ERRORS, NONE, REBALANCE_IN_PROGRESS, GroupTransport
 
 MARKER_TOPIC = "__consumer_offsets"
 MARKER_PARTITION = 0
 AUTHORIZATION_ERRORS = frozenset({29, 30})  # TOPIC_, GROUP_AUTHORIZATION_FAILED
-NONE = 0
 T = TypeVar("T")
-_COORDINATOR_MOVING = frozenset({14, 15, 16})  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
-REBALANCE_IN_PROGRESS = 27
-"""A commit in the writer's new generation between its JoinGroup answer and its SyncGroup (the group is
-CompletingRebalance: ClassicGroup.validateOffsetCommit); the sync follows at once, so it is waited out, as
-a consumer's commit does (a rejoin when a killed broker took the coordinator with it failed a cycle)."""
-_RETRIABLE = _COORDINATOR_MOVING | {REBALANCE_IN_PROGRESS}
+_RETRIABLE = COORDINATOR_ERRORS | {REBALANCE_IN_PROGRESS}
+"""REBALANCE_IN_PROGRESS: a commit in the writer's new generation between its JoinGroup answer and its
+SyncGroup (the group is CompletingRebalance: ClassicGroup.validateOffsetCommit); the sync follows at once,
+so it is waited out, as a consumer's commit does (a rejoin when a killed broker took the coordinator with
+it failed a cycle)."""
 
 
 class MarkerError(Exception):
@@ -64,7 +62,7 @@ class KafkaMarker:
             error, node = self.transport.find_coordinator(group, self.timeout)
             if error == NONE:
                 return node
-            if error not in _COORDINATOR_MOVING or time.monotonic() > deadline:
+            if error not in COORDINATOR_ERRORS or time.monotonic() > deadline:
                 raise MarkerError(f"FindCoordinator for {group}: error {error}", error)
             time.sleep(0.2)
 
@@ -85,7 +83,7 @@ class KafkaMarker:
             except MarkerError as exc:
                 if exc.code not in _RETRIABLE or time.monotonic() > deadline:
                     raise
-                moved = moved or exc.code in _COORDINATOR_MOVING
+                moved = moved or exc.code in COORDINATOR_ERRORS
             time.sleep(0.2)
 
     def write(self, seq: int, text: str) -> None:

@@ -31,7 +31,15 @@ from typing import Any
 
 from reassignd.cluster.acls import WRITER_GROUP_PREFIX
 from reassignd.cluster.errors import WriteFenced
-from reassignd.cluster.group import GroupTransport
+from reassignd.cluster.group import (
+    COORDINATOR_ERRORS,
+    ILLEGAL_GENERATION,
+    MEMBER_ID_REQUIRED,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    GroupTransport,
+)
 from reassignd.cluster.pool import on_own_thread
 from reassignd.logs import get_logger
 
@@ -39,9 +47,6 @@ log = get_logger("reassignd.writer")
 
 PROTOCOL_TYPE = "reassignd"
 PROTOCOL_NAME = "writer-v1"
-NONE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING = 0, 16, 15, 14
-ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, MEMBER_ID_REQUIRED = 22, 25, 27, 79
-COORDINATOR_ERRORS = frozenset({NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING})
 _CLOSE_SECONDS = 5.0  # kafka-python's close() of a client; never the stop held longer
 
 
