@@ -424,6 +424,11 @@ class ClusterCore:
         self._place_log(p, broker_id, future.path)
         self._account(p, +1)
 
+    def _replicas_in_dir(self, broker_id: int, path: str) -> list[SimPartition]:
+        """The partitions with their replica on `broker_id` in its log dir `path`, in topic order."""
+        on_broker = sorted(self._replicas_on.get(broker_id, ()), key=lambda q: (q.topic, q.index))
+        return [p for p in on_broker if self.dir_of(p, broker_id) == path]
+
     def dir_of(self, p: SimPartition, broker: int) -> str:
         """The log dir that holds the replica of `p` on `broker`."""
         return (p.dirs.get(broker) if p.dirs else None) or self.brokers[broker].log_dirs[0].path
@@ -1231,11 +1236,7 @@ class ClusterCore:
         for p, b in [k for k, f in self._futures.items() if k[1] == broker_id and f.path == path]:
             if self._future_logs.drop(p, b):  # removeFutureLocalReplica: a copy into the dir stops
                 self._dirty = True
-        parts = [
-            p
-            for p in sorted(self._replicas_on.get(broker_id, ()), key=lambda q: (q.topic, q.index))
-            if self.dir_of(p, broker_id) == path
-        ]
+        parts = self._replicas_in_dir(broker_id, path)
         for p in parts:
             if self._futures and self._future_logs.drop(p, broker_id):  # its copy elsewhere stops too
                 self._dirty = True
@@ -1258,11 +1259,7 @@ class ClusterCore:
             raise KeyError(f"broker {broker_id} has no log dir {path!r}")
         if restored.online:
             return
-        parts = [
-            p
-            for p in sorted(self._replicas_on.get(broker_id, ()), key=lambda q: (q.topic, q.index))
-            if self.dir_of(p, broker_id) == path
-        ]
+        parts = self._replicas_in_dir(broker_id, path)
         for p in parts:
             self._account(p, -1)
         restored.online = True
