@@ -9,11 +9,13 @@ mid-plan and started on an empty state dir (a lost store) holds every write with
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -36,9 +38,16 @@ RATES = {"leader.reassignment.throttled.rate": 400_000, "follower.reassignment.t
 UNKNOWN_MEMBER_ID = 25
 
 
-def _marker(cluster: KafkaCluster, group: str, member: tuple[str, int] = ("", -1)) -> KafkaMarker:
+Member = tuple[str, int]
+
+
+def _marker(
+    cluster: KafkaCluster, group: str, member: Member | Callable[[], Member] = ("", -1)
+) -> KafkaMarker:
+    """A marker writing as `member` (member id, generation), or as whoever `member()` says at each try."""
     transport = GroupTransport({"bootstrap_servers": cluster.bootstrap_servers, "client_id": "test-marker"})
-    return KafkaMarker(transport, lambda: (group, None, *member))
+    current = member if callable(member) else lambda: member
+    return KafkaMarker(transport, lambda: (group, None, *current()))
 
 
 def test_the_marker_round_trips_through_a_real_coordinator(kafka_cluster: KafkaCluster) -> None:
@@ -59,23 +68,44 @@ def test_the_marker_round_trips_through_a_real_coordinator(kafka_cluster: KafkaC
         marker.close()
 
 
-def _joined(transport: GroupTransport, group: str, **joining: Any) -> tuple[int, Any]:
-    """(coordinator, JoinGroup answer with a generation), once the cluster's first FindCoordinator has
-    created `__consumer_offsets` and its partition's coordinator has loaded."""
+class Joined(NamedTuple):
+    transport: GroupTransport
+    coordinator: int
+    member_id: str
+    generation: int
+
+
+@contextlib.contextmanager
+def _joined(cluster: KafkaCluster, group: str) -> Iterator[Joined]:
+    """A member of `group` that has joined and not synced (the group is CompletingRebalance), once the
+    cluster's first FindCoordinator has created `__consumer_offsets` and its coordinator has loaded."""
+    transport = GroupTransport({"bootstrap_servers": cluster.bootstrap_servers, "client_id": "test-member"})
+    joining: dict[str, Any] = {
+        "group": group,
+        "protocol_type": "reassignd",
+        "protocols": [("writer-v1", b"{}")],
+        "session_ms": 10_000,
+        "rebalance_ms": 10_000,
+        "timeout_seconds": 15,
+    }
     answers: list[tuple[int, Any]] = []
 
     def joined() -> bool:
         error, node = transport.find_coordinator(group, 10)
         if error != 0:
             return False
-        answer = transport.join(node, group=group, member_id="", **joining)
+        answer = transport.join(node, member_id="", **joining)
         if int(answer.error_code) == 79:  # MEMBER_ID_REQUIRED, KIP-394
-            answer = transport.join(node, group=group, member_id=str(answer.member_id), **joining)
+            answer = transport.join(node, member_id=str(answer.member_id), **joining)
         answers.append((node, answer))
         return int(answer.error_code) == 0
 
-    wait_for(joined, 30, f"a member of {group}")
-    return answers[-1]
+    try:
+        wait_for(joined, 30, f"a member of {group}")
+        node, answer = answers[-1]
+        yield Joined(transport, node, str(answer.member_id), int(answer.generation_id))
+    finally:
+        transport.close()
 
 
 def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_cluster: KafkaCluster) -> None:
@@ -84,33 +114,20 @@ def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_clus
     writer rejoins when its group's coordinator moves (a broker killed mid-drain): its marker must wait for
     the sync, as a consumer's commit does, not fail the cycle."""
     group = "reassignd.marker-completing-rebalance"
-    member = GroupTransport(
-        {"bootstrap_servers": kafka_cluster.bootstrap_servers, "client_id": "test-member"}
-    )
-    try:
-        node, joined = _joined(
-            member,
-            group,
-            protocol_type="reassignd",
-            protocols=[("writer-v1", b"{}")],
-            session_ms=10_000,
-            rebalance_ms=10_000,
-            timeout_seconds=15,
-        )
-        member_id, generation = str(joined.member_id), int(joined.generation_id)
-        marker = _marker(kafka_cluster, group, (member_id, generation))
+    with _joined(kafka_cluster, group) as member:
+        marker = _marker(kafka_cluster, group, (member.member_id, member.generation))
         synced: list[int] = []
 
         def sync_later() -> None:
             time.sleep(1.0)
-            answer = member.sync(
-                node,
+            answer = member.transport.sync(
+                member.coordinator,
                 group=group,
-                generation=generation,
-                member_id=member_id,
+                generation=member.generation,
+                member_id=member.member_id,
                 protocol_type="reassignd",
                 protocol_name="writer-v1",
-                assignments={member_id: b"{}"},
+                assignments={member.member_id: b"{}"},
                 timeout_seconds=15,
             )
             synced.append(int(answer.error_code))
@@ -125,10 +142,8 @@ def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_clus
         finally:
             syncing.join()
             marker.close()
-        assert synced == [0]
-        assert waited >= 0.5, f"written {waited:.2f} s after the join: the group was not CompletingRebalance"
-    finally:
-        member.close()
+    assert synced == [0]
+    assert waited >= 0.5, f"written {waited:.2f} s after the join: the group was not CompletingRebalance"
 
 
 def test_a_marker_waiting_out_a_rebalance_is_not_written_once_the_writer_right_lapsed(
@@ -137,31 +152,14 @@ def test_a_marker_waiting_out_a_rebalance_is_not_written_once_the_writer_right_l
     """A writer whose right lapses while its marker waits out a rebalance asks with no member and
     generation -1, which Kafka stores once the group is Empty: the wait ends fenced, nothing written."""
     group = "reassignd.marker-lapsed-right"
-    member = GroupTransport(
-        {"bootstrap_servers": kafka_cluster.bootstrap_servers, "client_id": "test-member"}
-    )
-    try:
-        node, joined = _joined(
-            member,
-            group,
-            protocol_type="reassignd",
-            protocols=[("writer-v1", b"{}")],
-            session_ms=10_000,
-            rebalance_ms=10_000,
-            timeout_seconds=15,
-        )
-        held: list[tuple[str, int]] = [(str(joined.member_id), int(joined.generation_id))]
-        marker = KafkaMarker(
-            GroupTransport(
-                {"bootstrap_servers": kafka_cluster.bootstrap_servers, "client_id": "test-marker"}
-            ),
-            lambda: (group, None, *held[-1]),
-        )
+    with _joined(kafka_cluster, group) as member:
+        held: list[Member] = [(member.member_id, member.generation)]
+        marker = _marker(kafka_cluster, group, lambda: held[-1])
 
         def lapse_later() -> None:  # the lease runs out, then the member leaves: the group is Empty
             time.sleep(0.5)
             held.append(("", -1))
-            member.leave(node, group, held[0][0], 10)
+            member.transport.leave(member.coordinator, group, member.member_id, 10)
 
         lapsing = threading.Thread(target=lapse_later)
         lapsing.start()
@@ -172,8 +170,6 @@ def test_a_marker_waiting_out_a_rebalance_is_not_written_once_the_writer_right_l
         finally:
             lapsing.join()
             marker.close()
-    finally:
-        member.close()
 
 
 def _plan(topic: str, targets: dict[int, list[int]]) -> dict[str, Any]:
