@@ -30,19 +30,23 @@ LIMITS: dict[str, Any] = {
 FAILURE_SECONDS = 60.0
 
 
+T_TOPIC: dict[str, Any] = {
+    "name": "t",
+    "partitions": 4,
+    "replication_factor": 3,
+    "partition_bytes": 200 * MB,
+    "produce_bytes_per_sec": 10_000.0,
+    "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
+}
+"""The topic both scenarios spread over three racks; broker 1 holds one replica of each of t-0..t-2."""
+
+
 def daemon(mode: HealingMode, **gates: Any) -> InProcessDaemon:
     scenario = {
         "seed": 3,
         "brokers": [{"id": b, "rack": r} for b, r in sorted(RACKS.items())],
         "topics": [
-            {
-                "name": "t",
-                "partitions": 4,
-                "replication_factor": 3,
-                "partition_bytes": 200 * MB,
-                "produce_bytes_per_sec": 10_000.0,
-                "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
-            },
+            T_TOPIC,
             {  # its only replica on the broker that dies: nothing can copy it until the broker is back
                 "name": "solo",
                 "partitions": 1,
@@ -664,12 +668,7 @@ def dir_daemon(mode: HealingMode, second: str = "/b", **settings: Any) -> InProc
         ],
         "topics": [
             {
-                "name": "t",
-                "partitions": 4,
-                "replication_factor": 3,
-                "partition_bytes": 200 * MB,
-                "produce_bytes_per_sec": 10_000.0,
-                "assignment": [[1, 3, 5], [3, 1, 6], [5, 4, 1], [2, 4, 6]],
+                **T_TOPIC,
                 "log_dirs": [
                     [second, "any", "any"],
                     ["any", second, "any"],
