@@ -41,6 +41,7 @@ from reassignd.engine.anomalies import (
     gate_refusals,
     may_start_fix,
     observe,
+    regated,
     restored,
 )
 from reassignd.engine.detectors import SIZED_KINDS, detect, log_dir_offline
@@ -81,7 +82,11 @@ class SelfHealing:
         """Anomalies changed since the store last kept them (a commit failed): put with the next."""
 
     def reload(self, settings: HealingSettings, interval: float) -> None:
-        """New settings from a config reload; the next check runs at once, not after the old interval."""
+        """New settings from a config reload; the next check runs at once, not after the old interval.
+        When the gates change, a fix they refused whose condition still holds counts anew (as after a
+        restart): a new anomaly after its threshold, judged by the new gates."""
+        if _gates(settings) != _gates(self.settings):
+            self.book = regated(self.book, self.settings)
         self.settings, self.interval = settings, interval
         self._reloaded.set()
 
@@ -476,3 +481,7 @@ def rack_spread_worse(snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> int:
 def _approved(by: str, left: str | None) -> str:
     """An approved fix's reason: who approved it, and what the fix leaves out (its proposal's reason)."""
     return f"approved by {by}; {left}" if left else f"approved by {by}"
+
+
+def _gates(settings: HealingSettings) -> tuple[Any, ...]:
+    return settings.max_bytes, settings.max_partitions, settings.max_duration_seconds

@@ -512,6 +512,18 @@ def anew(book: AnomalyBook, anomaly: Anomaly) -> AnomalyBook:
     return replace(book, since=MappingProxyType(since))
 
 
+def regated(book: AnomalyBook, gates: HealingSettings) -> AnomalyBook:
+    """The gates changed: each anomaly `gates` refused (ignored, its rehearsal over one of them) whose
+    condition has held since it was first seen counts anew, to be judged again by the new gates."""
+    for anomaly in book.anomalies:
+        if anomaly.state is not AnomalyState.IGNORED or anomaly.proposal is None:
+            continue
+        held = book.since.get(anomaly.key) == anomaly.first_seen
+        if held and gate_refusals(anomaly.proposal.get("rehearsal") or {}, gates):
+            book = anew(book, anomaly)
+    return book
+
+
 def fix_ended(book: AnomalyBook, anomaly: Anomaly, now: float, fixed: bool, reason: str = "") -> AnomalyBook:
     """Its fix's plan ended: `fixed` (completed) or ignored (cancelled, failed). A partition-level or
     balance condition that still holds then counts anew (a new anomaly after its threshold, with a new id:

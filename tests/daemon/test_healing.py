@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -143,6 +144,33 @@ async def test_a_fix_over_the_operators_gates_is_not_run_and_says_which(
     assert ignored["state"] == "ignored", ignored
     assert said in ignored["reason"], ignored["reason"]
     assert d.controller.records == {}
+
+
+async def test_a_fix_refused_by_a_gate_is_proposed_anew_once_a_reload_changes_the_gates() -> None:
+    """The guide's reader leaves `self.healing.max.bytes` at its default, the fix is `ignored`, and they
+    raise the gate and reload (`kill -HUP`): the broker is still down, so its condition counts anew and a
+    new anomaly is proposed after its threshold, judged by the new gates, as a restart would have it. A
+    reload that leaves the gates as they were proposes nothing anew."""
+    d = daemon(HealingMode.PROPOSE, max_partitions=2)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    ignored = the_anomaly(d)
+    assert ignored["state"] == "ignored" and "self.healing.max.partitions" in ignored["reason"], ignored
+    same = HealingSettings(HealingMode.PROPOSE, broker_failure_seconds=FAILURE_SECONDS, cooldown_seconds=0.0)
+    d.controller.healing.reload(replace(same, max_partitions=2), d.controller.healing.interval)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    assert the_anomaly(d)["id"] == ignored["id"]  # the gates did not change: nothing anew
+
+    d.controller.healing.reload(same, d.controller.healing.interval)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    listed = {a["id"]: a for a in d.controller.anomalies()["anomalies"]}
+    assert listed.pop(ignored["id"])["state"] == "ignored"
+    (proposed,) = listed.values()
+    assert proposed["state"] == "proposed" and proposed["brokers"] == [1], proposed
+    assert d.controller.records == {}
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    assert approved["state"] == "executing", approved
 
 
 async def test_execute_mode_queues_the_fix_itself_and_a_crash_mid_fix_queues_no_second_plan() -> None:

@@ -25,6 +25,7 @@ from reassignd.engine.anomalies import (
     gate_refusals,
     may_start_fix,
     observe,
+    regated,
     restored,
 )
 from reassignd.engine.detectors import (
@@ -114,6 +115,18 @@ def test_a_broker_back_expires_an_open_anomaly_but_not_a_started_fix() -> None:
 def test_the_gates(figures: dict[str, Any], refused: list[str]) -> None:
     said = gate_refusals(figures, SETTINGS)
     assert len(said) == len(refused) and all(r in s for r, s in zip(refused, said, strict=True)), said
+
+
+def test_a_change_of_gates_counts_anew_only_the_fixes_they_refused_whose_condition_still_holds() -> None:
+    book = observe(observe(AnomalyBook(), [3, 4], 0.0, SETTINGS), [3, 4], 60.0, SETTINGS)
+    three, four = sorted(book.anomalies, key=lambda a: a.brokers)
+    over = {"rehearsal": {"finished": True, "partitions": 11}}  # over SETTINGS' max_partitions
+    within = {"rehearsal": {"finished": True, "partitions": 10}}  # ignored for another reason
+    book = book.with_anomaly(three.to(S.IGNORED, 61.0, reason="over", proposal=over))
+    book = book.with_anomaly(four.to(S.IGNORED, 61.0, reason="stale", proposal=within))
+    assert regated(book, SETTINGS).offline_since == {4: 0.0}  # 3's outage counts anew, from the next check
+    back = observe(observe(book, [4], 70.0, SETTINGS), [3, 4], 80.0, SETTINGS)  # 3 back, then down again
+    assert regated(back, SETTINGS).offline_since == {3: 80.0, 4: 0.0}  # a new outage keeps its clock
 
 
 @given(
