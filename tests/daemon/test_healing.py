@@ -109,6 +109,23 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
     assert journaled == ["proposed", "executing", "fixed"], journaled  # `reassignd history --kind anomaly`
 
 
+async def test_a_broker_back_before_its_threshold_is_no_anomaly_and_nothing_runs() -> None:
+    """Issue 29: a broker back before `self.healing.broker.failure.seconds` -> no action, in either mode;
+    a later outage counts from its own start, not from the first one's."""
+    d = daemon(HealingMode.EXECUTE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS - 20)
+    d.sim.start_broker(1)
+    await checked_for(d, 2 * FAILURE_SECONDS)
+    assert d.controller.anomalies()["anomalies"] == []
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS - 20)
+    assert d.controller.anomalies()["anomalies"] == []
+    assert d.controller.records == {} and d.reassigning() == []
+    assert await d.journal(EventKind.ANOMALY) == []
+
+
 async def test_a_broker_back_before_its_fix_starts_expires_the_anomaly() -> None:
     d = daemon(HealingMode.PROPOSE)
     await d.controller.start()
