@@ -51,7 +51,14 @@ def test_a_broker_killed_for_longer_than_the_timeout_is_drained_by_self_healing(
     create_topic(probe, TOPIC, ASSIGNMENT)
     fill(cluster.bootstrap_servers, TOPIC, range(len(ASSIGNMENT)), 4 * 1024 * 1024)
     assert all(len({rack(b) for b in r}) == 3 for r in ASSIGNMENT.values())
+    # an operator's own throttles, on a broker and the topic, that the fix must leave as they were
+    probe.set_broker_config(2, "follower.replication.throttled.rate", "12345678")
+    probe.set_topic_config(TOPIC, "leader.replication.throttled.replicas", "0:1")
     throttles_before = probe.throttle_configs([TOPIC])
+    assert throttles_before == {
+        "broker 2: follower.replication.throttled.rate": "12345678",
+        f"topic {TOPIC}: leader.replication.throttled.replicas": "0:1",
+    }, throttles_before
     # the dead broker takes the writer group's coordinator with it: the daemon's writer right lapses
     # until Kafka fences the broker and names another coordinator, and the drain goes on with no error
     coordinate_on(probe, f"reassignd.{cluster.cluster_id}", DEAD)
