@@ -109,6 +109,25 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
     assert journaled == ["proposed", "executing", "fixed"], journaled  # `reassignd history --kind anomaly`
 
 
+async def test_every_state_change_of_an_anomaly_is_an_event_for_mqtt() -> None:
+    """Issue 29: MQTT events for every state change (`anomaly.<state>`, docs/self-healing.md), each
+    naming its anomaly, kind and brokers, the fix's plan once it has one."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    events: list[dict[str, Any]] = []
+    d.controller.events = events.append
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    proposed = the_anomaly(d)
+    approved = await d.controller.approve_anomaly(proposed["id"])
+    await d.run(seconds=3600)
+    await d.controller.check_anomalies()
+    said = [e for e in events if e["event"].startswith("anomaly.")]
+    assert [e["event"] for e in said] == ["anomaly.proposed", "anomaly.executing", "anomaly.fixed"], said
+    assert all(e["anomaly"] == proposed["id"] and e["brokers"] == [1] for e in said), said
+    assert [e.get("plan") for e in said] == [None, approved["plan_id"], approved["plan_id"]], said
+
+
 async def test_a_broker_back_before_its_threshold_is_no_anomaly_and_nothing_runs() -> None:
     """Issue 29: a broker back before `self.healing.broker.failure.seconds` -> no action, in either mode;
     a later outage counts from its own start, not from the first one's."""
