@@ -20,7 +20,7 @@ from reassignd.cli._common import poll_interval, print_json
 from reassignd.cli.watch import format_duration
 from reassignd.client import ApiClient, ApiUnreachable
 from reassignd.model import InvalidInputError, Problem
-from reassignd.units import format_bytes
+from reassignd.units import format_bytes, format_rate
 
 Handler = Callable[[argparse.Namespace, ApiClient], int]
 
@@ -123,6 +123,7 @@ def anomaly_lines(anomaly: Mapping[str, Any]) -> list[str]:
             f"  fix: {goal}, {figures.get('partitions', 0)} partition(s), "
             f"{format_bytes(figures.get('bytes_to_move', 0))}, rehearsed "
             f"{format_duration(figures.get('predicted_duration_seconds'))} of cluster time"
+            + _producers(figures)
         )
     if anomaly["state"] == "proposed":
         lines.append(f"  `reassignd anomalies approve {anomaly['id']}` runs it")
@@ -192,3 +193,12 @@ def watch_line(anomaly: Mapping[str, Any], at: datetime) -> str:
     if anomaly.get("reason"):
         line += f": {anomaly['reason']}"
     return line
+
+
+def _producers(figures: Mapping[str, Any]) -> str:
+    """What producers write in the rehearsal: measured since the condition began, or none (a lower bound)."""
+    if "produce_measured_seconds" not in figures:
+        return ""
+    if not figures["produce_measured_seconds"]:
+        return ", no produce rate (a lower bound)"
+    return f", producers at {format_rate(figures.get('plan_produce_bytes_per_sec') or 0.0)}"

@@ -89,6 +89,7 @@ def healing_settings_from(config: Config) -> HealingSettings:
         disk_capacity_threshold=float(config[config_keys.SELF_HEALING_DISK_CAPACITY_THRESHOLD]),
         log_dir_failure_seconds=float(config[config_keys.SELF_HEALING_LOG_DIR_FAILURE_SECONDS]),
         anomaly_retention_seconds=float(config[config_keys.SELF_HEALING_ANOMALY_RETENTION_SECONDS]),
+        cycle_interval_seconds=float(config[config_keys.CONTROLLER_CYCLE_INTERVAL_SECONDS]),
     )
 
 

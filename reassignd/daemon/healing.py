@@ -26,6 +26,7 @@ from reassignd.cluster.errors import ClusterCallError
 from reassignd.daemon.fixes import fix_name, fix_of
 from reassignd.daemon.host import CommandHost
 from reassignd.daemon.plan_commands import PlanCommands
+from reassignd.daemon.produce_rates import ProduceRates
 from reassignd.daemon.roles import decommissioned
 from reassignd.daemon.service import JSON, ServiceError
 from reassignd.engine.anomalies import (
@@ -44,6 +45,7 @@ from reassignd.engine.anomalies import (
     regated,
     restored,
 )
+from reassignd.engine.cluster_clock import CLOCK_KEYS
 from reassignd.engine.detectors import SIZED_KINDS, detect, log_dir_offline
 from reassignd.engine.lifecycle import PlanStatus
 from reassignd.logs import get_logger
@@ -75,6 +77,8 @@ class SelfHealing:
         partitions moved since (another fix, an operator's tool) is stale and never queued."""
         self._loaded = False
         """The book was read from the store since this daemon became the writer."""
+        self._produce = ProduceRates()
+        """Leader sizes since the conditions being timed began: the produce rates fixes are rehearsed with."""
         self._reading = asyncio.Lock()
         """Held while the book is read from the store and while anomalies are pruned from both: a read
         that was on its way during a pruning would put the pruned ones back in the book."""
@@ -163,6 +167,7 @@ class SelfHealing:
         except ClusterCallError as exc:
             log.info("self-healing: the cluster cannot be read; checked again later", error=str(exc))
             return
+        snapshot = self._produce.clocked(snapshot, host.clock())
         offline = [b for b, broker in snapshot.brokers.items() if not broker.online]
         banned = await self._banned()
         empty = self._empty_brokers(snapshot, banned)
@@ -182,6 +187,7 @@ class SelfHealing:
             self.book, offline, host.clock(), self.settings, empty, findings=findings, unjudged=unjudged
         )
         self._follow_fixes()
+        await self._note_onset(snapshot)
         if any(a.state is AnomalyState.DETECTED for a in self.book.anomalies):
             await self._propose_all()
         await self._start_one()
@@ -194,7 +200,7 @@ class SelfHealing:
         asked where their replicas are."""
         detectors, cluster = self.settings.detectors, self.host.cluster
         if detectors & SIZED_KINDS - {AnomalyKind.LOG_DIR_OFFLINE}:
-            return await cluster.snapshot(with_sizes=True)
+            return await cluster.snapshot(with_sizes=True, broker_config_keys=CLOCK_KEYS)
         snapshot = await cluster.snapshot()
         if AnomalyKind.LOG_DIR_OFFLINE not in detectors:
             return snapshot
@@ -207,7 +213,23 @@ class SelfHealing:
             for tp, p in snapshot.partitions.items()
             if failing & set(p.replicas)
         }
-        return await cluster.snapshot(with_sizes=on_failing)
+        return await cluster.snapshot(with_sizes=on_failing, broker_config_keys=CLOCK_KEYS)
+
+    async def _note_onset(self, snapshot: ClusterSnapshot) -> None:
+        """While a condition is being timed, the leader sizes at its onset are kept: read now, when the
+        check's snapshot carries none, from the leaders of the partitions an offline broker holds (else
+        of every partition). Forgotten once no condition holds."""
+        if not self.book.since:
+            self._produce.forget()
+            return
+        if self._produce.onset:
+            return
+        if not any(p.replica_sizes or p.size_bytes for p in snapshot.partitions.values()):
+            offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
+            held = {tp: () for tp, p in snapshot.partitions.items() if not offline.isdisjoint(p.replicas)}
+            read = await self.host.cluster.snapshot(with_sizes=held or True, broker_config_keys=CLOCK_KEYS)
+            snapshot = self._produce.clocked(read, self.host.clock())
+        self._produce.begin(snapshot)
 
     async def _banned(self) -> frozenset[int]:
         """The decommissioned brokers, when a detector needs them (every one but `broker_failure`)."""
@@ -246,15 +268,19 @@ class SelfHealing:
     async def _propose_all(self) -> None:
         host = self.host
         try:
-            snapshot = await host.cluster.snapshot(with_sizes=True)
+            read = await host.cluster.snapshot(with_sizes=True, broker_config_keys=CLOCK_KEYS)
         except ClusterCallError as exc:
             log.info("self-healing: sizes cannot be read; proposed later", error=str(exc))
             return
+        snapshot, measured = self._produce.rated(self._produce.clocked(read, host.clock()))
         banned = decommissioned(await host.store.broker_roles())
         for anomaly in [a for a in self.book.anomalies if a.state is AnomalyState.DETECTED]:
-            await self._propose(anomaly, snapshot, banned)
+            await self._propose(anomaly, snapshot, banned, measured)
 
-    async def _propose(self, anomaly: Anomaly, snapshot: ClusterSnapshot, banned: frozenset[int]) -> None:
+    async def _propose(
+        self, anomaly: Anomaly, snapshot: ClusterSnapshot, banned: frozenset[int], measured: float
+    ) -> None:
+        """`measured`: the seconds over which the snapshot's produce rates were measured (0: none)."""
         now = self.host.clock()
         offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
         try:
@@ -277,6 +303,7 @@ class SelfHealing:
             self.book = self.book.with_anomaly(anomaly.to(AnomalyState.IGNORED, now, reason=reason))
             return
         figures = await asyncio.to_thread(self._rehearsed, snapshot, plan)
+        figures["produce_measured_seconds"] = round(measured, 1)
         refusals = gate_refusals(figures, self.settings)
         proposal = {"plan": plan.to_dict(), "rehearsal": figures, "unrecoverable": lost}
         if refusals:
@@ -300,7 +327,8 @@ class SelfHealing:
         # rehearsal's own 30-day bound, minutes of CPU): past it, the fix is refused anyway
         bound = self.settings.max_duration_seconds
         longest = DEFAULT_MAX_SECONDS if bound is None else min(DEFAULT_MAX_SECONDS, 1.01 * bound + 60)
-        result = rehearse(sim, plan, self.host.tuning.limits, max_seconds=longest)
+        interval = self.settings.cycle_interval_seconds
+        result = rehearse(sim, plan, self.host.tuning.limits, cycle_interval=interval, max_seconds=longest)
         figures = result.to_json_dict()
         figures["under_min_isr_seconds"] = result.under_min_isr_seconds
         figures["rack_spread_worse"] = rack_spread_worse(snapshot, plan)

@@ -165,6 +165,8 @@ class HealingSettings:
     """How long a log dir of a running broker stays offline before it is an anomaly."""
     anomaly_retention_seconds: float = 7 * 86400.0
     """How long an anomaly that ended is kept in the state store after its last change."""
+    cycle_interval_seconds: float = 5.0
+    """The daemon's `controller.cycle.interval.seconds`: a fix is rehearsed stepping as the daemon steps."""
 
 
 @dataclass(frozen=True)

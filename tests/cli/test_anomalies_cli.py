@@ -213,3 +213,33 @@ def test_the_plan_line_follows_a_running_fix_and_points_to_an_ended_ones_outcome
     assert running[-1] == "  plan p1: `reassignd status p1` follows it"
     ended = anomaly_lines({**anomaly, "state": "fixed"})
     assert ended[-1] == "  plan p1: `reassignd status p1` shows how it ended"
+
+
+@pytest.mark.parametrize(
+    ("measured", "said"),
+    [
+        (
+            {"produce_measured_seconds": 61.0, "plan_produce_bytes_per_sec": 30_000.0},
+            ", producers at 30.0 KB/s",
+        ),
+        (
+            {"produce_measured_seconds": 0.0, "plan_produce_bytes_per_sec": 0.0},
+            ", no produce rate (a lower bound)",
+        ),
+        ({}, ""),  # proposed before the rates were measured: nothing said of them
+    ],
+)
+def test_the_fix_line_says_what_producers_write_in_its_rehearsal(
+    measured: dict[str, float], said: str
+) -> None:
+    figures = {"partitions": 3, "bytes_to_move": 600_000_000, "predicted_duration_seconds": 95.0, **measured}
+    anomaly = {
+        "id": "broker-failure-4-1",
+        "kind": "broker_failure",
+        "brokers": [4],
+        "state": "proposed",
+        "proposal": {"rehearsal": figures},
+    }
+    assert anomaly_lines(anomaly)[1] == (
+        f"  fix: drain, 3 partition(s), 600.0 MB, rehearsed 1m35s of cluster time{said}"
+    )

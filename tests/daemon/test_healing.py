@@ -109,6 +109,24 @@ async def test_a_dead_broker_is_proposed_drained_after_approval_and_the_anomaly_
     assert journaled == ["proposed", "executing", "fixed"], journaled  # `reassignd history --kind anomaly`
 
 
+async def test_a_fix_is_rehearsed_at_the_daemons_cycle_interval_with_the_produce_rates_since_its_onset() -> (
+    None
+):
+    """The rehearsal the gates judge steps as the daemon does and counts what producers write while the
+    fix runs: it stepped every 5 s whatever `controller.cycle.interval.seconds` said, with no producer, so
+    `self.healing.max.duration.seconds` judged a figure that could only be too short."""
+    d = daemon(HealingMode.PROPOSE, cycle_interval_seconds=10.0)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    rehearsal = the_anomaly(d)["proposal"]["rehearsal"]
+    assert rehearsal["cycle_interval_seconds"] == 10.0
+    # t-0..t-2 each lose their replica on broker 1 and are written at 10 kB/s (T_TOPIC), measured from the
+    # check that first saw the broker down to the proposal's read, a minute on
+    assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
+    assert rehearsal["produce_measured_seconds"] >= FAILURE_SECONDS, rehearsal
+
+
 async def test_every_state_change_of_an_anomaly_is_an_event_for_mqtt() -> None:
     """Issue 29: MQTT events for every state change (`anomaly.<state>`, docs/self-healing.md), each
     naming its anomaly, kind and brokers, the fix's plan once it has one."""
