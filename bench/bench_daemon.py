@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reassignd import logs
 from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
+from reassignd.daemon.allocator import limit_malloc_arenas
 from reassignd.daemon.collector import Pacer, tune_collector
 from reassignd.daemon.controller import Controller
 from reassignd.engine import Limits
@@ -113,6 +114,7 @@ def _child(  # noqa: PLR0917 - a multiprocessing target takes its arguments posi
 ) -> None:
     logs.configure("error", json=True)
     tune_collector()  # as `reassignd run` does (daemon/app.py)
+    limit_malloc_arenas()
     before = _status_mb("VmRSS")
     figures = asyncio.run(
         measure(

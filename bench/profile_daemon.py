@@ -36,6 +36,7 @@ from bench.bench_daemon import (
 )
 from reassignd import logs
 from reassignd.cluster.clients import ClientCalls
+from reassignd.daemon.allocator import limit_malloc_arenas
 from reassignd.daemon.collector import Pacer, tune_collector
 from tests.services.simulator import SimProcess
 
@@ -106,6 +107,7 @@ def main() -> None:
         Path(args.cprofile).mkdir(parents=True, exist_ok=True)
     logs.configure("error", json=True)
     tune_collector()
+    limit_malloc_arenas()  # as `reassignd run` does
     brokers, topics, per_topic = MILLION if args.million else (100, 100, 1000)
     scenario = cluster_scenario(brokers, topics, per_topic)
     with tempfile.TemporaryDirectory() as tmp:

@@ -26,6 +26,7 @@ from reassignd.cluster.kafka import AdminSettings, KafkaClusterAdmin
 from reassignd.cluster.marker import KafkaMarker
 from reassignd.config import Config
 from reassignd.config.reload import reload_config
+from reassignd.daemon.allocator import limit_malloc_arenas
 from reassignd.daemon.api import ACCESS_KEY, create_app, load_openapi, parse_listen, start_api
 from reassignd.daemon.clock import SteadyClock
 from reassignd.daemon.collector import Pacer, tune_collector
@@ -212,6 +213,7 @@ class Daemon:
 
     async def startup(self) -> Started:
         tune_collector()
+        limit_malloc_arenas()
         config = self.config
         clock = SteadyClock()  # durations on the monotonic clock, stamps from the wall clock (clock.py)
         ha = await _open_ha(config, clock)
