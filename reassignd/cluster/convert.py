@@ -12,7 +12,15 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from reassignd.cluster.api import ConfigDescription, ConfigSource, ConfigValue, Reassignment, ReplicaLogDir
-from reassignd.model import NO_LEADER, Broker, ClusterSnapshot, PartitionState, TopicInfo, TopicPartition
+from reassignd.model import (
+    NO_LEADER,
+    NO_SIZES,
+    Broker,
+    ClusterSnapshot,
+    PartitionState,
+    TopicInfo,
+    TopicPartition,
+)
 
 
 class RawPartition(NamedTuple):
@@ -235,7 +243,9 @@ def build_snapshot(
         # The controller's listing of a move is newer than a broker's Metadata (read first, and a broker
         # replays the controller's records a moment later): its replica list is the partition's.
         replicas = moving.replicas if moving is not None and moving.replicas else raw.replicas
-        replica_sizes = {b: sizes[(tp, b)].size for b in replicas if (tp, b) in sizes} if tp in sized else {}
+        replica_sizes: Mapping[int, int] = NO_SIZES
+        if tp in sized:  # built once, as the proxy the state keeps (it copies any other mapping)
+            replica_sizes = MappingProxyType({b: sizes[(tp, b)].size for b in replicas if (tp, b) in sizes})
         referenced.update(replicas)
         before = earlier.get(tp)
         if (

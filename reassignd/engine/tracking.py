@@ -143,10 +143,11 @@ def started(
 ) -> Tracking:
     """The fixed work of a plan: `sizes` are the partitions' sizes when it started (restored from the store
     after a restart, with the figures persisted then)."""
-    work = {
-        tp: Work(sizes.get(tp, 0), frozenset(final) - frozenset(baseline.get(tp, ())))
-        for tp, final in targets.items()
-    }
+    gains: dict[frozenset[int], frozenset[int]] = {}  # one set per distinct gain: a few, for 100,000
+    work = {}
+    for tp, final in targets.items():
+        gained = frozenset(final).difference(baseline.get(tp, ()))
+        work[tp] = Work(sizes.get(tp, 0), gains.setdefault(gained, gained))
     return Tracking(
         window_seconds=window_seconds,
         work=MappingProxyType(work),
