@@ -218,7 +218,8 @@ class SelfHealing:
     async def _note_onset(self, snapshot: ClusterSnapshot) -> None:
         """While a condition is being timed, the leader sizes at its onset are kept: read now, when the
         check's snapshot carries none, from the leaders of the partitions an offline broker holds (else
-        of every partition). Forgotten once no condition holds."""
+        of every partition; a read that fails is tried again at the next check). Forgotten once no
+        condition holds."""
         if not self.book.since:
             self._produce.forget()
             return
@@ -227,7 +228,12 @@ class SelfHealing:
         if not any(p.replica_sizes or p.size_bytes for p in snapshot.partitions.values()):
             offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
             held = {tp: () for tp, p in snapshot.partitions.items() if not offline.isdisjoint(p.replicas)}
-            read = await self.host.cluster.snapshot(with_sizes=held or True, broker_config_keys=CLOCK_KEYS)
+            cluster = self.host.cluster
+            try:
+                read = await cluster.snapshot(with_sizes=held or True, broker_config_keys=CLOCK_KEYS)
+            except ClusterCallError as exc:
+                log.info("self-healing: sizes cannot be read; the onset is read again later", error=str(exc))
+                return
             snapshot = self._produce.clocked(read, self.host.clock())
         self._produce.begin(snapshot)
 

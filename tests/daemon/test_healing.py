@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reassignd.cli.anomalies import described
+from reassignd.cluster.errors import ClusterCallError, error_for_code
 from reassignd.daemon.app import prune_history
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
@@ -125,6 +126,32 @@ async def test_a_fix_is_rehearsed_at_the_daemons_cycle_interval_with_the_produce
     # check that first saw the broker down to the proposal's read, a minute on
     assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
     assert rehearsal["produce_measured_seconds"] >= FAILURE_SECONDS, rehearsal
+
+
+async def test_an_onset_read_that_fails_is_logged_and_measured_from_a_later_check() -> None:
+    """The check that first sees a broker down reads its partitions' sizes (the onset of the produce
+    rates): a cluster that cannot answer it is logged and read again at the next check, as the proposal's
+    read is; it did not end the check with the error."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    cluster = d.controller.healing.host.cluster
+    read, failed = cluster.snapshot, []
+
+    async def failing_once(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("with_sizes") and not failed:
+            failed.append(kwargs["with_sizes"])
+            raise ClusterCallError("describe_log_dirs", error_for_code(7, "Request timed out."))
+        return await read(*args, **kwargs)
+
+    cluster.snapshot = failing_once  # type: ignore[method-assign]
+    d.sim.stop_broker(1)
+    await d.cycle()
+    await d.controller.check_anomalies()
+    assert failed, "no onset read"
+    await checked_for(d, FAILURE_SECONDS + 10)
+    rehearsal = the_anomaly(d)["proposal"]["rehearsal"]
+    assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
+    assert rehearsal["produce_measured_seconds"] >= FAILURE_SECONDS - 10, rehearsal
 
 
 async def test_every_state_change_of_an_anomaly_is_an_event_for_mqtt() -> None:
