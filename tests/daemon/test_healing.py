@@ -154,6 +154,24 @@ async def test_an_onset_read_that_fails_is_logged_and_measured_from_a_later_chec
     assert rehearsal["produce_measured_seconds"] >= FAILURE_SECONDS - 10, rehearsal
 
 
+async def test_a_conditions_rates_are_measured_from_its_own_onset_not_an_older_conditions() -> None:
+    """Broker 2 down for long (its fix proposed, never approved), then broker 1: broker 1's fix is
+    rehearsed with its own partitions' rates measured since broker 1 went down. The onset was the one read
+    when broker 2 went down, of broker 2's partitions only: broker 1's had no rate (`producers at 0 B/s`),
+    over a window as old as broker 2's condition."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(2)
+    await checked_for(d, 10 * FAILURE_SECONDS)
+    assert the_anomaly(d)["state"] == "proposed"
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    (fix,) = [a for a in d.controller.anomalies()["anomalies"] if a["brokers"] == [1]]
+    rehearsal = fix["proposal"]["rehearsal"]
+    assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
+    assert FAILURE_SECONDS <= rehearsal["produce_measured_seconds"] <= FAILURE_SECONDS + 20, rehearsal
+
+
 async def test_every_state_change_of_an_anomaly_is_an_event_for_mqtt() -> None:
     """Issue 29: MQTT events for every state change (`anomaly.<state>`, docs/self-healing.md), each
     naming its anomaly, kind and brokers, the fix's plan once it has one."""
