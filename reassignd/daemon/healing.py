@@ -107,8 +107,11 @@ class SelfHealing:
 
     def forget(self) -> None:
         """This daemon's role changed: what it holds of the anomalies may be stale (another daemon wrote
-        while it stood by), so the book is read from the store again before the next check."""
+        while it stood by), so the book is read from the store again before the next check; the produce
+        rates' onset, read before, is of a condition this daemon stopped timing."""
         self._loaded = False
+        self._produce.forget()
+        self._timed = frozenset()
 
     async def _load(self) -> None:
         """The anomalies the store keeps, as the daemon that wrote them last had them (a restart, a

@@ -585,6 +585,24 @@ async def test_a_failover_mid_fix_keeps_each_anomaly_and_the_new_leader_carries_
     assert journaled == ["proposed", "executing", "fixed"], journaled
 
 
+async def test_a_daemon_leading_again_measures_the_produce_rates_from_its_own_checks_onset() -> None:
+    """A daemon that read a condition's onset, stood by while another led (the broker came back meanwhile),
+    then leads again as the broker goes down anew: its fix's rates are measured since this outage, not from
+    the onset it kept from the last one, minutes before, which it had no check to forget in between."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, 20)  # the onset read, the condition not yet an anomaly
+    first = await failover(d)
+    d.sim.start_broker(1)
+    await checked_for(d, 10 * FAILURE_SECONDS)
+    await failover(d, standby=first)
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    rehearsal = the_anomaly(d)["proposal"]["rehearsal"]
+    assert FAILURE_SECONDS <= rehearsal["produce_measured_seconds"] <= FAILURE_SECONDS + 20, rehearsal
+
+
 async def test_a_restart_keeps_an_anomaly_waiting_for_approval() -> None:
     """kill -9 while a fix waits for approval: the restarted daemon lists it as it was and queues its
     plan, as proposed, on approval; no second anomaly for the same broker."""
