@@ -79,6 +79,8 @@ class SelfHealing:
         """The book was read from the store since this daemon became the writer."""
         self._produce = ProduceRates()
         """Leader sizes since the conditions being timed began: the produce rates fixes are rehearsed with."""
+        self._timed: frozenset[tuple[str, ...]] = frozenset()
+        """The conditions (kind, subject) being timed at the last check: one not among them began since."""
         self._reading = asyncio.Lock()
         """Held while the book is read from the store and while anomalies are pruned from both: a read
         that was on its way during a pruning would put the pruned ones back in the book."""
@@ -105,8 +107,11 @@ class SelfHealing:
 
     def forget(self) -> None:
         """This daemon's role changed: what it holds of the anomalies may be stale (another daemon wrote
-        while it stood by), so the book is read from the store again before the next check."""
+        while it stood by), so the book is read from the store again before the next check; the produce
+        rates' onset, read before, is of a condition this daemon stopped timing."""
         self._loaded = False
+        self._produce.forget()
+        self._timed = frozenset()
 
     async def _load(self) -> None:
         """The anomalies the store keeps, as the daemon that wrote them last had them (a restart, a
@@ -218,18 +223,31 @@ class SelfHealing:
     async def _note_onset(self, snapshot: ClusterSnapshot) -> None:
         """While a condition is being timed, the leader sizes at its onset are kept: read now, when the
         check's snapshot carries none, from the leaders of the partitions an offline broker holds (else
-        of every partition). Forgotten once no condition holds."""
-        if not self.book.since:
+        of every partition; a read that fails is tried again at the next check). Read anew when another
+        condition begins (its partitions may not have been read, and an onset kept while a condition
+        holds for days measures days of growth, retention's deletions included); forgotten once no
+        condition holds."""
+        timed = frozenset(key[:2] for key in self.book.since)
+        if not timed:
             self._produce.forget()
+            self._timed = timed
             return
-        if self._produce.onset:
+        if self._produce.onset and timed <= self._timed:
+            self._timed = timed
             return
         if not any(p.replica_sizes or p.size_bytes for p in snapshot.partitions.values()):
             offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
             held = {tp: () for tp, p in snapshot.partitions.items() if not offline.isdisjoint(p.replicas)}
-            read = await self.host.cluster.snapshot(with_sizes=held or True, broker_config_keys=CLOCK_KEYS)
+            cluster = self.host.cluster
+            try:
+                read = await cluster.snapshot(with_sizes=held or True, broker_config_keys=CLOCK_KEYS)
+            except ClusterCallError as exc:
+                log.info("self-healing: sizes cannot be read; the onset is read again later", error=str(exc))
+                return
             snapshot = self._produce.clocked(read, self.host.clock())
+        self._produce.forget()
         self._produce.begin(snapshot)
+        self._timed = timed
 
     async def _banned(self) -> frozenset[int]:
         """The decommissioned brokers, when a detector needs them (every one but `broker_failure`)."""

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reassignd.cli.anomalies import described
+from reassignd.cluster.errors import ClusterCallError, error_for_code
 from reassignd.daemon.app import prune_history
 from reassignd.daemon.controller import Controller
 from reassignd.daemon.service import ServiceError
@@ -125,6 +126,50 @@ async def test_a_fix_is_rehearsed_at_the_daemons_cycle_interval_with_the_produce
     # check that first saw the broker down to the proposal's read, a minute on
     assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
     assert rehearsal["produce_measured_seconds"] >= FAILURE_SECONDS, rehearsal
+
+
+async def test_an_onset_read_that_fails_is_logged_and_measured_from_a_later_check() -> None:
+    """The check that first sees a broker down reads its partitions' sizes (the onset of the produce
+    rates): a cluster that cannot answer it is logged and read again at the next check, as the proposal's
+    read is; it did not end the check with the error."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    cluster = d.controller.healing.host.cluster
+    read, failed = cluster.snapshot, []
+
+    async def failing_once(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("with_sizes") and not failed:
+            failed.append(kwargs["with_sizes"])
+            raise ClusterCallError("describe_log_dirs", error_for_code(7, "Request timed out."))
+        return await read(*args, **kwargs)
+
+    cluster.snapshot = failing_once  # type: ignore[method-assign]
+    d.sim.stop_broker(1)
+    await d.cycle()
+    await d.controller.check_anomalies()
+    assert failed, "no onset read"
+    await checked_for(d, FAILURE_SECONDS + 10)
+    rehearsal = the_anomaly(d)["proposal"]["rehearsal"]
+    assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
+    assert rehearsal["produce_measured_seconds"] >= FAILURE_SECONDS - 10, rehearsal
+
+
+async def test_a_conditions_rates_are_measured_from_its_own_onset_not_an_older_conditions() -> None:
+    """Broker 2 down for long (its fix proposed, never approved), then broker 1: broker 1's fix is
+    rehearsed with its own partitions' rates measured since broker 1 went down. The onset was the one read
+    when broker 2 went down, of broker 2's partitions only: broker 1's had no rate (`producers at 0 B/s`),
+    over a window as old as broker 2's condition."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(2)
+    await checked_for(d, 10 * FAILURE_SECONDS)
+    assert the_anomaly(d)["state"] == "proposed"
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    (fix,) = [a for a in d.controller.anomalies()["anomalies"] if a["brokers"] == [1]]
+    rehearsal = fix["proposal"]["rehearsal"]
+    assert rehearsal["plan_produce_bytes_per_sec"] == pytest.approx(30_000, rel=0.1), rehearsal
+    assert FAILURE_SECONDS <= rehearsal["produce_measured_seconds"] <= FAILURE_SECONDS + 20, rehearsal
 
 
 async def test_every_state_change_of_an_anomaly_is_an_event_for_mqtt() -> None:
@@ -538,6 +583,24 @@ async def test_a_failover_mid_fix_keeps_each_anomaly_and_the_new_leader_carries_
     assert all(1 not in d.replicas("t", p) for p in range(4)) and spans_three_racks(d)
     journaled = [e.data["state"] for e in await d.journal(EventKind.ANOMALY)]
     assert journaled == ["proposed", "executing", "fixed"], journaled
+
+
+async def test_a_daemon_leading_again_measures_the_produce_rates_from_its_own_checks_onset() -> None:
+    """A daemon that read a condition's onset, stood by while another led (the broker came back meanwhile),
+    then leads again as the broker goes down anew: its fix's rates are measured since this outage, not from
+    the onset it kept from the last one, minutes before, which it had no check to forget in between."""
+    d = daemon(HealingMode.PROPOSE)
+    await d.controller.start()
+    d.sim.stop_broker(1)
+    await checked_for(d, 20)  # the onset read, the condition not yet an anomaly
+    first = await failover(d)
+    d.sim.start_broker(1)
+    await checked_for(d, 10 * FAILURE_SECONDS)
+    await failover(d, standby=first)
+    d.sim.stop_broker(1)
+    await checked_for(d, FAILURE_SECONDS + 10)
+    rehearsal = the_anomaly(d)["proposal"]["rehearsal"]
+    assert FAILURE_SECONDS <= rehearsal["produce_measured_seconds"] <= FAILURE_SECONDS + 20, rehearsal
 
 
 async def test_a_restart_keeps_an_anomaly_waiting_for_approval() -> None:
