@@ -11,7 +11,6 @@ anyway. An operator's `MALLOC_ARENA_MAX` is left as it is; another C library tha
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 ARENAS = 2
@@ -23,11 +22,8 @@ def limit_malloc_arenas(arenas: int = ARENAS) -> bool:
     """Caps glibc's arenas for the threads started from now on; True when the cap was set here."""
     if os.environ.get("MALLOC_ARENA_MAX"):
         return False  # the operator's, read by glibc at start-up
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return False
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
+    try:  # the C library the interpreter runs on (no ldconfig run to find it by name)
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     return bool(mallopt(M_ARENA_MAX, arenas))
