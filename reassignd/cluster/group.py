@@ -23,6 +23,8 @@ NONE, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING = 0, 16, 1
 ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, MEMBER_ID_REQUIRED = 22, 25, 27, 79
 COORDINATOR_ERRORS = frozenset({NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOADING})
 """Kafka's answers that the group's coordinator is elsewhere or not ready yet: ask FindCoordinator again."""
+FENCING_ERRORS = frozenset({ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID})
+"""Kafka's answers that the member asking is not (or no longer) the group's member in that generation."""
 
 
 class GroupTransport:

@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 
 from reassignd.cluster._kafka_python import OffsetCommitRequest, OffsetFetchRequest
 from reassignd.cluster.errors import WriteFenced
-from reassignd.cluster.group import COORDINATOR_ERRORS, NONE, REBALANCE_IN_PROGRESS, GroupTransport
+from reassignd.cluster.group import (
+    COORDINATOR_ERRORS,
+    FENCING_ERRORS,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    GroupTransport,
+)
 
 MARKER_TOPIC = "__consumer_offsets"
 MARKER_PARTITION = 0
@@ -70,7 +76,8 @@ class KafkaMarker:
         """`once(group, coordinator)`, again while Kafka answers that it is not (yet) the group's
         coordinator (the first moments of `__consumer_offsets`, a coordinator moved: asked anew), or that
         the group is completing a rebalance. `fenced`: a write, given up once the writer's membership is
-        no longer the one it began with."""
+        no longer the one it began with, or once Kafka no longer knows it (the right lapsed either way:
+        WriteFenced, nothing written)."""
         deadline = time.monotonic() + self.timeout
         moved = False
         member = self.membership()[2]
@@ -81,6 +88,8 @@ class KafkaMarker:
             try:
                 return once(group, self._coordinator(group, None if moved else known))
             except MarkerError as exc:
+                if fenced and exc.code in FENCING_ERRORS:
+                    raise WriteFenced(f"the writer right of {group} lapsed: {exc}") from exc
                 if exc.code not in _RETRIABLE or time.monotonic() > deadline:
                     raise
                 moved = moved or exc.code in COORDINATOR_ERRORS

@@ -33,7 +33,7 @@ from reassignd.cluster.acls import WRITER_GROUP_PREFIX
 from reassignd.cluster.errors import WriteFenced
 from reassignd.cluster.group import (
     COORDINATOR_ERRORS,
-    ILLEGAL_GENERATION,
+    FENCING_ERRORS,
     MEMBER_ID_REQUIRED,
     NONE,
     REBALANCE_IN_PROGRESS,
@@ -271,7 +271,7 @@ class WriterLease:
             return
         if error in COORDINATOR_ERRORS:
             self._coordinator = None
-        elif error in (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION):
+        elif error in FENCING_ERRORS:
             self._drop()
             if error == UNKNOWN_MEMBER_ID:
                 self._member_id = ""

@@ -146,6 +146,24 @@ def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_clus
     assert waited >= 0.5, f"written {waited:.2f} s after the join: the group was not CompletingRebalance"
 
 
+def test_a_marker_written_by_a_member_kafka_no_longer_knows_is_fenced(kafka_cluster: KafkaCluster) -> None:
+    """The writer's member left the group (its session expired, or it left) before the writer knows: Kafka
+    answers the commit UNKNOWN_MEMBER_ID. Nothing is written, and the right has lapsed: WriteFenced, which
+    the daemon takes for a lapsed right, not a MarkerError that fails the cycle (a fresh-clone run of
+    the lapse test below met it when the member left between the marker's read of its membership and its
+    commit)."""
+    group = "reassignd.marker-unknown-member"
+    with _joined(kafka_cluster, group) as member:
+        member.transport.leave(member.coordinator, group, member.member_id, 10)
+        marker = _marker(kafka_cluster, group, (member.member_id, member.generation))
+        try:
+            with pytest.raises(WriteFenced):
+                marker.write(7, "gone")
+            assert marker.read() is None
+        finally:
+            marker.transport.close()
+
+
 def test_a_marker_waiting_out_a_rebalance_is_not_written_once_the_writer_right_lapsed(
     kafka_cluster: KafkaCluster,
 ) -> None:
