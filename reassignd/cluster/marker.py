@@ -72,21 +72,24 @@ class KafkaMarker:
                 raise MarkerError(f"FindCoordinator for {group}: error {error}", error)
             time.sleep(0.2)
 
-    def _retried(self, once: Callable[[str, int], T], fenced: bool = False) -> T:
-        """`once(group, coordinator)`, again while Kafka answers that it is not (yet) the group's
-        coordinator (the first moments of `__consumer_offsets`, a coordinator moved: asked anew), or that
-        the group is completing a rebalance. `fenced`: a write, given up once the writer's membership is
-        no longer the one it began with, or once Kafka no longer knows it (the right lapsed either way:
-        WriteFenced, nothing written)."""
+    def _retried(self, once: Callable[[str, int, tuple[str, int]], T], fenced: bool = False) -> T:
+        """`once(group, coordinator, (member id, generation))`, again while Kafka answers that it is not
+        (yet) the group's coordinator (the first moments of `__consumer_offsets`, a coordinator moved:
+        asked anew), or that the group is completing a rebalance. `fenced`: a write, given up once the
+        writer's membership is no longer the one it began with, or once Kafka no longer knows it (the
+        right lapsed either way: WriteFenced, nothing written). Each try commits as the membership it
+        checked, read once: read again after the check, a right lapsed in between was asked with no
+        member, which Kafka stores."""
         deadline = time.monotonic() + self.timeout
         moved = False
         member = self.membership()[2]
         while True:
-            group, known, now_member, _generation = self.membership()
+            group, known, now_member, generation = self.membership()
             if fenced and now_member != member:  # a commit with no member is stored once the group is Empty
                 raise WriteFenced(f"the writer right of {group} changed while the ownership marker waited")
             try:
-                return once(group, self._coordinator(group, None if moved else known))
+                node = self._coordinator(group, None if moved else known)
+                return once(group, node, (now_member, generation))
             except MarkerError as exc:
                 if fenced and exc.code in FENCING_ERRORS:
                     raise WriteFenced(f"the writer right of {group} lapsed: {exc}") from exc
@@ -96,14 +99,14 @@ class KafkaMarker:
             time.sleep(0.2)
 
     def write(self, seq: int, text: str) -> None:
-        self._retried(lambda group, node: self._write(group, node, seq, text), fenced=True)
+        self._retried(lambda group, node, member: self._write(group, node, member, seq, text), fenced=True)
 
     def read(self) -> tuple[int, str] | None:
         """(offset, metadata) of the marker; None when the group has none."""
-        return self._retried(self._read)
+        return self._retried(lambda group, node, _member: self._read(group, node))
 
-    def _write(self, group: str, node: int, seq: int, text: str) -> None:
-        _group, _known, member, generation = self.membership()
+    def _write(self, group: str, node: int, as_member: tuple[str, int], seq: int, text: str) -> None:
+        member, generation = as_member
         request = OffsetCommitRequest(
             group_id=group,
             generation_id_or_member_epoch=generation,

@@ -164,6 +164,30 @@ def test_a_marker_written_by_a_member_kafka_no_longer_knows_is_fenced(kafka_clus
             marker.transport.close()
 
 
+def test_a_marker_commits_as_the_membership_it_checked_not_one_read_after(
+    kafka_cluster: KafkaCluster,
+) -> None:
+    """The right lapses just after the write checked the membership (a fresh-clone run met it): the commit
+    must go as the member it checked, which Kafka no longer knows (fenced), never with the lapsed right's
+    no member and generation -1, which Kafka stores once the group is Empty."""
+    group = "reassignd.marker-lapse-after-check"
+    with _joined(kafka_cluster, group) as member:
+        member.transport.leave(member.coordinator, group, member.member_id, 10)  # the group is Empty
+        asked: list[int] = []
+
+        def lapsing_after_the_check() -> Member:
+            asked.append(1)  # the write's first reading, then its check's: the right lapses after them
+            return (member.member_id, member.generation) if len(asked) <= 2 else ("", -1)
+
+        marker = _marker(kafka_cluster, group, lapsing_after_the_check)
+        try:
+            with pytest.raises(WriteFenced):
+                marker.write(8, "after the check")
+            assert marker.read() is None
+        finally:
+            marker.close()
+
+
 def test_a_marker_waiting_out_a_rebalance_is_not_written_once_the_writer_right_lapsed(
     kafka_cluster: KafkaCluster,
 ) -> None:
