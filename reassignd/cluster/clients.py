@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import structlog
 from confluent_kafka.admin import AdminClient
@@ -480,12 +480,26 @@ class ClientCalls:
         if client is not None:
             await asyncio.get_running_loop().run_in_executor(self._executor, client.close)
         await on_own_thread(lambda: self._executor.shutdown(wait=True, cancel_futures=True))
+        await on_own_thread(self._release_librdkafka)
+
+    def _release_librdkafka(self) -> None:
+        """librdkafka's handle destroyed now, while Python runs. Left to the interpreter's exit, its
+        destruction logged into a finalising Python: a one-shot command refused by TLS printed its one
+        line, then exited -11 (1 of 4 fresh-clone runs of the suite, 2026-11-28)."""
+        self._ck = cast(AdminClient, _ClosedHandle())
 
 
 _FORGOT_THE_BROKER = "UnknownBrokerIdError"  # kafka-python's error name (errors.from_exception)
 _PROBE_TOPIC = "__reassignd_reachability_probe"
 _WAITED_FOR_CONTROLLER = "waiting for controller"  # librdkafka's _TIMED_OUT text for it (rdkafka_admin.c)
 _POLLER_JOIN_SECONDS = 5.0  # a poll(0.2) and the callbacks of its last lines; never the exit held longer
+
+
+class _ClosedHandle:
+    """What stands in for librdkafka's handle once the adapter closed: every use is the closed error."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _closed_error()
 
 
 def _closed_error() -> ClusterCallError:

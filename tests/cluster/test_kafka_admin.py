@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -629,3 +630,26 @@ async def test_close_ends_the_librdkafka_poller_before_it_returns(shared_sim: Si
     await admin.snapshot([TopicPartition("orders", 0)])
     await admin.close(wait=wait)
     assert set(_librdkafka_pollers()) - before == set()
+
+
+def _librdkafka_threads() -> set[int]:
+    """The process's librdkafka threads (named rdk:main, rdk:broker..., by librdkafka), by thread id."""
+    found = set()
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):
+            if (task / "comm").read_text().startswith("rdk:"):
+                found.add(int(task.name))
+    return found
+
+
+async def test_close_destroys_the_librdkafka_handle_while_python_runs(shared_sim: SimProcess) -> None:
+    """Left to the interpreter's exit, the handle's destruction logged into a finalising Python: a one-shot
+    command refused by TLS printed its one line, then exited -11 (test_security, a fresh-clone run)."""
+    before = _librdkafka_threads()
+    admin = make_admin(shared_sim)
+    await admin.snapshot([TopicPartition("orders", 0)])
+    assert _librdkafka_threads() - before, "the admin's librdkafka threads, seen while it is open"
+    await admin.close()
+    assert _librdkafka_threads() - before == set()  # the admin is still referenced: destroyed by close()
+    with pytest.raises(ClusterCallError):
+        await admin.snapshot([TopicPartition("orders", 0)])
