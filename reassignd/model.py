@@ -66,8 +66,7 @@ SNAPSHOT_PARTITION_FIELDS: Final = frozenset(
 PLAN_ENTRY_FIELDS: Final = frozenset({"topic", "partition", "replicas", "log_dirs"})
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
-_NO_SIZES: Mapping[int, int] = MappingProxyType({})
-NO_SIZES: Final = _NO_SIZES
+NO_SIZES: Final[Mapping[int, int]] = MappingProxyType({})
 """A partition's replica sizes when none was read (shared: 100,000 partitions hold it)."""
 
 
@@ -209,6 +208,11 @@ class PartitionState:
         return self.leader != NO_LEADER
 
     @property
+    def has_sizes(self) -> bool:
+        """Sizes were read for it (a replica's, or the partition's)."""
+        return bool(self.replica_sizes or self.size_bytes)
+
+    @property
     def target_replicas(self) -> tuple[int, ...]:
         """What the partition ends as: the replica list without the replicas being removed."""
         if not self.removing:
@@ -238,7 +242,7 @@ class PartitionState:
             self.adding,
             self.removing,
             size_bytes,
-            replica_sizes if replica_sizes else _NO_SIZES,
+            replica_sizes if replica_sizes else NO_SIZES,
             self.produce_bytes_per_sec,
         )
 

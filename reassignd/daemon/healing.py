@@ -91,7 +91,7 @@ class SelfHealing:
         """New settings from a config reload; the next check runs at once, not after the old interval.
         When the gates change, a fix they refused whose condition still holds counts anew (as after a
         restart): a new anomaly after its threshold, judged by the new gates."""
-        if _gates(settings) != _gates(self.settings):
+        if settings.gates != self.settings.gates:
             self.book = regated(self.book, self.settings)
         self.settings, self.interval = settings, interval
         self._reloaded.set()
@@ -235,7 +235,7 @@ class SelfHealing:
         if self._produce.onset and timed <= self._timed:
             self._timed = timed
             return
-        if not any(p.replica_sizes or p.size_bytes for p in snapshot.partitions.values()):
+        if not any(p.has_sizes for p in snapshot.partitions.values()):
             offline = {b for b, broker in snapshot.brokers.items() if not broker.online}
             held = {tp: () for tp, p in snapshot.partitions.items() if not offline.isdisjoint(p.replicas)}
             cluster = self.host.cluster
@@ -527,7 +527,3 @@ def rack_spread_worse(snapshot: ClusterSnapshot, plan: ReassignmentPlan) -> int:
 def _approved(by: str, left: str | None) -> str:
     """An approved fix's reason: who approved it, and what the fix leaves out (its proposal's reason)."""
     return f"approved by {by}; {left}" if left else f"approved by {by}"
-
-
-def _gates(settings: HealingSettings) -> tuple[Any, ...]:
-    return settings.max_bytes, settings.max_partitions, settings.max_duration_seconds

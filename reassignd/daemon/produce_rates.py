@@ -62,8 +62,4 @@ class ProduceRates:
 
     def _readings(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, tuple[float, int]]:
         at = self.clock.now if self.clock is not None else 0.0
-        return {
-            tp: (at, source_size(p))
-            for tp, p in snapshot.partitions.items()
-            if p.replica_sizes or p.size_bytes
-        }
+        return {tp: (at, source_size(p)) for tp, p in snapshot.partitions.items() if p.has_sizes}

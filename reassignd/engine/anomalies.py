@@ -168,6 +168,11 @@ class HealingSettings:
     cycle_interval_seconds: float = 5.0
     """The daemon's `controller.cycle.interval.seconds`: a fix is rehearsed stepping as the daemon steps."""
 
+    @property
+    def gates(self) -> tuple[int | None, int | None, float | None]:
+        """The operator's `self.healing.max.*` gates: bytes, partitions, duration (`GATES` names them)."""
+        return self.max_bytes, self.max_partitions, self.max_duration_seconds
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -539,6 +544,14 @@ def fix_ended(book: AnomalyBook, anomaly: Anomaly, now: float, fixed: bool, reas
     return replace(book, since=MappingProxyType(since))
 
 
+GATES = (
+    ("bytes_to_move", "self.healing.max.bytes"),
+    ("partitions", "self.healing.max.partitions"),
+    ("predicted_duration_seconds", "self.healing.max.duration.seconds"),
+)
+"""The rehearsal's figure each of `HealingSettings.gates` bounds, and the gate's key."""
+
+
 def gate_refusals(figures: Mapping[str, Any], settings: HealingSettings) -> list[str]:
     """The operator's gates a rehearsed fix breaks (none: it may run). `figures`: the rehearsal's
     `finished`, `bytes_to_move`, `partitions`, `predicted_duration_seconds`, `under_min_isr_seconds`,
@@ -546,12 +559,7 @@ def gate_refusals(figures: Mapping[str, Any], settings: HealingSettings) -> list
     refusals = []
     if not figures.get("finished"):
         refusals.append(f"the rehearsal did not finish: {figures.get('ended_because') or 'unknown'}")
-    limits = (
-        ("bytes_to_move", settings.max_bytes, "self.healing.max.bytes"),
-        ("partitions", settings.max_partitions, "self.healing.max.partitions"),
-        ("predicted_duration_seconds", settings.max_duration_seconds, "self.healing.max.duration.seconds"),
-    )
-    for field_name, limit, key in limits:
+    for (field_name, key), limit in zip(GATES, settings.gates, strict=True):
         value = figures.get(field_name)
         if limit is not None and value is not None and value > limit:
             refusals.append(f"{field_name} {value:g} is over {key} = {limit:g}")

@@ -216,7 +216,7 @@ def _sizes_read(
     now_readings = {}
     for tp in fresh:
         p = snapshot.partitions.get(tp)
-        if p is not None and (p.replica_sizes or p.size_bytes):
+        if p is not None and p.has_sizes:
             sizes[tp] = (p.size_bytes, p.replica_sizes)
             now_readings[tp] = (now, source_size(p))
     produce = reading.produce  # the same object until read again: the ETA keeps its terms while it is
