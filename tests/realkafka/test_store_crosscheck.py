@@ -146,43 +146,31 @@ def test_the_writers_marker_waits_out_the_rebalance_its_member_joined(kafka_clus
     assert waited >= 0.5, f"written {waited:.2f} s after the join: the group was not CompletingRebalance"
 
 
-def test_a_marker_written_by_a_member_kafka_no_longer_knows_is_fenced(kafka_cluster: KafkaCluster) -> None:
-    """The writer's member left the group (its session expired, or it left) before the writer knows: Kafka
-    answers the commit UNKNOWN_MEMBER_ID. Nothing is written, and the right has lapsed: WriteFenced, which
-    the daemon takes for a lapsed right, not a MarkerError that fails the cycle (a fresh-clone run of
-    the lapse test below met it when the member left between the marker's read of its membership and its
-    commit)."""
-    group = "reassignd.marker-unknown-member"
-    with _joined(kafka_cluster, group) as member:
-        member.transport.leave(member.coordinator, group, member.member_id, 10)
-        marker = _marker(kafka_cluster, group, (member.member_id, member.generation))
-        try:
-            with pytest.raises(WriteFenced):
-                marker.write(7, "gone")
-            assert marker.read() is None
-        finally:
-            marker.transport.close()
-
-
-def test_a_marker_commits_as_the_membership_it_checked_not_one_read_after(
-    kafka_cluster: KafkaCluster,
+@pytest.mark.parametrize("lapse", ["unknown to the writer", "just after the check"])
+def test_a_marker_written_as_a_member_kafka_no_longer_knows_is_fenced(
+    kafka_cluster: KafkaCluster, lapse: str
 ) -> None:
-    """The right lapses just after the write checked the membership (a fresh-clone run met it): the commit
-    must go as the member it checked, which Kafka no longer knows (fenced), never with the lapsed right's
-    no member and generation -1, which Kafka stores once the group is Empty."""
-    group = "reassignd.marker-lapse-after-check"
+    """The writer's member left the group (its session expired, or it left), and the group is Empty.
+    Unknown to the writer: Kafka answers the commit UNKNOWN_MEMBER_ID, and the right has lapsed
+    (WriteFenced, which the daemon takes for a lapsed right), not a MarkerError failing the cycle. Just
+    after the write checked the membership, the right lapses: the commit goes as the member it checked,
+    never with the lapsed right's no member and generation -1, which Kafka stores once the group is Empty.
+    Fresh-clone runs met both, the member leaving between the marker's read of its membership and its
+    commit."""
+    group = f"reassignd.marker-{'unknown-member' if lapse.startswith('unknown') else 'lapse-after-check'}"
     with _joined(kafka_cluster, group) as member:
         member.transport.leave(member.coordinator, group, member.member_id, 10)  # the group is Empty
         asked: list[int] = []
 
-        def lapsing_after_the_check() -> Member:
-            asked.append(1)  # the write's first reading, then its check's: the right lapses after them
-            return (member.member_id, member.generation) if len(asked) <= 2 else ("", -1)
+        def membership() -> Member:
+            asked.append(1)  # the write's first reading, then its check's: a lapse comes after them
+            lapsed = lapse == "just after the check" and len(asked) > 2
+            return ("", -1) if lapsed else (member.member_id, member.generation)
 
-        marker = _marker(kafka_cluster, group, lapsing_after_the_check)
+        marker = _marker(kafka_cluster, group, membership)
         try:
             with pytest.raises(WriteFenced):
-                marker.write(8, "after the check")
+                marker.write(8, lapse)
             assert marker.read() is None
         finally:
             marker.close()
