@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Literal
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import kafka.errors as kafka_errors
     from kafka import TopicPartition as KpTopicPartition
     from kafka.admin import KafkaAdminClient
-    from kafka.protocol.admin import DescribeConfigsRequest, DescribeLogDirsRequest, DescribeLogDirsResponse
+    from kafka.protocol.admin import (
+        AlterPartitionReassignmentsRequest,
+        AlterReplicaLogDirsRequest,
+        DescribeConfigsRequest,
+        DescribeLogDirsRequest,
+        DescribeLogDirsResponse,
+        ElectLeadersRequest,
+        IncrementalAlterConfigsRequest,
+    )
     from kafka.protocol.consumer import (
         HeartbeatRequest,
         JoinGroupRequest,
@@ -39,13 +48,22 @@ __all__ = [
     "OffsetCommitRequest",
     "OffsetFetchRequest",
     "SyncGroupRequest",
+    "alter_configs_request",
     "broker_configs_request",
+    "elect_preferred_request",
     "kafka_errors",
     "log_dirs_request",
+    "move_log_dirs_request",
+    "reassignments_request",
     "send_each",
+    "send_fenced",
 ]
 
 BROKER_RESOURCE = 4  # DescribeConfigsRequest.ResourceType
+TOPIC_RESOURCE = 2
+PREFERRED_ELECTION = 0
+# Where a write goes: a broker id, the client's controller, or whichever broker the client finds first.
+Destination = int | Literal["controller", "any"]
 
 
 def broker_configs_request(broker: int, keys: Collection[str] | None) -> Any:
@@ -96,3 +114,80 @@ def send_each(client: KafkaAdminClient, requests: Mapping[int, Any], timeout: fl
 
     answers: dict[int, Any] = manager.run(gather)
     return answers
+
+
+def reassignments_request(targets: Mapping[tuple[str, int], list[int] | None], timeout_ms: int) -> Any:
+    """KIP-455: a replica list starts (or replaces) a partition's reassignment, None cancels it."""
+    topics: dict[str, list[tuple[int, list[int] | None]]] = defaultdict(list)
+    for (topic, partition), replicas in targets.items():
+        topics[topic].append((partition, replicas))
+    return AlterPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=list(topics.items()))
+
+
+def elect_preferred_request(partitions: Iterable[tuple[str, int]], timeout_ms: int) -> Any:
+    return ElectLeadersRequest(
+        election_type=PREFERRED_ELECTION, topic_partitions=_by_topic(partitions), timeout_ms=timeout_ms
+    )
+
+
+def alter_configs_request(resource_type: int, name: str, ops: Iterable[tuple[str, int, str | None]]) -> Any:
+    """IncrementalAlterConfigs (KIP-339) of one resource; each op (key, operation code, value)."""
+    return IncrementalAlterConfigsRequest(resources=[(resource_type, name, list(ops))], validate_only=False)
+
+
+def move_log_dirs_request(moves: Mapping[tuple[str, int], str]) -> Any:
+    """AlterReplicaLogDirs of one broker's replicas: (topic, partition) to the log dir it moves to."""
+    by_dir: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for replica, path in moves.items():
+        by_dir[path].append(replica)
+    return AlterReplicaLogDirsRequest(dirs=[(path, _by_topic(r)) for path, r in by_dir.items()])
+
+
+def _by_topic(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    topics: dict[str, list[int]] = defaultdict(list)
+    for topic, partition in partitions:
+        topics[topic].append(partition)
+    return list(topics.items())
+
+
+def send_fenced(
+    client: KafkaAdminClient, request: Any, to: Destination, fence: Callable[[], None], timeout: float
+) -> Any:
+    """One write request and its response, with `fence` checked on the client's IO thread once the
+    connection can take the request, right before its bytes are written, with nothing to wait for in
+    between: no other thread, no connection, no controller lookup. A write that waits after the check (as
+    librdkafka's queue, or a request buffered while its connection opens) can leave after the HA lease
+    ran out. A connection that cannot take the write now fails it (NodeNotReadyError, retriable) rather
+    than queue it."""
+    manager = client._manager
+    deadline = time.monotonic() + timeout
+
+    def left_ms() -> float:
+        return max(0.0, deadline - time.monotonic()) * 1000
+
+    async def fenced() -> Any:
+        node = await _node(client, to, left_ms())
+        conn = manager.get_connection(node)
+        await manager.wait_for(conn.init_future, left_ms())
+        if not conn.connected or conn.initializing or conn.paused or conn._reauth.is_reauthenticating:
+            raise kafka_errors.NodeNotReadyError(f"broker {node} cannot take a write now")
+        fence()
+        # connected and not paused: send_request writes the bytes before it returns
+        answer = conn.send_request(request, request_timeout_ms=left_ms())
+        return await manager.wait_for(answer, left_ms())
+
+    return manager.run(fenced)
+
+
+async def _node(client: KafkaAdminClient, to: Destination, timeout_ms: float) -> int:
+    """kafka-python's own routing (pinned 3.0.12): its cached controller, or its least loaded broker."""
+    if to == "controller":
+        if client._controller_id is None or client._controller_id == -1:
+            client._controller_id = await client._refresh_controller_id(timeout_ms=timeout_ms)
+        return int(client._controller_id)
+    if to == "any":
+        node = client._manager.least_loaded_node()
+        if node is None:
+            raise kafka_errors.NoBrokersAvailable("no broker to send the write to")
+        return int(node)
+    return to

@@ -239,7 +239,7 @@ class ClientCalls:
         return GroupTransport(self._kp_config)
 
     def _check_write_fence(self) -> None:
-        """Immediately before a write is handed to a client (on whichever thread sends it)."""
+        """On the thread that writes the request, immediately before (_kafka_python.send_fenced)."""
         if self.write_fence is not None:
             self.write_fence()
 

@@ -1,36 +1,43 @@
 """ClusterAdmin over the real client libraries.
 
-confluent-kafka (librdkafka) does metadata, cluster description, configs, elections and topics; kafka-python
-only what librdkafka has no binding for (AlterPartitionReassignments, ListPartitionReassignments,
-DescribeLogDirs). Threads, timeouts, retries and the observer are in clients.py.
+confluent-kafka (librdkafka) does metadata, cluster description, config reads and topics; kafka-python what
+librdkafka has no binding for (ListPartitionReassignments, DescribeLogDirs) and every write
+(AlterPartitionReassignments, IncrementalAlterConfigs, ElectLeaders, AlterReplicaLogDirs), each sent with the
+write fence checked on the thread that writes it, right before (_kafka_python.send_fenced): librdkafka queues
+a request for another thread, and for a broker that is down until it is back, after any check of ours.
+Threads, timeouts, retries and the observer are in clients.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import operator
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
 import structlog
-from confluent_kafka import ElectionType
-from confluent_kafka import TopicPartition as CkTopicPartition
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
-    AlterConfigOpType,
-    ConfigEntry,
     ConfigResource,
     NewTopic,
 )
 
 from reassignd.cluster import convert
 from reassignd.cluster._kafka_python import (
+    BROKER_RESOURCE,
+    TOPIC_RESOURCE,
+    Destination,
+    KafkaAdminClient,
     KpTopicPartition,
+    alter_configs_request,
     broker_configs_request,
+    elect_preferred_request,
     log_dirs_request,
+    move_log_dirs_request,
+    reassignments_request,
+    send_fenced,
 )
 from reassignd.cluster.api import (
     ConfigDescription,
@@ -51,7 +58,6 @@ from reassignd.cluster.errors import (
     KafkaErrorInfo,
     error_for_code,
     from_exception,
-    from_kafka_python,
     from_librdkafka,
 )
 from reassignd.model import ClusterSnapshot, PartitionState, TopicPartition
@@ -67,15 +73,18 @@ Listing = tuple[
 """One broker's DescribeLogDirs: current logs, future logs' dirs, its log dirs (convert.log_dir_listing),
 its dirs' volumes (convert.log_dir_volumes), its failed dirs (convert.offline_log_dirs)."""
 
-_OP_TYPES = {
-    0: AlterConfigOpType.SET,
-    1: AlterConfigOpType.DELETE,
-    2: AlterConfigOpType.APPEND,
-    3: AlterConfigOpType.SUBTRACT,
-}
-
-
 __all__ = ["AdminSettings", "KafkaClusterAdmin"]
+
+
+def _raise_top_level(api: str, answer: Any) -> None:
+    """A request's own error (ElectLeaders v0 has none): NOT_CONTROLLER makes `_on_controller` look again."""
+    code = getattr(answer, "error_code", 0)
+    if code:
+        raise ClusterCallError(api, error_for_code(code, getattr(answer, "error_message", None) or ""))
+
+
+def _partition_error(code: int, message: str | None) -> KafkaErrorInfo | None:
+    return None if code == 0 else error_for_code(code, message or "")
 
 
 def _raw_of(
@@ -522,20 +531,21 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
     async def alter_replica_log_dirs(
         self, moves: Mapping[tuple[TopicPartition, int], str]
     ) -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
-        """AlterReplicaLogDirs through kafka-python (one request per broker); NONE is success (None)."""
+        """AlterReplicaLogDirs, one request per broker; NONE is success (None)."""
         if not moves:
             return {}
-        request = {(tp.topic, tp.partition, broker): path for (tp, broker), path in moves.items()}
+        by_broker: dict[int, dict[tuple[str, int], str]] = {}
+        for (tp, broker), path in moves.items():
+            by_broker.setdefault(broker, {})[(tp.topic, tp.partition)] = path
 
         def write() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
-            self._check_write_fence()
-            raw = self._kafka_python().alter_replica_log_dirs(request)
             out: dict[tuple[TopicPartition, int], KafkaErrorInfo | None] = {}
-            for replica, err in raw.items():
-                info = from_kafka_python(err)
-                out[(TopicPartition(replica.topic, replica.partition), replica.broker_id)] = (
-                    None if info.code == 0 else info
-                )
+            for broker, replicas in by_broker.items():
+                response = self._on_broker(self._fenced(move_log_dirs_request(replicas), broker))
+                for topic in response.results:
+                    for p in topic.partitions:
+                        key = (TopicPartition(topic.topic_name, p.partition_index), broker)
+                        out[key] = None if p.error_code == 0 else error_for_code(p.error_code)
             return out
 
         async def attempt() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
@@ -555,29 +565,33 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             raise ClusterCallError(
                 "incremental_alter_configs", self._offline("incremental_alter_configs", broker_id)
             )
-        await self._alter_configs(ConfigResource.Type.BROKER, str(broker_id), ops)
+        await self._alter_configs(BROKER_RESOURCE, str(broker_id), ops)
 
     async def alter_topic_configs(self, topic: str, ops: Collection[ConfigOp]) -> None:
-        await self._alter_configs(ConfigResource.Type.TOPIC, topic, ops)
+        await self._alter_configs(TOPIC_RESOURCE, topic, ops)
 
-    async def _alter_configs(self, kind: Any, name: str, ops: Collection[ConfigOp]) -> None:
+    async def _alter_configs(self, kind: int, name: str, ops: Collection[ConfigOp]) -> None:
         if not ops:
             return
-        ops = merge_ops(name, ops)
-        entries = [ConfigEntry(op.key, op.value, incremental_operation=_OP_TYPES[int(op.op)]) for op in ops]
+        changes = [(op.key, int(op.op), op.value) for op in merge_ops(name, ops)]
+        request = alter_configs_request(kind, name, changes)
+
+        def write() -> None:
+            # a broker's own configs go to that broker; a topic's to any broker
+            if kind == BROKER_RESOURCE:
+                answer = self._on_broker(self._fenced(request, int(name)))
+            else:
+                with self._any_broker() as target:
+                    answer = self._on_broker(self._fenced(request, target.get("broker", "any")))
+            for resource in answer.responses:
+                if resource.error_code != 0:
+                    raise ClusterCallError(
+                        "incremental_alter_configs",
+                        error_for_code(resource.error_code, resource.error_message or ""),
+                    )
 
         async def attempt() -> None:
-            resource = ConfigResource(kind, name, incremental_configs=entries)
-            # a broker's own configs go to that broker (librdkafka); a topic's to any broker
-            routed: contextlib.AbstractContextManager[dict[str, int]] = (
-                self._any_broker() if kind == ConfigResource.Type.TOPIC else contextlib.nullcontext({})
-            )
-            with routed as target:
-                self._check_write_fence()
-                futures = self._ck.incremental_alter_configs(
-                    [resource], request_timeout=self._timeout, **target
-                )
-                await asyncio.wrap_future(next(iter(futures.values())))
+            await self._blocking(write)
 
         await self._call("incremental_alter_configs", attempt)
 
@@ -587,20 +601,19 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         """KIP-455: a replica list starts (or replaces) a reassignment, None cancels it."""
         if not targets:
             return {}
-        request = {
-            KpTopicPartition(tp.topic, tp.partition): (None if r is None else [int(b) for b in r])
+        replicas = {
+            (tp.topic, tp.partition): (None if r is None else [int(b) for b in r])
             for tp, r in targets.items()
         }
-
-        def send(client: Any) -> Any:
-            self._check_write_fence()  # on the pool thread, after any wait for a free worker
-            return client.alter_partition_reassignments(request, timeout_ms=self._timeout_ms)
+        request = reassignments_request(replicas, self._timeout_ms)
 
         def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            raw = self._on_controller(send)
+            answer = self._on_controller(self._fenced(request, "controller"))
+            _raise_top_level("alter_partition_reassignments", answer)
             return {
-                TopicPartition(tp.topic, tp.partition): (None if err is None else from_kafka_python(err))
-                for tp, err in raw.items()
+                TopicPartition(topic.name, p.partition_index): _partition_error(p.error_code, p.error_message)
+                for topic in answer.responses
+                for p in topic.partitions
             }
 
         async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
@@ -619,23 +632,31 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         wanted = sorted(set(partitions))
         if not wanted:
             return {}
+        request = elect_preferred_request([(tp.topic, tp.partition) for tp in wanted], self._timeout_ms)
 
-        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            # No request_timeout here: confluent-kafka 2.16.1 raises SystemError with it.
-            self._check_write_fence()
-            future = self._ck.elect_leaders(
-                ElectionType.PREFERRED, [CkTopicPartition(tp.topic, tp.partition) for tp in wanted]
-            )
-            raw = await asyncio.wrap_future(future)
+        def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
+            answer = self._on_controller(self._fenced(request, "controller"))
+            _raise_top_level("elect_leaders", answer)
             out: dict[TopicPartition, KafkaErrorInfo | None] = {}
-            for ck_tp, err in raw.items():
-                info = None if err is None else from_librdkafka(err)
-                out[TopicPartition(ck_tp.topic, ck_tp.partition)] = (
-                    None if info is None or info.name == ELECTION_NOT_NEEDED else info
-                )
+            for topic in answer.replica_election_results:
+                for p in topic.partition_result:
+                    error = _partition_error(p.error_code, p.error_message)
+                    tp = TopicPartition(topic.topic, p.partition_id)
+                    out[tp] = None if error is None or error.name == ELECTION_NOT_NEEDED else error
             return out
 
-        return await self._call("elect_leaders", attempt)
+        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
+            return await self._blocking(write)
+
+        results = await self._call("elect_leaders", attempt)
+        missing = KafkaErrorInfo(
+            "UNKNOWN_SERVER_ERROR", -1, False, "the controller did not report this partition"
+        )
+        return {tp: results.get(tp, missing) for tp in wanted}
+
+    def _fenced(self, request: Any, to: Destination) -> Callable[[KafkaAdminClient], Any]:
+        """A write for `_on_broker`/`_on_controller`, fenced where its bytes leave (send_fenced)."""
+        return lambda client: send_fenced(client, request, to, self._check_write_fence, self._timeout)
 
     async def create_topic(
         self,

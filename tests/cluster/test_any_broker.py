@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from reassignd.cluster import clients
+from reassignd.cluster import clients, kafka
 from reassignd.cluster._kafka_python import kafka_errors
 from reassignd.cluster.api import ConfigOp
 from reassignd.cluster.errors import ClusterCallError
@@ -56,11 +56,13 @@ class KilledBrokerCluster:
     ) -> dict[Any, Any]:
         return {r: self._answer("describe_configs", broker, {}) for r in resources}
 
-    def incremental_alter_configs(
-        self, resources: list[Any], request_timeout: float, broker: int = -1
-    ) -> dict[Any, Any]:
-        target = int(resources[0].name) if resources[0].restype.name == "BROKER" else broker
-        return {r: self._answer("incremental_alter_configs", target, None) for r in resources}
+    def send_fenced(self, client: Any, request: Any, to: int | str, fence: Any, timeout: float) -> Any:
+        """Writes go through kafka-python (cluster/_kafka_python.py send_fenced), to the broker named."""
+        fence()
+        self.asked.append(("incremental_alter_configs", to))
+        if to == self.killed:
+            raise kafka_errors.KafkaTimeoutError("Request timed out")
+        return SimpleNamespace(responses=[SimpleNamespace(error_code=0, error_message=None)])
 
     def _answer(self, api: str, broker: int, result: Any) -> Future[Any]:
         target = self.killed if broker == -1 else broker  # no broker=: the controller Metadata named
@@ -92,9 +94,21 @@ def admin_on(cluster: KilledBrokerCluster) -> KafkaClusterAdmin:
     return admin
 
 
+class NoKafkaPythonClient:
+    """Stands for kafka-python's client where the cluster's send_fenced answers instead."""
+
+    def __init__(self, **config: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 @pytest.fixture
-async def admin_on_a_killed_broker() -> Any:
+async def admin_on_a_killed_broker(monkeypatch: pytest.MonkeyPatch) -> Any:
     cluster = KilledBrokerCluster(killed=1)
+    monkeypatch.setattr(clients, "KafkaAdminClient", NoKafkaPythonClient)
+    monkeypatch.setattr(kafka, "send_fenced", cluster.send_fenced)
     admin = admin_on(cluster)
     try:
         yield admin, cluster
