@@ -154,7 +154,7 @@ def send_fenced(
     client: KafkaAdminClient, request: Any, to: Destination, fence: Callable[[], None], timeout: float
 ) -> Any:
     """One write request and its response, with `fence` checked on the client's IO thread once the
-    connection can take the request, right before its bytes are written, with nothing to wait for in
+    connection can take the request, right before it is handed to the socket, with nothing to wait for in
     between: no other thread, no connection, no controller lookup. A write that waits after the check (as
     librdkafka's queue, or a request buffered while its connection opens) can leave after the HA lease
     ran out. A connection that cannot take the write now fails it (NodeNotReadyError, retriable) rather
@@ -172,7 +172,8 @@ def send_fenced(
         if not conn.connected or conn.initializing or conn.paused or conn._reauth.is_reauthenticating:
             raise kafka_errors.NodeNotReadyError(f"broker {node} cannot take a write now")
         fence()
-        # connected and not paused: send_request writes the bytes before it returns
+        # connected and not paused: send_request hands the bytes to the transport, which sends them at
+        # this thread's next turn, waiting only for the socket to be writable
         answer = conn.send_request(request, request_timeout_ms=left_ms())
         return await manager.wait_for(answer, left_ms())
 
