@@ -154,11 +154,11 @@ def send_fenced(
     client: KafkaAdminClient, request: Any, to: Destination, fence: Callable[[], None], timeout: float
 ) -> Any:
     """One write request and its response, with `fence` checked on the client's IO thread once the
-    connection can take the request, right before it is handed to the socket, with nothing to wait for in
-    between: no other thread, no connection, no controller lookup. A write that waits after the check (as
-    librdkafka's queue, or a request buffered while its connection opens) can leave after the HA lease
-    ran out. A connection that cannot take the write now fails it (NodeNotReadyError, retriable) rather
-    than queue it."""
+    connection can take the request, right before its bytes are written to the socket, with nothing to
+    wait for in between: no other thread, no connection, no controller lookup, no turn of the IO loop. A
+    write that waits after the check (as librdkafka's queue, or a request buffered while its connection
+    opens) can leave after the HA lease ran out. A connection that cannot take the write now fails it
+    (NodeNotReadyError, retriable) rather than queue it."""
     manager = client._manager
     deadline = time.monotonic() + timeout
 
@@ -172,12 +172,23 @@ def send_fenced(
         if not conn.connected or conn.initializing or conn.paused or conn._reauth.is_reauthenticating:
             raise kafka_errors.NodeNotReadyError(f"broker {node} cannot take a write now")
         fence()
-        # connected and not paused: send_request hands the bytes to the transport, which sends them at
-        # this thread's next turn, waiting only for the socket to be writable
         answer = conn.send_request(request, request_timeout_ms=left_ms())
+        _flush(conn)
         return await manager.wait_for(answer, left_ms())
 
     return manager.run(fenced)
+
+
+def _flush(conn: Any) -> None:
+    """The request's bytes into the socket now, on this thread. send_request leaves them to the IO loop's
+    next turn, after whatever else is ready on it (a large answer's decoding). What the socket does not
+    take now (it is full), and a send's failure, the loop handles as it would have (pinned 3.0.12)."""
+    transport = conn.transport
+    if transport is None or not transport._write_buffer:
+        return
+    _, error = transport._sock_send()
+    if error is not None:
+        transport.abort(error=error)
 
 
 async def _node(client: KafkaAdminClient, to: Destination, timeout_ms: float) -> int:

@@ -140,3 +140,35 @@ async def test_a_write_waiting_for_its_broker_past_the_lease_is_never_sent(
     finally:
         await admin.close()
         gc.collect()
+
+
+BUSY_SECONDS = 1.0
+
+
+async def test_a_write_is_in_the_socket_when_the_fence_returns_not_at_the_io_loops_next_turn(
+    zk_sim: SimProcess,
+) -> None:
+    """The fence leaves work on kafka-python's IO loop (as a large answer's decoding would be): the write's
+    bytes are written before it, not after the loop's next turn."""
+    admin = make_admin(zk_sim, client={"client.id": "flushed"})
+    try:
+        await admin.snapshot([TP])
+        client = await asyncio.to_thread(admin._kp.get)  # the kafka-python client writes go through
+        checked: list[float] = []
+
+        def fence_then_busy_loop() -> None:
+            checked.append(time.time())
+            client._manager.call_soon(lambda: time.sleep(BUSY_SECONDS))
+
+        admin.write_fence = fence_then_busy_loop
+        await admin.alter_broker_configs(
+            2, [ConfigOp.set(config_keys.LEADER_REPLICATION_THROTTLED_RATE, "7")]
+        )
+        received = [r["time"] for r in zk_sim.write_requests() if r["client_id"] == "flushed"]
+        assert len(checked) == len(received) == 1
+        assert received[0] - checked[0] < BUSY_SECONDS / 2, (
+            f"sent {received[0] - checked[0]:.3f}s after the check"
+        )
+    finally:
+        await admin.close()
+        gc.collect()
