@@ -78,15 +78,27 @@ class BrokerCommands:
         }
 
     async def recommission(self, broker: Any) -> JSON:
-        """Take the decommissioned role away: `broker` may receive replicas again (nothing moves now)."""
+        """Take the decommissioned role away: `broker` may receive replicas again (nothing moves now). A
+        broker with no role must be in the cluster (a mistyped id is not found, not "unchanged"); one with the
+        role need not (it may have left the cluster since)."""
         host = self.host
         broker_id = roles.broker_id(broker)
         await host.require_writer()
         async with host.lock:
             changed = broker_id in decommissioned(await host.store.broker_roles())
+            if not changed:
+                await self._check_in_cluster(broker_id)
             if changed:
                 await host.store.commit(WriteBatch().set_broker_role(broker_id, None))
             await host.refresh_records()
             host.publish()
         host.emit("broker.recommissioned", broker=broker_id, changed=changed)
         return {"broker": broker_id, "role": "member", "changed": changed}
+
+    async def _check_in_cluster(self, broker: int) -> None:
+        """not_found unless the cluster's metadata lists `broker`; an unreachable cluster decides nothing."""
+        try:
+            snapshot = await self.host.cluster.snapshot()
+        except ClusterCallError:
+            return
+        roles.check_known(broker, snapshot)

@@ -162,6 +162,16 @@ async def test_a_broker_the_cluster_does_not_know_is_not_found() -> None:
     assert await d.store.broker_roles() == {}
 
 
+async def test_recommissioning_a_broker_with_no_role_the_cluster_does_not_know_is_not_found() -> None:
+    """A mistyped id is told, not answered "unchanged"."""
+    d = daemon()
+    await d.controller.start()
+    with pytest.raises(ServiceError) as refused:
+        await d.controller.recommission(99)
+    assert refused.value.code == "not_found" and "broker 99" in refused.value.message
+    assert not await d.journal(EventKind.BROKER_RECOMMISSIONED)
+
+
 async def test_decommission_and_recommission_are_idempotent() -> None:
     d = daemon()
     await d.controller.start()
