@@ -34,6 +34,7 @@ from reassignd.daemon.executor import EffectHook, Executor, emitted
 from reassignd.daemon.healing import SelfHealing
 from reassignd.daemon.link import Link, LinkLost
 from reassignd.daemon.metrics import DaemonMetrics
+from reassignd.daemon.outbox import Outbox
 from reassignd.daemon.ownership import MarkerPort, Ownership
 from reassignd.daemon.plan_commands import PlanCommands
 from reassignd.daemon.roles import decommissioned
@@ -63,10 +64,6 @@ log = get_logger("reassignd.controller")
 EventSink = Callable[[dict[str, Any]], None]
 Guard = Callable[[], Awaitable[None]]
 AnyTransition = plan_machine.Transition | IdleTransition
-
-
-async def _no_guard() -> None:
-    return None
 
 
 class Controller(ControllerApi):
@@ -102,11 +99,11 @@ class Controller(ControllerApi):
         self.tuning = Tuning(store, file_settings or FileSettings.of(limits, auto_throttle), clock)
         self.metrics = metrics or DaemonMetrics()
         self.clock = clock
-        self.events = events
+        self.outbox = Outbox(events)
         self.wake: Callable[[], None] = wake or (lambda: None)
         self.ownership = Ownership(marker, store)
         """The ownership marker kept in Kafka, and the store's cross-check against the cluster at start."""
-        self.guard = self.ownership.guarded(guard or _no_guard)
+        self.guard = self.ownership.guarded(guard or (lambda: asyncio.sleep(0)))
         self.effect_hook: EffectHook | None = None
         """Called before each effect (tests crash the daemon at exact effect boundaries with it)."""
         self.authority = WriteAuthority()
@@ -221,17 +218,18 @@ class Controller(ControllerApi):
         if self.findings:
             self.publish(HELD)
             return HELD
-        async with self.lock:
-            started, ok = time.monotonic(), False
-            try:
-                status = await self._cycle()
-                await self.ownership.settle()  # a state changed after the cycle's last write
-                ok = True
-            finally:
-                self.metrics.observe_cycle(time.monotonic() - started, ok)
-            self.publish(status)
-            self.metrics.publish_run(self.view.records, self.run)
-            return status
+        with self.outbox.held():
+            async with self.lock:
+                started, ok = time.monotonic(), False
+                try:
+                    status = await self._cycle()
+                    await self.ownership.settle()  # a state changed after the cycle's last write
+                    ok = True
+                finally:
+                    self.metrics.observe_cycle(time.monotonic() - started, ok)
+                self.publish(status)
+                self.metrics.publish_run(self.view.records, self.run)
+                return status
 
     async def _cycle(self) -> str:
         run = await self._active_run()
@@ -390,8 +388,7 @@ class Controller(ControllerApi):
         )
 
     def emit(self, kind: str, **data: Any) -> None:
-        if self.events is not None:
-            self.events({"event": kind, "at": self.clock(), **emitted(data)})
+        self.outbox.put({"event": kind, "at": self.clock(), **emitted(data)})
 
     async def refresh_records(self) -> None:
         """The plan summaries and the brokers' roles the status views read; refreshed on changes."""

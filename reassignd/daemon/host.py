@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from reassignd.cluster.api import ClusterAdmin
 from reassignd.daemon.clock import SteadyClock
+from reassignd.daemon.outbox import Outbox
 from reassignd.daemon.tuning import Tuning
 from reassignd.daemon.view import ControllerView
 from reassignd.engine import run as plan_machine
@@ -26,6 +27,8 @@ class CommandHost(Protocol):
     run: RunState | None
     lock: asyncio.Lock
     """Held by every cycle: a command that changes a run or the store takes it, so no cycle sees half."""
+    outbox: Outbox
+    """Where `emit` puts events: a command holds them (`outbox.held()`) until it published its view."""
 
     async def require_writer(self) -> None:
         """Raises the refusal (a ServiceError) unless this daemon may write now."""

@@ -17,7 +17,7 @@ from reassignd.engine import run as plan_machine
 from reassignd.engine.lifecycle import CommandRefused, PlanStatus
 from reassignd.engine.run import retarget as retarget_machine
 from reassignd.model import ReassignmentPlan
-from reassignd.store.base import WriteBatch
+from reassignd.store.base import PlanRecord, WriteBatch
 
 
 class PlanCommands:
@@ -94,51 +94,63 @@ class PlanCommands:
         """pause, resume or cancel: a queued plan is cancelled in the store, an active one by its run."""
         host = self.host
         await host.require_writer()
-        async with host.lock:
-            record = await loading.commanded(host.store, plan_id, verb)
-            if record.status is PlanStatus.QUEUED and verb == "cancel":
-                await host.store.commit(WriteBatch().set_status(record.id, PlanStatus.CANCELLED))
-                host.emit("plan.cancelled", plan_id=record.id)
-            else:
-                if not record.status.active:
-                    raise ServiceError(
-                        "conflict", f"plan {record.id} is {record.status.value}: cannot {verb}"
-                    )
-                run = await host.run_of(record)
-                try:
-                    transition = plan_machine.step(
-                        run, plan_machine.Command(host.clock(), verb), host.tuning.settings
-                    )
-                except CommandRefused as exc:
-                    raise ServiceError("conflict", str(exc)) from None
-                await host.drive(transition)
-            await host.refresh_records()
-            host.publish()
+        with host.outbox.held():
+            async with host.lock:
+                record = await self._lifecycle(plan_id, verb)
         host.wake()
         return plan_status_view(host.view, record.id)
+
+    async def _lifecycle(self, plan_id: str | None, verb: str) -> PlanRecord:
+        """Under the lock: the command carried out, the records refreshed and the view published."""
+        host = self.host
+        record = await loading.commanded(host.store, plan_id, verb)
+        if record.status is PlanStatus.QUEUED and verb == "cancel":
+            await host.store.commit(WriteBatch().set_status(record.id, PlanStatus.CANCELLED))
+            host.emit("plan.cancelled", plan_id=record.id)
+        else:
+            if not record.status.active:
+                raise ServiceError("conflict", f"plan {record.id} is {record.status.value}: cannot {verb}")
+            run = await host.run_of(record)
+            try:
+                transition = plan_machine.step(
+                    run, plan_machine.Command(host.clock(), verb), host.tuning.settings
+                )
+            except CommandRefused as exc:
+                raise ServiceError("conflict", str(exc)) from None
+            await host.drive(transition)
+        await host.refresh_records()
+        host.publish()
+        return record
 
     async def retarget(self, plan_id: str | None) -> JSON:
         """New targets for the partitions of the running plan (or `plan_id`) that wait on a broker that is
         gone, swapped into the run without restarting it."""
         host = self.host
         await host.require_writer()
-        async with host.lock:
-            record = await loading.commanded(host.store, plan_id, "retarget")
-            if record.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
-                raise ServiceError("conflict", f"plan {record.id} is {record.status.value}: cannot retarget")
-            run = await host.run_of(record)
-            if run.awaiting is not None:
-                raise ServiceError("conflict", f"plan {record.id} waits for Kafka's answer: retarget again")
-            try:
-                snapshot = await host.cluster.snapshot(topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,))
-            except ClusterCallError as exc:
-                raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
-            banned = decommissioned(await host.store.broker_roles())
-            choice = roles.retarget_choice(run, snapshot, banned)
-            before = run.plan
-            if choice.targets:
-                await host.drive(retarget_machine.swapped(run, choice.targets, snapshot, choice.gone))
-            answer = roles.retarget_json(host.run or run, before, choice)
-            host.publish()
+        with host.outbox.held():
+            async with host.lock:
+                record = await loading.commanded(host.store, plan_id, "retarget")
+                if record.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
+                    raise ServiceError(
+                        "conflict", f"plan {record.id} is {record.status.value}: cannot retarget"
+                    )
+                run = await host.run_of(record)
+                if run.awaiting is not None:
+                    raise ServiceError(
+                        "conflict", f"plan {record.id} waits for Kafka's answer: retarget again"
+                    )
+                try:
+                    snapshot = await host.cluster.snapshot(
+                        topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,)
+                    )
+                except ClusterCallError as exc:
+                    raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
+                banned = decommissioned(await host.store.broker_roles())
+                choice = roles.retarget_choice(run, snapshot, banned)
+                before = run.plan
+                if choice.targets:
+                    await host.drive(retarget_machine.swapped(run, choice.targets, snapshot, choice.gone))
+                answer = roles.retarget_json(host.run or run, before, choice)
+                host.publish()
         host.wake()
         return answer

@@ -288,3 +288,24 @@ async def test_a_finished_plan_keeps_its_figures_across_a_restart() -> None:
     again = d.controller.plan_status(plan_id)["progress"]
     assert again["bytes_total"] == figures["bytes_total"] and again["bytes_total"] > 0
     assert again["bytes_moved"] == figures["bytes_moved"]
+
+
+async def test_a_plan_event_goes_out_once_the_status_says_it() -> None:
+    """A subscriber that reads the plan's status on each event (an MQTT consumer, a script) finds what the
+    event says: `plan.paused` with the plan paused, `plan.completed` with it completed. Events went out as
+    their commit landed, before the status views were published (a fresh-clone run read "running" on
+    `plan.paused`)."""
+    d = daemon([[1, 2, 3]], size=400 * MB)
+    plan_id = await d.submit(plan_of({("t", 0): [4, 2, 3]}))
+    seen: list[tuple[str, str]] = []
+
+    def read_status_on(event: dict[str, Any]) -> None:
+        if event["event"] in {"plan.paused", "plan.resumed", "plan.completed"}:
+            seen.append((event["event"], d.controller.plan_status(plan_id)["state"]))
+
+    d.controller.outbox.send = read_status_on
+    await d.run(lambda: bool(d.reassigning()))
+    await d.controller.pause()
+    await d.controller.resume()
+    assert await ended(d, plan_id) is PlanStatus.COMPLETED
+    assert seen == [("plan.paused", "paused"), ("plan.resumed", "running"), ("plan.completed", "completed")]

@@ -178,7 +178,7 @@ async def test_every_state_change_of_an_anomaly_is_an_event_for_mqtt() -> None:
     d = daemon(HealingMode.PROPOSE)
     await d.controller.start()
     events: list[dict[str, Any]] = []
-    d.controller.events = events.append
+    d.controller.outbox.send = events.append
     d.sim.stop_broker(1)
     await checked_for(d, FAILURE_SECONDS + 10)
     proposed = the_anomaly(d)
