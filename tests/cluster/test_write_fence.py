@@ -38,10 +38,12 @@ pytestmark = [
     ),
 ]
 
-# Shorter than one retry's backoff: only a first try could be sent within the lease, and its broker is down.
+# Shorter than most retries' backoff (full jitter): a write is mostly refused, but one checked within the
+# lease may leave, and must leave at once.
 LEASE_SECONDS = 0.1
 RETRY = RetryPolicy(attempts=40, base_delay=0.3, max_delay=0.3)  # tries until the broker is back
 DOWN_SECONDS = 1.5
+SENDING_SECONDS = 0.5  # from a check within the lease to the simulator's receipt, at most (measured: ms)
 TP = TopicPartition("orders", 0)  # replicas 1, 2, 3
 
 
@@ -54,6 +56,7 @@ class Lease:
 
     def __init__(self) -> None:
         self.granted = time.monotonic()
+        self.granted_at = time.time()  # the simulator's request log is in wall-clock time
         self.checks: list[float] = []
 
     def __call__(self) -> None:
@@ -134,9 +137,11 @@ async def test_a_write_waiting_for_its_broker_past_the_lease_is_never_sent(
         finally:
             back.join()
         await asyncio.sleep(DOWN_SECONDS)  # anything still queued has had time to leave
-        sent = [r["api"] for r in zk_sim.write_requests() if r["client_id"] == "leased"][sent_before:]
-        assert sent == [], f"written after the lease ran out (checked at {lease.checks}): {outcome!r}"
-        assert isinstance(outcome, LeaseExpired), outcome
+        sent = [r for r in zk_sim.write_requests() if r["client_id"] == "leased"][sent_before:]
+        late = [r["api"] for r in sent if r["time"] - lease.granted_at > LEASE_SECONDS + SENDING_SECONDS]
+        assert late == [], f"written after the lease ran out (checked at {lease.checks}): {outcome!r}"
+        # a retry may reach another broker within the lease (a topic's configs go to any broker)
+        assert isinstance(outcome, LeaseExpired) or (sent and lease.checks[-1] <= LEASE_SECONDS), outcome
     finally:
         await admin.close()
         gc.collect()
