@@ -16,7 +16,7 @@ import operator
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
@@ -81,6 +81,10 @@ def _raise_top_level(api: str, answer: Any) -> None:
     code = getattr(answer, "error_code", 0)
     if code:
         raise ClusterCallError(api, error_for_code(code, getattr(answer, "error_message", None) or ""))
+
+
+K = TypeVar("K")
+_NOT_REPORTED_BY_CONTROLLER = "the controller did not report this partition"
 
 
 def _partition_error(code: int, message: str | None) -> KafkaErrorInfo | None:
@@ -545,15 +549,12 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 for topic in response.results:
                     for p in topic.partitions:
                         key = (TopicPartition(topic.topic_name, p.partition_index), broker)
-                        out[key] = None if p.error_code == 0 else error_for_code(p.error_code)
+                        out[key] = _partition_error(p.error_code, None)
             return out
 
-        async def attempt() -> dict[tuple[TopicPartition, int], KafkaErrorInfo | None]:
-            return await self._blocking(write)
-
-        results = await self._call("alter_replica_log_dirs", attempt)
-        missing = KafkaErrorInfo("UNKNOWN_SERVER_ERROR", -1, False, "the broker did not report this replica")
-        return {key: results.get(key, missing) for key in moves}
+        return await self._written(
+            "alter_replica_log_dirs", write, moves, "the broker did not report this replica"
+        )
 
     # --- writes --------------------------------------------------------------------------------------------
 
@@ -608,22 +609,16 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         request = reassignments_request(replicas, self._timeout_ms)
 
         def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            answer = self._on_controller(self._fenced(request, "controller"))
-            _raise_top_level("alter_partition_reassignments", answer)
+            answer = self._to_controller("alter_partition_reassignments", request)
             return {
                 TopicPartition(topic.name, p.partition_index): _partition_error(p.error_code, p.error_message)
                 for topic in answer.responses
                 for p in topic.partitions
             }
 
-        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            return await self._blocking(write)
-
-        results = await self._call("alter_partition_reassignments", attempt)
-        missing = KafkaErrorInfo(
-            "UNKNOWN_SERVER_ERROR", -1, False, "the controller did not report this partition"
+        return await self._written(
+            "alter_partition_reassignments", write, targets, _NOT_REPORTED_BY_CONTROLLER
         )
-        return {tp: results.get(tp, missing) for tp in targets}
 
     async def elect_preferred_leaders(
         self, partitions: Collection[TopicPartition]
@@ -635,8 +630,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         request = elect_preferred_request([(tp.topic, tp.partition) for tp in wanted], self._timeout_ms)
 
         def write() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            answer = self._on_controller(self._fenced(request, "controller"))
-            _raise_top_level("elect_leaders", answer)
+            answer = self._to_controller("elect_leaders", request)
             out: dict[TopicPartition, KafkaErrorInfo | None] = {}
             for topic in answer.replica_election_results:
                 for p in topic.partition_result:
@@ -645,18 +639,35 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                     out[tp] = None if error is None or error.name == ELECTION_NOT_NEEDED else error
             return out
 
-        async def attempt() -> dict[TopicPartition, KafkaErrorInfo | None]:
-            return await self._blocking(write)
-
-        results = await self._call("elect_leaders", attempt)
-        missing = KafkaErrorInfo(
-            "UNKNOWN_SERVER_ERROR", -1, False, "the controller did not report this partition"
-        )
-        return {tp: results.get(tp, missing) for tp in wanted}
+        return await self._written("elect_leaders", write, wanted, _NOT_REPORTED_BY_CONTROLLER)
 
     def _fenced(self, request: Any, to: Destination) -> Callable[[KafkaAdminClient], Any]:
         """A write for `_on_broker`/`_on_controller`, fenced where its bytes leave (send_fenced)."""
         return lambda client: send_fenced(client, request, to, self._check_write_fence, self._timeout)
+
+    def _to_controller(self, api: str, request: Any) -> Any:
+        """A write to the controller and its answer, whose own error (NOT_CONTROLLER: `_on_controller`
+        looks again) is raised; on the pool."""
+        answer = self._on_controller(self._fenced(request, "controller"))
+        _raise_top_level(api, answer)
+        return answer
+
+    async def _written(
+        self,
+        api: str,
+        write: Callable[[], dict[K, KafkaErrorInfo | None]],
+        asked: Iterable[K],
+        unreported: str,
+    ) -> dict[K, KafkaErrorInfo | None]:
+        """`write` (blocking) as one call; each item asked, with its error, UNKNOWN_SERVER_ERROR where the
+        answer did not report it."""
+
+        async def attempt() -> dict[K, KafkaErrorInfo | None]:
+            return await self._blocking(write)
+
+        results = await self._call(api, attempt)
+        missing = KafkaErrorInfo("UNKNOWN_SERVER_ERROR", -1, False, unreported)
+        return {key: results.get(key, missing) for key in asked}
 
     async def create_topic(
         self,
