@@ -222,7 +222,7 @@ def test_known_label_values_cover_what_the_code_can_emit() -> None:
     apis = {
         name
         for path in cluster_dir.glob("*.py")
-        for name in re.findall(r'(?:_call|_each_broker)\(\s*"(\w+)"', path.read_text())
+        for name in re.findall(r'(?:_call|_each_broker|_written)\(\s*"(\w+)"', path.read_text())
     }
     assert apis == set(CLUSTER_APIS)
     assert set(PARTITION_STATES) == {s.value for s in Status}
