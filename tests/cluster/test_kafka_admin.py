@@ -274,22 +274,22 @@ async def test_broker_config_set_and_delete_round_trip(
     assert _sim_broker_config(shared_sim, 2, config_keys.LEADER_REPLICATION_THROTTLED_RATE) is None
 
 
-async def test_writes_issued_together_ask_the_live_brokers_once(admin: KafkaClusterAdmin) -> None:
+async def test_writes_issued_together_ask_the_live_brokers_once(own_admin: KafkaClusterAdmin) -> None:
     """A cycle writes the throttles of every broker of its moves at once; each write checks its broker is
     live, and with the last DescribeCluster answer too old, every one of them asked it again (16 of 17
     DescribeCluster requests of bench_daemon's first cycle)."""
-    await admin._live_brokers()  # contact made: a new adapter's first call checks it (DescribeCluster)
+    await own_admin._live_brokers()  # contact made: a new adapter's first call checks it (DescribeCluster)
     asked = []
-    describe = admin._ck.describe_cluster
+    describe = own_admin._ck.describe_cluster
 
     def counted(**kwargs: Any) -> Any:
         asked.append(time.monotonic())
         return describe(**kwargs)
 
-    admin._ck.describe_cluster = counted  # type: ignore[method-assign]
-    admin._live_at = None  # the last answer too old: the next write asks again
+    own_admin._ck.describe_cluster = counted  # type: ignore[method-assign]
+    own_admin._live_at = None  # the last answer too old: the next write asks again
     key = config_keys.LEADER_REPLICATION_THROTTLED_RATE
-    writes = [admin.alter_broker_configs(b, [ConfigOp.delete(key)]) for b in (1, 2, 3, 4) * 5]
+    writes = [own_admin.alter_broker_configs(b, [ConfigOp.delete(key)]) for b in (1, 2, 3, 4) * 5]
     await asyncio.gather(*writes)
     assert len(asked) == 1
 
