@@ -11,7 +11,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -64,6 +64,7 @@ TOPIC_RESOURCE = 2
 PREFERRED_ELECTION = 0
 # Where a write goes: a broker id, the client's controller, or whichever broker the client finds first.
 Destination = int | Literal["controller", "any"]
+V = TypeVar("V")
 
 
 def broker_configs_request(broker: int, keys: Collection[str] | None) -> Any:
@@ -118,10 +119,8 @@ def send_each(client: KafkaAdminClient, requests: Mapping[int, Any], timeout: fl
 
 def reassignments_request(targets: Mapping[tuple[str, int], list[int] | None], timeout_ms: int) -> Any:
     """KIP-455: a replica list starts (or replaces) a partition's reassignment, None cancels it."""
-    topics: dict[str, list[tuple[int, list[int] | None]]] = defaultdict(list)
-    for (topic, partition), replicas in targets.items():
-        topics[topic].append((partition, replicas))
-    return AlterPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=list(topics.items()))
+    topics = _by_topic((topic, (partition, replicas)) for (topic, partition), replicas in targets.items())
+    return AlterPartitionReassignmentsRequest(timeout_ms=timeout_ms, topics=topics)
 
 
 def elect_preferred_request(partitions: Iterable[tuple[str, int]], timeout_ms: int) -> Any:
@@ -143,10 +142,11 @@ def move_log_dirs_request(moves: Mapping[tuple[str, int], str]) -> Any:
     return AlterReplicaLogDirsRequest(dirs=[(path, _by_topic(r)) for path, r in by_dir.items()])
 
 
-def _by_topic(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
-    topics: dict[str, list[int]] = defaultdict(list)
-    for topic, partition in partitions:
-        topics[topic].append(partition)
+def _by_topic(items: Iterable[tuple[str, V]]) -> list[tuple[str, list[V]]]:
+    """Each topic with its items, in the order given: the shape of the write requests' topic arrays."""
+    topics: dict[str, list[V]] = defaultdict(list)
+    for topic, item in items:
+        topics[topic].append(item)
     return list(topics.items())
 
 
