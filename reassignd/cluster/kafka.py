@@ -76,8 +76,9 @@ its dirs' volumes (convert.log_dir_volumes), its failed dirs (convert.offline_lo
 __all__ = ["AdminSettings", "KafkaClusterAdmin"]
 
 
-def _raise_top_level(api: str, answer: Any) -> None:
-    """A request's own error (ElectLeaders v0 has none): NOT_CONTROLLER makes `_on_controller` look again."""
+def _raise_own_error(api: str, answer: Any) -> None:
+    """The error an answer, or one resource of it, carries itself (ElectLeaders v0 has none): NOT_CONTROLLER
+    makes `_on_controller` look again."""
     code = getattr(answer, "error_code", 0)
     if code:
         raise ClusterCallError(api, error_for_code(code, getattr(answer, "error_message", None) or ""))
@@ -585,11 +586,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
                 with self._any_broker() as target:
                     answer = self._on_broker(self._fenced(request, target.get("broker", "any")))
             for resource in answer.responses:
-                if resource.error_code != 0:
-                    raise ClusterCallError(
-                        "incremental_alter_configs",
-                        error_for_code(resource.error_code, resource.error_message or ""),
-                    )
+                _raise_own_error("incremental_alter_configs", resource)
 
         async def attempt() -> None:
             await self._blocking(write)
@@ -649,7 +646,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         """A write to the controller and its answer, whose own error (NOT_CONTROLLER: `_on_controller`
         looks again) is raised; on the pool."""
         answer = self._on_controller(self._fenced(request, "controller"))
-        _raise_top_level(api, answer)
+        _raise_own_error(api, answer)
         return answer
 
     async def _written(
