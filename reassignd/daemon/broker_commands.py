@@ -86,10 +86,10 @@ class BrokerCommands:
         await host.require_writer()
         async with host.lock:
             changed = broker_id in decommissioned(await host.store.broker_roles())
-            if not changed:
-                await self._check_in_cluster(broker_id)
             if changed:
                 await host.store.commit(WriteBatch().set_broker_role(broker_id, None))
+            else:
+                await self._check_in_cluster(broker_id)
             await host.refresh_records()
             host.publish()
         host.emit("broker.recommissioned", broker=broker_id, changed=changed)
