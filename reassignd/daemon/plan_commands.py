@@ -129,28 +129,28 @@ class PlanCommands:
         await host.require_writer()
         with host.outbox.held():
             async with host.lock:
-                record = await loading.commanded(host.store, plan_id, "retarget")
-                if record.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
-                    raise ServiceError(
-                        "conflict", f"plan {record.id} is {record.status.value}: cannot retarget"
-                    )
-                run = await host.run_of(record)
-                if run.awaiting is not None:
-                    raise ServiceError(
-                        "conflict", f"plan {record.id} waits for Kafka's answer: retarget again"
-                    )
-                try:
-                    snapshot = await host.cluster.snapshot(
-                        topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,)
-                    )
-                except ClusterCallError as exc:
-                    raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
-                banned = decommissioned(await host.store.broker_roles())
-                choice = roles.retarget_choice(run, snapshot, banned)
-                before = run.plan
-                if choice.targets:
-                    await host.drive(retarget_machine.swapped(run, choice.targets, snapshot, choice.gone))
-                answer = roles.retarget_json(host.run or run, before, choice)
-                host.publish()
+                answer = await self._retargeted(plan_id)
         host.wake()
+        return answer
+
+    async def _retargeted(self, plan_id: str | None) -> JSON:
+        """Under the lock: the new targets swapped in and the view published."""
+        host = self.host
+        record = await loading.commanded(host.store, plan_id, "retarget")
+        if record.status not in (PlanStatus.RUNNING, PlanStatus.PAUSED):
+            raise ServiceError("conflict", f"plan {record.id} is {record.status.value}: cannot retarget")
+        run = await host.run_of(record)
+        if run.awaiting is not None:
+            raise ServiceError("conflict", f"plan {record.id} waits for Kafka's answer: retarget again")
+        try:
+            snapshot = await host.cluster.snapshot(topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,))
+        except ClusterCallError as exc:
+            raise ServiceError("unavailable", f"cannot read the cluster: {exc}") from None
+        banned = decommissioned(await host.store.broker_roles())
+        choice = roles.retarget_choice(run, snapshot, banned)
+        before = run.plan
+        if choice.targets:
+            await host.drive(retarget_machine.swapped(run, choice.targets, snapshot, choice.gone))
+        answer = roles.retarget_json(host.run or run, before, choice)
+        host.publish()
         return answer
