@@ -59,7 +59,6 @@ async def previewed(
             topic_config_keys=(config_keys.MIN_INSYNC_REPLICAS,),
         )
         read_at = clock()
-        ongoing = await cluster.list_partition_reassignments(list(plan.targets))
         snapshot = await _named_dirs(cluster, snapshot, plan)
     except ClusterCallError as exc:
         raise ServiceError("unavailable", f"cannot read the cluster to validate the plan: {exc}") from None
@@ -67,8 +66,11 @@ async def previewed(
     unfinished = [r for r in view.records.values() if not r.status.terminal]
     bodies = [b for b in [await store.get_plan(r.id) for r in unfinished] if b is not None]
     busy = {**unfinished_partitions(bodies), **ours}
+    # the snapshot lists every ongoing reassignment (Kafka lists a partition while it adds or removes a
+    # replica: ReplicationControlManager.isReassignmentInProgress), read with its replicas in one moment
+    ongoing = {tp for tp, p in snapshot.partitions.items() if p.is_reassigning}
     problems = validate_plan(
-        plan, snapshot, ongoing=set(ongoing), ours=set(ours), busy=busy, allow_rf_change=allow_rf_change
+        plan, snapshot, ongoing=ongoing, ours=set(ours), busy=busy, allow_rf_change=allow_rf_change
     )
     problems += decommissioned_problems(plan, snapshot, decommissioned)
     if problems:
