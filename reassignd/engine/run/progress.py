@@ -74,9 +74,11 @@ def observed(
         candidates = None if changed is None or sight.full_read else recompute
         if candidates is not None:
             candidates = {*candidates, *decided.changed_partitions()}
+        # the view with the sizes it carries: no term rebuilds its partition from `sizes` (a full read's
+        # stripped view made 100,000 of them, each a new PartitionState)
         tracking, eta_terms = with_eta(
             tracking,
-            sight.view,
+            sight.full,
             state,
             limits,
             reading.produce,
