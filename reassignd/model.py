@@ -386,6 +386,7 @@ class ReassignmentPlan:
 
     targets: Mapping[TopicPartition, tuple[int, ...]]
     log_dirs: Mapping[TopicPartition, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    _topics: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("targets", "log_dirs"):
@@ -397,7 +398,11 @@ class ReassignmentPlan:
         return len(self.targets)
 
     def topics(self) -> frozenset[str]:
-        return frozenset(tp.topic for tp in self.targets)
+        """Made once: the plan never changes, and each cycle asks (a pass over 100,000 partitions)."""
+        if self._topics is None:
+            object.__setattr__(self, "_topics", frozenset(tp.topic for tp in self.targets))
+        assert self._topics is not None
+        return self._topics
 
     def to_dict(self) -> dict[str, Any]:
         entries: list[dict[str, Any]] = []
