@@ -59,6 +59,9 @@ class DaemonThreadPool(Executor):
                     future.set_result(call())
                 except BaseException as exc:  # the caller's to see, as ThreadPoolExecutor hands it over
                     future.set_exception(exc)
+            # let go of the call (its arguments) and the future (its result) before waiting for the next:
+            # a 100,000-partition read's Metadata answer, sizes and snapshot stayed alive with an idle thread
+            del item, future, call
             self._idle.release()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -32,6 +33,31 @@ def test_it_runs_calls_on_at_most_max_workers_threads_and_hands_over_their_error
     pool.shutdown(wait=True)
     with pytest.raises(RuntimeError):
         pool.submit(int)
+
+
+class _Payload:
+    """Stands for a cycle's read: a 100,000-partition snapshot, or the Metadata answer it was built from."""
+
+
+def _built_from(given: _Payload) -> _Payload:
+    assert isinstance(given, _Payload)
+    return _Payload()
+
+
+def test_an_idle_thread_holds_nothing_of_its_last_call() -> None:
+    """A thread waiting for work kept its last call's arguments and result alive until its next call: the
+    last Metadata answer, log-dir sizes and snapshot of a 100,000-partition read (tens of MiB each) outlived
+    the cycle that used them, one set per pool thread."""
+    pool = DaemonThreadPool(1, thread_name_prefix="t")
+    argument = _Payload()
+    future = pool.submit(_built_from, argument)
+    gone = [weakref.ref(argument), weakref.ref(future.result(5))]
+    del argument, future
+    deadline = time.monotonic() + 5
+    while any(ref() is not None for ref in gone) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the thread lets go once its call has returned and it waits again
+    assert [ref() for ref in gone] == [None, None]
+    pool.shutdown(wait=True)
 
 
 def test_shutdown_without_waiting_leaves_a_stuck_call_and_cancels_the_queued_ones() -> None:
