@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient
 
 from reassignd import config_keys
 from reassignd.cluster import convert
-from reassignd.cluster._kafka_python import KafkaAdminClient, send_each
+from reassignd.cluster._kafka_python import KafkaAdminClient, send_each, stream_each
 from reassignd.cluster.api import ClusterObserver
 from reassignd.cluster.connection import SCRUB, ConnectionMonitor, LibrdkafkaEvents, route_kafka_python_logs
 from reassignd.cluster.errors import ClusterCallError, KafkaErrorInfo, WriteFenced, from_exception
@@ -304,11 +304,17 @@ class ClientCalls:
         )
 
     async def _each_broker(
-        self, api: str, requests: Mapping[int, Any], read: Callable[[int, Any], T]
+        self,
+        api: str,
+        requests: Mapping[int, Any],
+        read: Callable[[int, Any], T],
+        *,
+        in_flight: int | None = None,
     ) -> dict[int, T | KafkaErrorInfo]:
         """One kafka-python request per broker, all in flight at once (100 brokers: 18 ms, against 50 ms as
-        100 calls through the pool); `read` turns a broker's answer into T, on the pool. A broker whose
-        request failed, or whose answer `read` raised for, is asked again alone, retried and with
+        100 calls through the pool), or `in_flight` at a time; `read` turns a broker's answer into T on the
+        pool thread that waits for the answers, as each arrives (_kafka_python.stream_each: why). A broker
+        whose request failed, or whose answer `read` raised for, is asked again alone, retried and with
         `_on_broker`'s stale-client check; what still fails is that broker's error. Never raises for a
         broker's failure. The observer gets one report per broker, as when each broker had a call of its
         own: the first pass is not a call of its own (a success of it, all brokers down, would be no
@@ -321,31 +327,30 @@ class ClientCalls:
                 self._item_failed(api, error.error)
             return dict.fromkeys(requests, error.error)
 
-        async def together() -> dict[int, Any]:
-            deadline = time.monotonic() + self._timeout  # the attempt's, bootstrapping a client included
-
-            def send() -> dict[int, Any]:
-                client = self._kafka_python()
-                return send_each(client, requests, max(0.0, deadline - time.monotonic()))
-
-            return await self._blocking(send)
+        async def client() -> KafkaAdminClient:
+            return await self._blocking(self._kafka_python)
 
         try:
-            first = await self._call(api, together, report=False)
+            kp = await self._call(api, client, report=False)
         except ClusterCallError as error:
             return every_broker_failed(error)
-        answered = {b: a for b, a in first.items() if not isinstance(a, BaseException)}
 
         def read_each() -> dict[int, T | KafkaErrorInfo]:
             read_out: dict[int, T | KafkaErrorInfo] = {}
-            for broker, answer in answered.items():
+
+            def each(broker: int, answer: Any) -> None:
                 # an answer `read` refuses (its error, or one unlike Kafka's) is that broker's failure: the
                 # broker is asked again alone, where its error is retried if retriable, then its entry
-                with contextlib.suppress(Exception):
-                    read_out[broker] = read(broker, answer)
+                if not isinstance(answer, BaseException):
+                    with contextlib.suppress(Exception):
+                        read_out[broker] = read(broker, answer)
+
+            stream_each(kp, requests, self._timeout, each, in_flight)
             return read_out
 
-        # read outside the call's timeout: a first full DescribeLogDirs of a big cluster takes seconds
+        # sent and read outside the call's timeout (it bounds the client's bootstrap), which would cover the
+        # reading: a first full DescribeLogDirs of a big cluster takes seconds to read. stream_each bounds
+        # the wait for the answers by the request timeout from when they were sent.
         try:
             out = await self._blocking(read_each)
         except ClusterCallError as error:  # closed meanwhile
@@ -368,8 +373,8 @@ class ClientCalls:
             except ClusterCallError as error:
                 return broker, error.error
 
-        out.update(await asyncio.gather(*(alone(b) for b in first if b not in out)))
-        return out
+        out.update(await asyncio.gather(*(alone(b) for b in requests if b not in out)))
+        return {b: out[b] for b in requests}
 
     def _replacing_client(
         self,

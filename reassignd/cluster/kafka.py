@@ -86,6 +86,11 @@ def _raise_own_error(api: str, answer: Any) -> None:
 
 K = TypeVar("K")
 _NOT_REPORTED_BY_CONTROLLER = "the controller did not report this partition"
+# DescribeLogDirs requests in flight at once (_log_dirs_by_broker): as many brokers as are asked this many
+# partitions, at least 2. About 150 bytes a partition decoded: at most ~4 MB of answers wait to be read,
+# where a first read of 100,000 partitions on 100 brokers had up to 75 answers waiting (stream_each). Small
+# reads and DescribeConfigs go all at once: a window of 8 made 100 brokers' DescribeConfigs 15-20 ms slower.
+_PARTITIONS_IN_FLIGHT = 25_000
 
 
 def _partition_error(code: int, message: str | None) -> KafkaErrorInfo | None:
@@ -508,7 +513,9 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
             volumes = convert.log_dir_volumes(broker, response.results)
             return (*listed, volumes, convert.offline_log_dirs(broker, response.results))
 
-        outcomes = (await self._each_broker("describe_log_dirs", requests, read)).items()
+        largest = max((len(tps) for tps in hosts.values()), default=0)
+        in_flight = max(2, _PARTITIONS_IN_FLIGHT // largest) if largest else None
+        outcomes = (await self._each_broker("describe_log_dirs", requests, read, in_flight=in_flight)).items()
         replicas: dict[tuple[TopicPartition, int], ReplicaLogDir] = {}
         futures: dict[tuple[TopicPartition, int], str] = {}
         dirs: dict[int, tuple[str, ...]] = {}
