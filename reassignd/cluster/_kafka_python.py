@@ -113,27 +113,32 @@ def stream_each(
     was read) is what bounds the decoded answers waiting here: up to 75 of 100 on that read, all in flight
     on a loaded machine (5 to 8 on an idle one).
 
-    No broker is waited for longer than `timeout` seconds from its request (then: KafkaTimeoutError for
-    it): a request to a broker that accepts the connection and never answers stays buffered until
-    kafka-python's connection setup timeout (10 s, not the request timeout), and would hold every other
-    broker's answer."""
+    No broker is waited for past `timeout` seconds from now (then: KafkaTimeoutError for it, and for the
+    requests not sent by then): a request to a broker that accepts the connection and never answers stays
+    buffered until kafka-python's connection setup timeout (10 s, not the request timeout), and would hold
+    every other broker's answer. One deadline for all, not one per request: with a window, brokers that
+    never answer would each hold it for a timeout of their own, one after the other."""
     manager = client._manager
+    deadline = time.monotonic() + timeout
     arrived: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
     unsent = iter(requests.items())
-    sent_at: dict[int, float] = {}  # the brokers asked and not yet answered: when
+    waiting: set[int] = set()  # the brokers asked and not yet answered
 
     async def one(broker: int, request: Any) -> None:  # on the IO thread
         answer: Any = kafka_errors.KafkaConnectionError("the client closed")  # the task dropped at close
         try:  # a broker its metadata does not know fails in send, not in the future
-            answer = await manager.wait_for(manager.send(request, node_id=broker), timeout * 1000)
+            left_ms = max(0.0, deadline - time.monotonic()) * 1000
+            answer = await manager.wait_for(manager.send(request, node_id=broker), left_ms)
         except Exception as exc:
             answer = exc
         finally:
             arrived.put((broker, answer))
 
     def send_next() -> None:
+        if time.monotonic() >= deadline:
+            return  # the rest time out unsent
         for broker, request in unsent:
-            sent_at[broker] = time.monotonic()
+            waiting.add(broker)
             try:
                 manager.call_soon(one, broker, request)
             except Exception as exc:  # the client closed: its IO loop takes no more work
@@ -142,17 +147,16 @@ def stream_each(
 
     for _ in range(len(requests) if in_flight is None else max(1, in_flight)):
         send_next()
-    while sent_at:
-        try:  # past the timeout only if the IO loop died with requests in flight (it fails each at close)
-            left = min(sent_at.values()) + timeout - time.monotonic()
-            item = arrived.get(timeout=max(0.0, left) + _IO_LOOP_GRACE)
+    while waiting:
+        try:  # past the deadline only if the IO loop died with requests in flight (it fails each at close)
+            item = arrived.get(timeout=max(0.0, deadline - time.monotonic()) + _IO_LOOP_GRACE)
         except queue.Empty:
             break
-        del sent_at[item[0]]
+        waiting.discard(item[0])
         each(*item)
         del item  # not held while waiting for the next answer
         send_next()
-    for broker in [*sent_at, *(b for b, _ in unsent)]:
+    for broker in [*waiting, *(b for b, _ in unsent)]:
         each(broker, kafka_errors.KafkaTimeoutError(f"no answer from broker {broker} within {timeout} s"))
 
 

@@ -283,3 +283,33 @@ async def test_no_more_answers_than_in_flight_wait_to_be_read(
         gc.collect()
     assert outcomes == dict.fromkeys((1, 2, 3, 4), 1)
     assert sorted(sent) == [1, 2, 3, 4] and max(unread_at_read) <= 2
+
+
+async def test_brokers_that_never_answer_share_one_timeout_in_a_window(own_sim: SimProcess) -> None:
+    """With a window of one request in flight, two brokers that never answer each held it for a timeout of
+    their own, one after the other (a network partition with 100 brokers and a window of 8: 13 timeouts
+    for one read). The first pass ends within one timeout; each broker is then asked again alone."""
+    admin = make_admin(own_sim, request_timeout=1.5, retry=RetryPolicy(attempts=1))
+    hung = [socket.socket(), socket.socket()]
+    requests = {b: broker_configs_request(b, list(KEYS)) for b in (1, 2, 3, 4)}
+    try:
+        await admin.describe_broker_configs([1, 2], KEYS)  # knows brokers 3 and 4, never dialled them
+        for sock, broker in zip(hung, (3, 4), strict=True):
+            port = own_sim.broker_ports[broker]
+            own_sim.stop_broker(broker)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", port))
+            sock.listen(8)  # never accepted, never answered
+        started = time.monotonic()
+        outcomes = await admin._each_broker(
+            "describe_configs", requests, lambda b, r: len(r.results), in_flight=1
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        for sock in hung:
+            sock.close()
+        await admin.close()
+        gc.collect()
+    assert outcomes[1] == outcomes[2] == 1
+    assert isinstance(outcomes[3], KafkaErrorInfo) and isinstance(outcomes[4], KafkaErrorInfo)
+    assert elapsed < 2 * 1.5 + 0.8, elapsed  # the first pass, then both brokers alone at once
