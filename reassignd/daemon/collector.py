@@ -11,7 +11,8 @@ Even at 50,000 the young collections walked each cycle's 1.5 million new objects
 of a 0.8-1.0 s cycle at 100,000 partitions): `paced` keeps the collector out of the cycle itself, moves what
 survives it out of the collector's sight (gc.freeze), and looks for cycles among everything every
 `FULL_COLLECTION_SECONDS`, between two cycles. Objects freed by reference counting are freed at once, frozen
-or not; only cyclic garbage waits for that pass.
+or not; only cyclic garbage waits for that pass. Then the C heap's free pages go back to the system
+(allocator.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
+
+from reassignd.daemon.allocator import release_free_memory
 
 YOUNG_THRESHOLD = 50_000
 """Allocations less deallocations between young collections (CPython's default: 700)."""
@@ -41,10 +44,14 @@ class Pacer:
     """The collector's schedule around controller cycles (one per process: the collector is global)."""
 
     def __init__(
-        self, every: float = FULL_COLLECTION_SECONDS, clock: Callable[[], float] = time.monotonic
+        self,
+        every: float = FULL_COLLECTION_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        free_pages: Callable[[], object] = release_free_memory,
     ) -> None:
         self.every = every
         self.clock = clock
+        self.free_pages = free_pages
         self.last_full = clock()
         self.full_collections = 0
 
@@ -68,6 +75,7 @@ class Pacer:
                 self.last_full = self.clock()
                 self.full_collections += 1
             gc.freeze()
+            self.free_pages()
             if enabled:
                 gc.enable()
 

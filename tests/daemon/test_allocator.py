@@ -61,3 +61,39 @@ def test_an_operators_malloc_arena_max_is_left_as_it_is(monkeypatch: pytest.Monk
 
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert limit_malloc_arenas() is False
+
+
+RELEASE = textwrap.dedent(
+    """
+    import json, sys
+    from reassignd.daemon.allocator import release_free_memory
+
+    def rss_mib():
+        status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+        return int(status["VmRSS"].split()[0]) / 1024
+
+    # 200 MiB in blocks under glibc's mmap threshold (from its heap), one in 50 kept: what a cycle leaves,
+    # freed pages between blocks that live on, which glibc's free() never gives back
+    blocks = [bytearray(4000) for _ in range(50_000)]
+    kept = blocks[::50]
+    del blocks
+    before = rss_mib()
+    released = release_free_memory() if sys.argv[1] == "release" else False
+    print(json.dumps({"released": released, "freed_mib": before - rss_mib(), "kept": len(kept)}))
+    """
+)
+
+
+def freed(mode: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", RELEASE, mode], capture_output=True, text=True, timeout=60, check=True
+    )
+    return dict(json.loads(done.stdout))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_free_pages_between_live_blocks_go_back_to_the_system() -> None:
+    kept = freed("keep")
+    assert float(str(kept["freed_mib"])) < 20, kept  # glibc alone keeps them
+    released = freed("release")
+    assert released["released"] is True and float(str(released["freed_mib"])) > 100, released

@@ -51,3 +51,18 @@ def test_a_cycle_runs_without_the_collector_and_its_cyclic_garbage_waits_for_the
         gc.unfreeze()
         if not was_enabled:
             gc.disable()
+
+
+def test_the_c_heaps_free_pages_are_handed_back_after_each_cycle() -> None:
+    handed_back: list[int] = []
+    pacer = Pacer(free_pages=lambda: handed_back.append(1))
+
+    async def cycle() -> str:
+        assert not handed_back, "not during the cycle"
+        return "ok"
+
+    try:
+        asyncio.run(pacer.paced(cycle)())
+        assert handed_back == [1]
+    finally:
+        gc.unfreeze()
