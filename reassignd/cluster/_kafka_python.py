@@ -79,9 +79,9 @@ def broker_configs_request(broker: int, keys: Collection[str] | None) -> Any:
     )
 
 
-def log_dirs_request(partitions: Mapping[str, list[int]]) -> Any:
-    """DescribeLogDirs for these partitions of a broker; none: the broker's log dirs alone."""
-    return DescribeLogDirsRequest(topics=list(partitions.items()))
+def log_dirs_request(partitions: Iterable[tuple[str, int]]) -> Any:
+    """DescribeLogDirs for these (topic, partition) of a broker; none: the broker's log dirs alone."""
+    return DescribeLogDirsRequest(topics=_by_topic(partitions))
 
 
 def send_each(client: KafkaAdminClient, requests: Mapping[int, Any], timeout: float) -> dict[int, Any]:

@@ -498,10 +498,7 @@ class KafkaClusterAdmin(ClientCalls, SnapshotFromResult):
         requests: dict[int, Any] = {}
         for broker, tps in hosts.items():
             if tps or dirs_only:
-                by_topic: dict[str, list[int]] = {}
-                for tp in tps:
-                    by_topic.setdefault(tp.topic, []).append(tp.partition)
-                requests[broker] = log_dirs_request(by_topic)
+                requests[broker] = log_dirs_request(tps)
 
         def read(broker: int, response: Any) -> Listing:
             # v3+: a principal without DESCRIBE on CLUSTER gets an empty list and this code, which an empty
