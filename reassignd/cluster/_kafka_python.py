@@ -137,13 +137,15 @@ def stream_each(
     def send_next() -> None:
         if time.monotonic() >= deadline:
             return  # the rest time out unsent
-        for broker, request in unsent:
-            waiting.add(broker)
-            try:
-                manager.call_soon(one, broker, request)
-            except Exception as exc:  # the client closed: its IO loop takes no more work
-                arrived.put((broker, exc))
+        following = next(unsent, None)
+        if following is None:
             return
+        broker, request = following
+        waiting.add(broker)
+        try:
+            manager.call_soon(one, broker, request)
+        except Exception as exc:  # the client closed: its IO loop takes no more work
+            arrived.put((broker, exc))
 
     for _ in range(len(requests) if in_flight is None else max(1, in_flight)):
         send_next()

@@ -350,7 +350,7 @@ class ClientCalls:
 
         # sent and read outside the call's timeout (it bounds the client's bootstrap), which would cover the
         # reading: a first full DescribeLogDirs of a big cluster takes seconds to read. stream_each bounds
-        # the wait for the answers by the request timeout from when they were sent.
+        # the wait for the answers by one request timeout from the start of the pass.
         try:
             out = await self._blocking(read_each)
         except ClusterCallError as error:  # closed meanwhile
