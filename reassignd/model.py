@@ -399,10 +399,11 @@ class ReassignmentPlan:
 
     def topics(self) -> frozenset[str]:
         """Made once: the plan never changes, and each cycle asks (a pass over 100,000 partitions)."""
-        if self._topics is None:
-            object.__setattr__(self, "_topics", frozenset(tp.topic for tp in self.targets))
-        assert self._topics is not None
-        return self._topics
+        topics = self._topics
+        if topics is None:
+            topics = frozenset(tp.topic for tp in self.targets)
+            object.__setattr__(self, "_topics", topics)
+        return topics
 
     def to_dict(self) -> dict[str, Any]:
         entries: list[dict[str, Any]] = []
